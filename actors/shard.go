@@ -1,0 +1,222 @@
+package actors
+
+import (
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+)
+
+// An Op is one unit of work on state owned by a shard. Apply runs inside the
+// shard actor, so it may read and write the shard's State without locks, but
+// it must not block, perform I/O or keep references to State after
+// returning. An Op carries its own inputs and writes its results into its
+// own fields; the caller reads them once Ask returns nil.
+type Op interface {
+	Apply(st *State)
+}
+
+// Kind names one kind of state a shard holds. Every kind has a slot in State;
+// the kinds are declared together so that adding one is a one-line change.
+type Kind uint8
+
+// The kinds of state a shard holds.
+const (
+	KindMarker Kind = iota
+	KindBucket
+	KindQuota
+	KindLease
+	KindBreaker
+	KindVelocity
+	KindAssessment
+	KindIdempotency
+	KindSession
+	KindNonce
+	numKinds = 16
+)
+
+// Sweeper is implemented by slot values that hold expiring entries. The
+// shard calls Sweep periodically from inside the actor.
+type Sweeper interface {
+	Sweep(now int64)
+}
+
+// State is the state one shard owns. It is only ever touched from inside
+// the shard's actor.
+type State struct {
+	// Now is the shard clock in Unix nanoseconds, set before every Apply so
+	// that all ops of a message see one instant.
+	Now   int64
+	slots [numKinds]any
+}
+
+// Slot returns the shard's table for kind k, creating it with mk on first use.
+func Slot[T any](st *State, k Kind, mk func() *T) *T {
+	if v := st.slots[k]; v != nil {
+		return v.(*T)
+	}
+	t := mk()
+	st.slots[k] = t
+	return t
+}
+
+// Clock returns the current time in Unix nanoseconds. Tests inject their own.
+type Clock func() int64
+
+// WallClock is the real clock.
+func WallClock() int64 { return time.Now().UnixNano() }
+
+// ErrTimeout is returned by Ask when the shard did not answer within the
+// bound; the op may still run later and its result must be ignored.
+var ErrTimeout = errors.New("actors: shard did not answer in time")
+
+// ErrStopped is returned by Ask after the system was stopped.
+var ErrStopped = errors.New("actors: system stopped")
+
+// request is the message sent to a shard. The reply travels through done, a
+// channel carried in the message: no futures on the hot path.
+type request struct {
+	op   Op
+	done chan struct{}
+}
+
+type sweepTick struct{}
+
+// System is a fixed set of shard actors on one node.
+type System struct {
+	as      *actor.ActorSystem
+	pids    []*actor.PID
+	clock   Clock
+	reqs    sync.Pool
+	timers  sync.Pool
+	stop    chan struct{}
+	stopped chan struct{}
+	once    sync.Once
+}
+
+// Config sizes a System.
+type Config struct {
+	// Shards is the number of shard actors; partitions map onto them.
+	Shards int
+	// SweepEvery is how often expiring entries are collected.
+	SweepEvery time.Duration
+	// Logger receives the actor runtime's own log lines; nil discards them.
+	Logger *slog.Logger
+}
+
+// NewSystem starts cfg.Shards shard actors.
+func NewSystem(cfg Config, clock Clock) *System {
+	if cfg.Shards <= 0 {
+		cfg.Shards = 8
+	}
+	if cfg.SweepEvery <= 0 {
+		cfg.SweepEvery = time.Second
+	}
+	if clock == nil {
+		clock = WallClock
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &System{
+		as:      actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger })),
+		clock:   clock,
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	s.reqs.New = func() any { return &request{done: make(chan struct{}, 1)} }
+	for i := 0; i < cfg.Shards; i++ {
+		props := actor.PropsFromProducer(func() actor.Actor { return &shard{clock: clock} })
+		s.pids = append(s.pids, s.as.Root.Spawn(props))
+	}
+	go s.sweepLoop(cfg.SweepEvery)
+	return s
+}
+
+// Shards is the number of shard actors.
+func (s *System) Shards() int { return len(s.pids) }
+
+// Ask runs op on the shard that owns partition and waits up to timeout for
+// it to finish. A nil error means op ran and its result fields are set.
+func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
+	select {
+	case <-s.stop:
+		return ErrStopped
+	default:
+	}
+	req := s.reqs.Get().(*request)
+	req.op = op
+	s.as.Root.Send(s.pids[partition%len(s.pids)], req)
+	t, _ := s.timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(timeout)
+	} else {
+		t.Reset(timeout)
+	}
+	select {
+	case <-req.done:
+		t.Stop()
+		s.timers.Put(t)
+		req.op = nil
+		s.reqs.Put(req)
+		return nil
+	case <-t.C:
+		// The shard may still run op and signal done later; the request is
+		// abandoned rather than reused so that late signal lands nowhere.
+		s.timers.Put(t)
+		return ErrTimeout
+	}
+}
+
+// Stop stops every shard actor. Asks after Stop fail with ErrStopped.
+func (s *System) Stop() {
+	s.once.Do(func() {
+		close(s.stop)
+		<-s.stopped
+		for _, pid := range s.pids {
+			_ = s.as.Root.StopFuture(pid).Wait()
+		}
+		s.as.Shutdown()
+	})
+}
+
+func (s *System) sweepLoop(every time.Duration) {
+	defer close(s.stopped)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			for _, pid := range s.pids {
+				s.as.Root.Send(pid, sweepTick{})
+			}
+		}
+	}
+}
+
+// shard is the actor. Its State is touched only from Receive.
+type shard struct {
+	clock Clock
+	st    State
+}
+
+func (a *shard) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *request:
+		a.st.Now = a.clock()
+		m.op.Apply(&a.st)
+		m.done <- struct{}{}
+	case sweepTick:
+		now := a.clock()
+		for _, v := range a.st.slots {
+			if sw, ok := v.(Sweeper); ok {
+				sw.Sweep(now)
+			}
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"time"
+)
+
+// Hash is the SHA-256 of a secret. Secrets are never stored, only hashes.
+type Hash [32]byte
+
+// HashSecret returns the stored form of secret.
+func HashSecret(secret string) Hash { return sha256.Sum256([]byte(secret)) }
+
+// Equal compares in constant time.
+func (h Hash) Equal(o Hash) bool { return subtle.ConstantTimeCompare(h[:], o[:]) == 1 }
+
+// Environments of a site.
+const (
+	EnvProduction  = "production"
+	EnvStaging     = "staging"
+	EnvDevelopment = "development"
+	EnvSandbox     = "sandbox"
+)
+
+// Challenge modes of a site.
+const (
+	ModeCheckbox      = "checkbox"
+	ModeVisual        = "visual"
+	ModeScoreBased    = "score_based"
+	ModeScoreEnforced = "score_enforced"
+)
+
+// Workspace is a tenant: everything else belongs to one.
+type Workspace struct {
+	ID        string            `json:"workspace_id"`
+	Name      string            `json:"name"`
+	CreatedAt time.Time         `json:"created_at"`
+	Settings  WorkspaceSettings `json:"settings"`
+	// ScopeKey keys the HMAC under which subject, device, route and custom
+	// values are stored, so raw values never reach state.
+	ScopeKey []byte `json:"scope_key"`
+}
+
+// WorkspaceSettings are the workspace-wide switches.
+type WorkspaceSettings struct {
+	RateLimitingEnabled       bool   `json:"rate_limiting_enabled"`
+	AdaptiveCostEnabled       bool   `json:"adaptive_cost_enabled"`
+	AdaptiveCostWindowSeconds int    `json:"adaptive_cost_window_seconds"`
+	DefaultMode               string `json:"default_mode"`
+	// IngressPerSecond and IngressBurst bound how fast one credential may
+	// call the service itself (HTTP 429 beyond); 0 means the node default.
+	IngressPerSecond int `json:"ingress_per_second"`
+	IngressBurst     int `json:"ingress_burst"`
+}
+
+// DefaultSettings are a new workspace's settings.
+func DefaultSettings() WorkspaceSettings {
+	return WorkspaceSettings{
+		RateLimitingEnabled:       true,
+		AdaptiveCostWindowSeconds: 300,
+		DefaultMode:               "enforce",
+	}
+}
+
+// Site is a protected web property with its public key and private secret.
+type Site struct {
+	ID                  string    `json:"site_id"`
+	WorkspaceID         string    `json:"workspace_id"`
+	Name                string    `json:"name"`
+	SiteKey             string    `json:"site_key"`
+	SecretHash          Hash      `json:"secret_hash"`
+	PrevSecretHash      Hash      `json:"prev_secret_hash"`
+	PrevSecretUntil     time.Time `json:"prev_secret_until"`
+	Hostnames           []string  `json:"hostnames"`
+	Environment         string    `json:"environment"`
+	ChallengeMode       string    `json:"challenge_mode"`
+	ScoreThreshold      float64   `json:"score_threshold"`
+	TokenTTLSeconds     int       `json:"token_ttl_seconds"`
+	ChallengeDifficulty int       `json:"challenge_difficulty"`
+	CreatedAt           time.Time `json:"created_at"`
+}
+
+// Sandbox reports whether the site only works with sandbox endpoints.
+func (s *Site) Sandbox() bool { return s.Environment == EnvSandbox }
+
+// AllowsHost reports whether host is on the site's allow-list: exact,
+// case-insensitive match, never suffix matching.
+func (s *Site) AllowsHost(host string) bool {
+	for _, h := range s.Hostnames {
+		if equalFold(h, host) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// MobileApp is a registered native application with its server secret.
+type MobileApp struct {
+	ID          string    `json:"mobile_app_id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Name        string    `json:"name"`
+	Platform    string    `json:"platform"`
+	AppID       string    `json:"app_id"`
+	SecretHash  Hash      `json:"secret_hash"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Credential is a scoped server credential.
+type Credential struct {
+	ID          string    `json:"credential_id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Name        string    `json:"name"`
+	Scopes      []string  `json:"scopes"`
+	TokenHash   Hash      `json:"token_hash"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// HasScope reports whether the credential carries scope.
+func (c *Credential) HasScope(scope string) bool {
+	for _, s := range c.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// Signing key purposes.
+const (
+	KeyLive    = "live"
+	KeySandbox = "sandbox"
+)
+
+// SigningKey signs tokens, leases, clearances and receipts. Keys are
+// distributed through Raft; the newest key of a purpose signs, every key
+// that is not retired verifies.
+type SigningKey struct {
+	ID        string    `json:"key_id"`
+	Purpose   string    `json:"purpose"`
+	Secret    []byte    `json:"secret"`
+	CreatedAt time.Time `json:"created_at"`
+	Retired   bool      `json:"retired"`
+}
+
+// Catalog is one immutable version of the replicated configuration. Never
+// modify a Catalog you did not create in a Tx.
+type Catalog struct {
+	Index          uint64                 `json:"index"`
+	AdminTokenHash Hash                   `json:"admin_token_hash"`
+	HasAdminToken  bool                   `json:"has_admin_token"`
+	Workspaces     map[string]*Workspace  `json:"workspaces"`
+	Sites          map[string]*Site       `json:"sites"`
+	MobileApps     map[string]*MobileApp  `json:"mobile_apps"`
+	Credentials    map[string]*Credential `json:"credentials"`
+	Keys           []*SigningKey          `json:"keys"`
+
+	// Derived indexes, rebuilt on restore, never serialised.
+	sitesByKey    map[string]*Site
+	sitesBySecret map[Hash]*Site
+	appsBySecret  map[Hash]*MobileApp
+	credsByHash   map[Hash]*Credential
+}
+
+// Empty returns the catalog of a new cluster.
+func Empty() *Catalog {
+	c := &Catalog{
+		Workspaces:  map[string]*Workspace{},
+		Sites:       map[string]*Site{},
+		MobileApps:  map[string]*MobileApp{},
+		Credentials: map[string]*Credential{},
+	}
+	c.reindex()
+	return c
+}
+
+// reindex rebuilds every derived index from the tables.
+func (c *Catalog) reindex() {
+	c.sitesByKey = make(map[string]*Site, len(c.Sites))
+	c.sitesBySecret = make(map[Hash]*Site, len(c.Sites))
+	for _, s := range c.Sites {
+		c.sitesByKey[s.SiteKey] = s
+		c.sitesBySecret[s.SecretHash] = s
+		if !s.PrevSecretUntil.IsZero() {
+			c.sitesBySecret[s.PrevSecretHash] = s
+		}
+	}
+	c.appsBySecret = make(map[Hash]*MobileApp, len(c.MobileApps))
+	for _, a := range c.MobileApps {
+		c.appsBySecret[a.SecretHash] = a
+	}
+	c.credsByHash = make(map[Hash]*Credential, len(c.Credentials))
+	for _, cr := range c.Credentials {
+		c.credsByHash[cr.TokenHash] = cr
+	}
+}
+
+// SiteByKey finds a site by its public site key.
+func (c *Catalog) SiteByKey(key string) *Site { return c.sitesByKey[key] }
+
+// SiteBySecret finds the site a private secret belongs to. A rotated-out
+// secret keeps working until its grace period ends at now.
+func (c *Catalog) SiteBySecret(secret string, now time.Time) *Site {
+	h := HashSecret(secret)
+	s := c.sitesBySecret[h]
+	if s == nil {
+		return nil
+	}
+	if s.SecretHash.Equal(h) {
+		return s
+	}
+	if s.PrevSecretHash.Equal(h) && now.Before(s.PrevSecretUntil) {
+		return s
+	}
+	return nil
+}
+
+// AppBySecret finds the mobile app a server secret belongs to.
+func (c *Catalog) AppBySecret(secret string) *MobileApp {
+	h := HashSecret(secret)
+	if a := c.appsBySecret[h]; a != nil && a.SecretHash.Equal(h) {
+		return a
+	}
+	return nil
+}
+
+// CredentialByToken finds a scoped credential by its bearer token.
+func (c *Catalog) CredentialByToken(token string) *Credential {
+	h := HashSecret(token)
+	if cr := c.credsByHash[h]; cr != nil && cr.TokenHash.Equal(h) {
+		return cr
+	}
+	return nil
+}
+
+// CheckAdminToken reports whether token is the cluster's admin token.
+func (c *Catalog) CheckAdminToken(token string) bool {
+	return c.HasAdminToken && c.AdminTokenHash.Equal(HashSecret(token))
+}
+
+// SigningKey returns the newest unretired key of purpose, or nil.
+func (c *Catalog) SigningKey(purpose string) *SigningKey {
+	var best *SigningKey
+	for _, k := range c.Keys {
+		if k.Purpose == purpose && !k.Retired && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
+			best = k
+		}
+	}
+	return best
+}
+
+// KeyByID returns an unretired key of purpose by id, for verification.
+func (c *Catalog) KeyByID(purpose, id string) *SigningKey {
+	for _, k := range c.Keys {
+		if k.ID == id && k.Purpose == purpose && !k.Retired {
+			return k
+		}
+	}
+	return nil
+}
+
+// SitesOf lists the sites of a workspace.
+func (c *Catalog) SitesOf(workspaceID string) []*Site {
+	var out []*Site
+	for _, s := range c.Sites {
+		if s.WorkspaceID == workspaceID {
+			out = append(out, s)
+		}
+	}
+	return out
+}

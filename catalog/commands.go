@@ -1,0 +1,331 @@
+package catalog
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// Command is one change to the catalog. Commands are plain data: they are
+// encoded into the Raft log and applied on every node, in the same order,
+// by Apply, which must be deterministic.
+type Command interface {
+	// Kind names the command on the wire; it never changes once shipped.
+	Kind() string
+	// Apply changes tx and returns the command's result for the caller.
+	Apply(tx *Tx) (any, error)
+}
+
+// commands maps a wire kind to a constructor of its command type.
+var commands = map[string]func() Command{
+	"admin_token.set":    func() Command { return &SetAdminToken{} },
+	"signing_key.add":    func() Command { return &AddSigningKey{} },
+	"workspace.create":   func() Command { return &CreateWorkspace{} },
+	"workspace.update":   func() Command { return &UpdateWorkspace{} },
+	"workspace.delete":   func() Command { return &DeleteWorkspace{} },
+	"site.create":        func() Command { return &CreateSite{} },
+	"site.update":        func() Command { return &UpdateSite{} },
+	"site.delete":        func() Command { return &DeleteSite{} },
+	"site.rotate_secret": func() Command { return &RotateSiteSecret{} },
+	"mobile_app.create":  func() Command { return &CreateMobileApp{} },
+	"mobile_app.delete":  func() Command { return &DeleteMobileApp{} },
+	"credential.create":  func() Command { return &CreateCredential{} },
+	"credential.delete":  func() Command { return &DeleteCredential{} },
+}
+
+// Decode turns a wire kind and JSON body back into a Command.
+func Decode(kind string, body []byte) (Command, error) {
+	mk, ok := commands[kind]
+	if !ok {
+		return nil, fmt.Errorf("catalog: unknown command kind %q", kind)
+	}
+	c := mk()
+	if err := json.Unmarshal(body, c); err != nil {
+		return nil, fmt.Errorf("catalog: decode %s: %w", kind, err)
+	}
+	return c, nil
+}
+
+// Encode returns the JSON body of c.
+func Encode(c Command) ([]byte, error) { return json.Marshal(c) }
+
+// SetAdminToken installs the hash of the cluster's admin token. Only the
+// first one takes effect, so two nodes racing at bootstrap cannot swap it.
+type SetAdminToken struct {
+	Hash Hash `json:"hash"`
+}
+
+func (*SetAdminToken) Kind() string { return "admin_token.set" }
+func (c *SetAdminToken) Apply(tx *Tx) (any, error) {
+	if tx.next.HasAdminToken {
+		return false, nil
+	}
+	tx.next.AdminTokenHash, tx.next.HasAdminToken = c.Hash, true
+	return true, nil
+}
+
+// AddSigningKey adds a key; it signs once committed everywhere.
+type AddSigningKey struct {
+	Key SigningKey `json:"key"`
+}
+
+func (*AddSigningKey) Kind() string { return "signing_key.add" }
+func (c *AddSigningKey) Apply(tx *Tx) (any, error) {
+	for _, k := range tx.next.Keys {
+		if k.ID == c.Key.ID {
+			return nil, fmt.Errorf("%w: key %s exists", ErrConflict, k.ID)
+		}
+	}
+	k := c.Key
+	tx.next.Keys = append(append([]*SigningKey(nil), tx.next.Keys...), &k)
+	return &k, nil
+}
+
+// CreateWorkspace adds a workspace.
+type CreateWorkspace struct {
+	Workspace Workspace `json:"workspace"`
+}
+
+func (*CreateWorkspace) Kind() string { return "workspace.create" }
+func (c *CreateWorkspace) Apply(tx *Tx) (any, error) {
+	if _, ok := tx.next.Workspaces[c.Workspace.ID]; ok {
+		return nil, fmt.Errorf("%w: workspace %s exists", ErrConflict, c.Workspace.ID)
+	}
+	w := c.Workspace
+	tx.workspaces()[w.ID] = &w
+	return &w, nil
+}
+
+// WorkspacePatch holds the fields a PATCH may change; nil means unchanged.
+type WorkspacePatch struct {
+	Name                      *string `json:"name,omitempty"`
+	RateLimitingEnabled       *bool   `json:"rate_limiting_enabled,omitempty"`
+	AdaptiveCostEnabled       *bool   `json:"adaptive_cost_enabled,omitempty"`
+	AdaptiveCostWindowSeconds *int    `json:"adaptive_cost_window_seconds,omitempty"`
+	DefaultMode               *string `json:"default_mode,omitempty"`
+	IngressPerSecond          *int    `json:"ingress_per_second,omitempty"`
+	IngressBurst              *int    `json:"ingress_burst,omitempty"`
+}
+
+// UpdateWorkspace applies a patch to a workspace.
+type UpdateWorkspace struct {
+	ID    string         `json:"workspace_id"`
+	Patch WorkspacePatch `json:"patch"`
+}
+
+func (*UpdateWorkspace) Kind() string { return "workspace.update" }
+func (c *UpdateWorkspace) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.Workspaces[c.ID]
+	if !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.ID)
+	}
+	w := *cur
+	p := c.Patch
+	set(&w.Name, p.Name)
+	set(&w.Settings.RateLimitingEnabled, p.RateLimitingEnabled)
+	set(&w.Settings.AdaptiveCostEnabled, p.AdaptiveCostEnabled)
+	set(&w.Settings.AdaptiveCostWindowSeconds, p.AdaptiveCostWindowSeconds)
+	set(&w.Settings.DefaultMode, p.DefaultMode)
+	set(&w.Settings.IngressPerSecond, p.IngressPerSecond)
+	set(&w.Settings.IngressBurst, p.IngressBurst)
+	tx.workspaces()[w.ID] = &w
+	return &w, nil
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// DeleteWorkspace removes a workspace and everything that belongs to it.
+type DeleteWorkspace struct {
+	ID string `json:"workspace_id"`
+}
+
+func (*DeleteWorkspace) Kind() string { return "workspace.delete" }
+func (c *DeleteWorkspace) Apply(tx *Tx) (any, error) {
+	if _, ok := tx.next.Workspaces[c.ID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.ID)
+	}
+	delete(tx.workspaces(), c.ID)
+	deleteOwned(tx, "sites", &tx.next.Sites, c.ID, func(s *Site) string { return s.WorkspaceID })
+	deleteOwned(tx, "mobile_apps", &tx.next.MobileApps, c.ID, func(a *MobileApp) string { return a.WorkspaceID })
+	deleteOwned(tx, "credentials", &tx.next.Credentials, c.ID, func(cr *Credential) string { return cr.WorkspaceID })
+	for _, cascade := range workspaceCascades {
+		cascade(tx, c.ID)
+	}
+	return nil, nil
+}
+
+// workspaceCascades remove a deleted workspace's records from tables that
+// other files of this package add.
+var workspaceCascades []func(tx *Tx, workspaceID string)
+
+// deleteOwned removes every value of the table named name owned by workspace.
+func deleteOwned[V any](tx *Tx, name string, m *map[string]V, workspace string, owner func(V) string) {
+	for id, v := range *m {
+		if owner(v) == workspace {
+			delete(Writable(tx, name, m), id)
+		}
+	}
+}
+
+// CreateSite adds a site.
+type CreateSite struct {
+	Site Site `json:"site"`
+}
+
+func (*CreateSite) Kind() string { return "site.create" }
+func (c *CreateSite) Apply(tx *Tx) (any, error) {
+	if _, ok := tx.next.Workspaces[c.Site.WorkspaceID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.Site.WorkspaceID)
+	}
+	if _, ok := tx.next.Sites[c.Site.ID]; ok {
+		return nil, fmt.Errorf("%w: site %s exists", ErrConflict, c.Site.ID)
+	}
+	s := c.Site
+	tx.sites()[s.ID] = &s
+	return &s, nil
+}
+
+// SitePatch holds the fields a PATCH may change; nil means unchanged.
+type SitePatch struct {
+	Name                *string   `json:"name,omitempty"`
+	Hostnames           *[]string `json:"hostnames,omitempty"`
+	ChallengeMode       *string   `json:"challenge_mode,omitempty"`
+	ScoreThreshold      *float64  `json:"score_threshold,omitempty"`
+	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitempty"`
+	ChallengeDifficulty *int      `json:"challenge_difficulty,omitempty"`
+}
+
+// UpdateSite applies a patch to a site of a workspace.
+type UpdateSite struct {
+	WorkspaceID string    `json:"workspace_id"`
+	ID          string    `json:"site_id"`
+	Patch       SitePatch `json:"patch"`
+}
+
+func (*UpdateSite) Kind() string { return "site.update" }
+func (c *UpdateSite) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.Sites[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: site %s", ErrNotFound, c.ID)
+	}
+	s := *cur
+	p := c.Patch
+	set(&s.Name, p.Name)
+	set(&s.Hostnames, p.Hostnames)
+	set(&s.ChallengeMode, p.ChallengeMode)
+	set(&s.ScoreThreshold, p.ScoreThreshold)
+	set(&s.TokenTTLSeconds, p.TokenTTLSeconds)
+	set(&s.ChallengeDifficulty, p.ChallengeDifficulty)
+	tx.sites()[s.ID] = &s
+	return &s, nil
+}
+
+// DeleteSite removes a site.
+type DeleteSite struct {
+	WorkspaceID string `json:"workspace_id"`
+	ID          string `json:"site_id"`
+}
+
+func (*DeleteSite) Kind() string { return "site.delete" }
+func (c *DeleteSite) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.Sites[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: site %s", ErrNotFound, c.ID)
+	}
+	delete(tx.sites(), c.ID)
+	return nil, nil
+}
+
+// RotateSiteSecret replaces a site's secret; the old one keeps working
+// until GraceUntil so deployments can roll over.
+type RotateSiteSecret struct {
+	WorkspaceID string    `json:"workspace_id"`
+	ID          string    `json:"site_id"`
+	NewHash     Hash      `json:"new_hash"`
+	GraceUntil  time.Time `json:"grace_until"`
+}
+
+func (*RotateSiteSecret) Kind() string { return "site.rotate_secret" }
+func (c *RotateSiteSecret) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.Sites[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: site %s", ErrNotFound, c.ID)
+	}
+	s := *cur
+	s.PrevSecretHash, s.PrevSecretUntil = s.SecretHash, c.GraceUntil
+	s.SecretHash = c.NewHash
+	tx.sites()[s.ID] = &s
+	return &s, nil
+}
+
+// CreateMobileApp registers a mobile app.
+type CreateMobileApp struct {
+	App MobileApp `json:"app"`
+}
+
+func (*CreateMobileApp) Kind() string { return "mobile_app.create" }
+func (c *CreateMobileApp) Apply(tx *Tx) (any, error) {
+	if _, ok := tx.next.Workspaces[c.App.WorkspaceID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.App.WorkspaceID)
+	}
+	for _, a := range tx.next.MobileApps {
+		if a.WorkspaceID == c.App.WorkspaceID && a.Platform == c.App.Platform && a.AppID == c.App.AppID {
+			return nil, fmt.Errorf("%w: %s app %s is already registered", ErrConflict, a.Platform, a.AppID)
+		}
+	}
+	a := c.App
+	tx.apps()[a.ID] = &a
+	return &a, nil
+}
+
+// DeleteMobileApp removes a mobile app.
+type DeleteMobileApp struct {
+	WorkspaceID string `json:"workspace_id"`
+	ID          string `json:"mobile_app_id"`
+}
+
+func (*DeleteMobileApp) Kind() string { return "mobile_app.delete" }
+func (c *DeleteMobileApp) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.MobileApps[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: mobile app %s", ErrNotFound, c.ID)
+	}
+	delete(tx.apps(), c.ID)
+	return nil, nil
+}
+
+// CreateCredential adds a scoped server credential.
+type CreateCredential struct {
+	Credential Credential `json:"credential"`
+}
+
+func (*CreateCredential) Kind() string { return "credential.create" }
+func (c *CreateCredential) Apply(tx *Tx) (any, error) {
+	if _, ok := tx.next.Workspaces[c.Credential.WorkspaceID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.Credential.WorkspaceID)
+	}
+	cr := c.Credential
+	tx.credentials()[cr.ID] = &cr
+	return &cr, nil
+}
+
+// DeleteCredential removes a credential.
+type DeleteCredential struct {
+	WorkspaceID string `json:"workspace_id"`
+	ID          string `json:"credential_id"`
+}
+
+func (*DeleteCredential) Kind() string { return "credential.delete" }
+func (c *DeleteCredential) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.Credentials[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: credential %s", ErrNotFound, c.ID)
+	}
+	delete(tx.credentials(), c.ID)
+	return nil, nil
+}

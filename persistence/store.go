@@ -1,0 +1,318 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	gproto "google.golang.org/protobuf/proto"
+
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/proto/raftpb"
+)
+
+// ErrNotLeader is returned by Apply on a node that is not the Raft leader
+// and has no way to forward the write.
+var ErrNotLeader = errors.New("persistence: not the raft leader")
+
+// ErrClosed is returned by Apply after Close.
+var ErrClosed = errors.New("persistence: store closed")
+
+// Config configures a Store.
+type Config struct {
+	DataDir string
+	NodeID  string
+	// BindAddr is where Raft listens; AdvertiseAddr what peers dial (empty:
+	// BindAddr).
+	BindAddr      string
+	AdvertiseAddr string
+	// Bootstrap makes a node with no Raft state start a new cluster with
+	// itself as the only voter.
+	Bootstrap bool
+	// Fast shortens Raft timeouts, for tests on loopback.
+	Fast   bool
+	Logger *slog.Logger
+	// LogOutput receives Raft's own log lines (nil: discarded below warn).
+	LogOutput io.Writer
+}
+
+// Store is a node's Raft group member and its catalog.
+type Store struct {
+	cfg     Config
+	raft    *raft.Raft
+	fsm     *fsm
+	logs    *raftboltdb.BoltStore
+	trans   *raft.NetworkTransport
+	applyCh chan *pending
+	done    chan struct{}
+	log     *slog.Logger
+}
+
+type pending struct {
+	cmd  *raftpb.Command
+	done chan result
+}
+
+// Open starts the Raft node in cfg.DataDir, creating it when new.
+func Open(cfg Config) (*Store, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	dir := filepath.Join(cfg.DataDir, "raft")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("persistence: create %s: %w", dir, err)
+	}
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	out := cfg.LogOutput
+	if out == nil {
+		out = io.Discard
+	}
+	rc.Logger = hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: out})
+	if cfg.Fast {
+		rc.HeartbeatTimeout = 300 * time.Millisecond
+		rc.ElectionTimeout = 300 * time.Millisecond
+		rc.LeaderLeaseTimeout = 150 * time.Millisecond
+		rc.CommitTimeout = 5 * time.Millisecond
+	}
+	rc.SnapshotThreshold = 4096
+
+	logs, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft.db")})
+	if err != nil {
+		return nil, fmt.Errorf("persistence: open log store: %w", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(dir, 3, out)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("persistence: open snapshot store: %w", err)
+	}
+	adv := cfg.AdvertiseAddr
+	if adv == "" {
+		adv = cfg.BindAddr
+	}
+	advAddr, err := net.ResolveTCPAddr("tcp", adv)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("persistence: raft advertise address %q: %w", adv, err)
+	}
+	var advertise net.Addr
+	if advAddr.Port != 0 { // bound to :0 (tests): advertise what the listener got
+		advertise = advAddr
+	}
+	trans, err := raft.NewTCPTransport(cfg.BindAddr, advertise, 3, 10*time.Second, out)
+	if err != nil {
+		logs.Close()
+		return nil, fmt.Errorf("persistence: raft transport on %s: %w", cfg.BindAddr, err)
+	}
+	f := newFSM()
+	r, err := raft.NewRaft(rc, f, logs, logs, snaps, trans)
+	if err != nil {
+		trans.Close()
+		logs.Close()
+		return nil, fmt.Errorf("persistence: start raft: %w", err)
+	}
+	s := &Store{cfg: cfg, raft: r, fsm: f, logs: logs, trans: trans,
+		applyCh: make(chan *pending, 1024), done: make(chan struct{}), log: cfg.Logger}
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(logs, logs, snaps)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("persistence: inspect raft state: %w", err)
+		}
+		if !has {
+			boot := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: trans.LocalAddr()}}}
+			if err := r.BootstrapCluster(boot).Error(); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("persistence: bootstrap: %w", err)
+			}
+		}
+	}
+	go s.batchLoop()
+	return s, nil
+}
+
+// Catalog returns the newest applied catalog. It never blocks.
+func (s *Store) Catalog() *catalog.Catalog { return s.fsm.cur.Load() }
+
+// RaftAddr is the address peers reach this node's Raft on.
+func (s *Store) RaftAddr() string { return string(s.trans.LocalAddr()) }
+
+// WaitReady blocks until a leader is known and this node has applied every
+// entry that was in its log when it started, or ctx ends.
+func (s *Store) WaitReady(ctx context.Context) error {
+	target := s.raft.LastIndex()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if addr, _ := s.raft.LeaderWithID(); addr != "" && s.raft.AppliedIndex() >= target {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("persistence: not ready: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// Ready reports whether a leader is known and the catalog is loaded.
+func (s *Store) Ready() bool {
+	addr, _ := s.raft.LeaderWithID()
+	return addr != "" && s.fsm.cur.Load().Index > 0
+}
+
+// IsLeader reports whether this node is the Raft leader.
+func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// Raft exposes the Raft node to the cluster package (membership changes,
+// leader address). Handlers never use it.
+func (s *Store) Raft() *raft.Raft { return s.raft }
+
+// Apply replicates cmd and returns its result once committed and applied
+// on this node. Concurrent calls are packed into one log entry.
+func (s *Store) Apply(ctx context.Context, cmd catalog.Command) (any, error) {
+	body, err := catalog.Encode(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("persistence: encode %s: %w", cmd.Kind(), err)
+	}
+	p := &pending{cmd: &raftpb.Command{Kind: cmd.Kind(), Body: body}, done: make(chan result, 1)}
+	select {
+	case s.applyCh <- p:
+	case <-s.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case r := <-p.done:
+		return r.value, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// batchLoop packs whatever is waiting into one Batch per log entry. It
+// does not wait for a commit before sending the next batch: Raft keeps
+// their order and pipelines them, which is where write throughput comes
+// from.
+func (s *Store) batchLoop() {
+	const maxBatch = 256
+	for {
+		var first *pending
+		select {
+		case first = <-s.applyCh:
+		case <-s.done:
+			return
+		}
+		batch := []*pending{first}
+	fill:
+		for len(batch) < maxBatch {
+			select {
+			case p := <-s.applyCh:
+				batch = append(batch, p)
+			default:
+				break fill
+			}
+		}
+		s.submit(batch)
+	}
+}
+
+func (s *Store) submit(batch []*pending) {
+	fail := func(err error) {
+		for _, p := range batch {
+			p.done <- result{err: err}
+		}
+	}
+	if s.raft.State() != raft.Leader {
+		fail(ErrNotLeader)
+		return
+	}
+	b := &raftpb.Batch{Commands: make([]*raftpb.Command, len(batch))}
+	for i, p := range batch {
+		b.Commands[i] = p.cmd
+	}
+	data, err := gproto.Marshal(b)
+	if err != nil {
+		fail(fmt.Errorf("persistence: encode batch: %w", err))
+		return
+	}
+	f := s.raft.Apply(data, 10*time.Second)
+	go func() {
+		if err := f.Error(); err != nil {
+			if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) {
+				err = errors.Join(ErrNotLeader, err)
+			}
+			fail(fmt.Errorf("persistence: apply: %w", err))
+			return
+		}
+		rs, _ := f.Response().([]result)
+		for i, p := range batch {
+			if i < len(rs) {
+				p.done <- rs[i]
+			} else {
+				p.done <- rs[0]
+			}
+		}
+	}()
+}
+
+// Stats is what operators see of the Raft node.
+type Stats struct {
+	State       string `json:"state"`
+	Leader      string `json:"leader"`
+	LeaderID    string `json:"leader_id"`
+	LastIndex   uint64 `json:"last_index"`
+	Applied     uint64 `json:"applied_index"`
+	CatalogAt   uint64 `json:"catalog_index"`
+	Term        string `json:"term"`
+	NumPeers    string `json:"num_peers"`
+	LastContact string `json:"last_contact"`
+}
+
+// Stats reports the Raft state.
+func (s *Store) Stats() Stats {
+	addr, id := s.raft.LeaderWithID()
+	st := s.raft.Stats()
+	return Stats{
+		State: s.raft.State().String(), Leader: string(addr), LeaderID: string(id),
+		LastIndex: s.raft.LastIndex(), Applied: s.raft.AppliedIndex(), CatalogAt: s.Catalog().Index,
+		Term: st["term"], NumPeers: st["num_peers"], LastContact: st["last_contact"],
+	}
+}
+
+// Close snapshots the state, leaves Raft running no more, and closes the
+// stores. It is safe to call more than once.
+func (s *Store) Close() error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	close(s.done)
+	var errs []error
+	if s.raft.State() != raft.Shutdown && s.raft.AppliedIndex() > 0 {
+		if err := s.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+			errs = append(errs, fmt.Errorf("persistence: snapshot on close: %w", err))
+		}
+	}
+	if err := s.raft.Shutdown().Error(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.trans.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.logs.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
