@@ -1,0 +1,133 @@
+// Command trustd runs one node of the trustd Trust and Verification service.
+//
+//	go run ./cmd/trustd --dev
+//
+// starts a single node with embedded storage in ./data and prints a ready
+// dev workspace. Every flag can also be set as TRUSTD_<FLAG> (dashes become
+// underscores), e.g. TRUSTD_HTTP_ADDR=0.0.0.0:8080.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trustd/trustd/node"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "trustd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("trustd", flag.ContinueOnError)
+	var cfg node.Config
+	var logFormat, logLevel string
+	fs.StringVar(&cfg.DataDir, "data-dir", "data", "directory for the Raft log, snapshots and secrets")
+	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "API listen address")
+	fs.StringVar(&cfg.OpsAddr, "ops-addr", "127.0.0.1:9090", "metrics, health and pprof listen address (empty: off)")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "stable node id (default: generated once and kept in the data dir)")
+	fs.StringVar(&cfg.RaftAddr, "raft-addr", "127.0.0.1:8300", "Raft listen address")
+	fs.StringVar(&cfg.BaseURL, "base-url", "", "public base URL announced to clients (default: http://<http-addr>)")
+	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&cfg.Dev, "dev", false, "seed a dev workspace on first start and serve the demo page")
+	fs.IntVar(&cfg.IngressIPRate, "ingress-ip-rate", 100000, "requests per second one client IP may send this node (0: off)")
+	fs.IntVar(&cfg.IngressCredRate, "ingress-credential-rate", 50000, "default requests per second per credential (0: off; workspaces may override)")
+	fs.IntVar(&cfg.MaxBodyBytes, "max-body-bytes", 1<<20, "request body size limit")
+	fs.IntVar(&cfg.Shards, "shards", 0, "shard actors on this node (default 8)")
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg.AdminToken = os.Getenv("TRUSTD_ADMIN_TOKEN")
+	logger, err := newLogger(logFormat, logLevel)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = logger
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	n, err := node.Start(startCtx, cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	if d := n.Dev(); d != nil {
+		printDev(d, cfg.DataDir)
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-n.Done():
+		logger.Error("listener stopped", "err", err)
+	}
+	logger.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return n.Close(shutCtx)
+}
+
+// applyEnv sets every flag that has a TRUSTD_<NAME> variable.
+func applyEnv(fs *flag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "TRUSTD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok && err == nil {
+			if e := f.Value.Set(v); e != nil {
+				err = fmt.Errorf("%s: %w", name, e)
+			}
+		}
+	})
+	return err
+}
+
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+func printDev(d *node.DevCredentials, dataDir string) {
+	fmt.Printf(`
+trustd is running in dev mode. Your dev workspace (also in %s/dev-credentials.json):
+
+  api_base          %s
+  admin_token       %s
+  workspace_id      %s
+  site_key          %s
+  secret            %s
+  sandbox_site_key  %s
+  sandbox_secret    %s
+  credential        %s
+  mobile_platform   %s
+  mobile_app_id     %s
+  mobile_secret     %s
+
+Try:  curl -s %s/ | head
+      open %s/demo
+
+`, dataDir, d.APIBase, d.AdminToken, d.WorkspaceID, d.SiteKey, d.Secret, d.SandboxSiteKey, d.SandboxSecret,
+		d.Credential, d.MobilePlatform, d.MobileAppID, d.MobileSecret, d.APIBase, d.APIBase)
+}

@@ -1,0 +1,682 @@
+package http
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/trustd/trustd/catalog"
+)
+
+// The admin API: workspaces, sites, mobile apps and scoped credentials.
+// Every change goes through Raft; reads come from the local catalog.
+
+// NewSecret returns a random secret with a readable prefix.
+func NewSecret(prefix string) string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Scopes a credential may carry (spec section 5).
+var knownScopes = []string{"site.verify", "identity.document.verify", "identity.verify"}
+
+// WorkspaceInput creates or patches a workspace; on create only name is required.
+type WorkspaceInput struct {
+	Name                      *string `json:"name,omitempty" doc:"1 to 100 characters." required:"true"`
+	RateLimitingEnabled       *bool   `json:"rate_limiting_enabled,omitempty"`
+	AdaptiveCostEnabled       *bool   `json:"adaptive_cost_enabled,omitempty"`
+	AdaptiveCostWindowSeconds *int    `json:"adaptive_cost_window_seconds,omitempty" doc:"10 to 86400."`
+	DefaultMode               *string `json:"default_mode,omitempty" enum:"observe|throttle|enforce"`
+	IngressPerSecond          *int    `json:"ingress_per_second,omitempty" doc:"Per-credential ingress limit of this workspace's callers (0: node default)."`
+	IngressBurst              *int    `json:"ingress_burst,omitempty"`
+}
+
+// WorkspaceView is a workspace as the admin API shows it.
+type WorkspaceView struct {
+	WorkspaceID string                    `json:"workspace_id" required:"true" format:"uuid"`
+	Name        string                    `json:"name" required:"true"`
+	CreatedAt   time.Time                 `json:"created_at" required:"true"`
+	Settings    catalog.WorkspaceSettings `json:"settings" required:"true"`
+}
+
+// WorkspaceList is the answer of GET /admin/v1/workspaces.
+type WorkspaceList struct {
+	Workspaces []WorkspaceView `json:"workspaces" required:"true"`
+}
+
+// SiteInput creates or patches a site.
+type SiteInput struct {
+	Name                *string   `json:"name,omitempty" required:"true"`
+	Hostnames           *[]string `json:"hostnames,omitempty" doc:"Exact hostnames the widget may run on; no suffix matching. Required unless environment is sandbox."`
+	Environment         *string   `json:"environment,omitempty" enum:"production|staging|development|sandbox" doc:"Fixed at creation."`
+	ChallengeMode       *string   `json:"challenge_mode,omitempty" enum:"checkbox|visual|score_based|score_enforced"`
+	ScoreThreshold      *float64  `json:"score_threshold,omitempty" doc:"0 to 1, default 0.5."`
+	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitempty" doc:"Response token lifetime, 30 to 3600, default 300."`
+	ChallengeDifficulty *int      `json:"challenge_difficulty,omitempty" doc:"Minimum proof-of-work difficulty in leading zero bits, 1 to 24; 0 lets risk decide."`
+}
+
+// SiteView is a site as the admin API shows it. Secret appears only in
+// the answers of create and rotate-secret.
+type SiteView struct {
+	SiteID              string     `json:"site_id" required:"true" format:"uuid"`
+	WorkspaceID         string     `json:"workspace_id" required:"true" format:"uuid"`
+	Name                string     `json:"name" required:"true"`
+	SiteKey             string     `json:"site_key" required:"true" doc:"Public key for the browser widget."`
+	Secret              string     `json:"secret,omitempty" doc:"Private secret; shown only once."`
+	Hostnames           []string   `json:"hostnames" required:"true"`
+	Environment         string     `json:"environment" required:"true"`
+	ChallengeMode       string     `json:"challenge_mode" required:"true"`
+	ScoreThreshold      float64    `json:"score_threshold" required:"true"`
+	TokenTTLSeconds     int        `json:"token_ttl_seconds" required:"true"`
+	ChallengeDifficulty int        `json:"challenge_difficulty" required:"true"`
+	PreviousSecretUntil *time.Time `json:"previous_secret_valid_until,omitempty"`
+	CreatedAt           time.Time  `json:"created_at" required:"true"`
+}
+
+// SiteList is the answer of GET …/sites.
+type SiteList struct {
+	Sites []SiteView `json:"sites" required:"true"`
+}
+
+// RotateInput tunes a secret rotation.
+type RotateInput struct {
+	GracePeriodSeconds *int `json:"grace_period_seconds,omitempty" doc:"How long the old secret keeps working, 0 to 604800; default 86400."`
+}
+
+// MobileAppInput registers a mobile app.
+type MobileAppInput struct {
+	Name     string `json:"name" required:"true"`
+	Platform string `json:"platform" required:"true" enum:"android|ios"`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id, e.g. com.example.app."`
+}
+
+// MobileAppView is a mobile app; MobileSecret only in the create answer.
+type MobileAppView struct {
+	MobileAppID  string    `json:"mobile_app_id" required:"true" format:"uuid"`
+	WorkspaceID  string    `json:"workspace_id" required:"true" format:"uuid"`
+	Name         string    `json:"name" required:"true"`
+	Platform     string    `json:"platform" required:"true"`
+	AppID        string    `json:"app_id" required:"true"`
+	MobileSecret string    `json:"mobile_secret,omitempty" doc:"Server secret; shown only once."`
+	CreatedAt    time.Time `json:"created_at" required:"true"`
+}
+
+// MobileAppList is the answer of GET …/mobile-apps.
+type MobileAppList struct {
+	MobileApps []MobileAppView `json:"mobile_apps" required:"true"`
+}
+
+// CredentialInput creates a scoped server credential.
+type CredentialInput struct {
+	Name   string   `json:"name" required:"true"`
+	Scopes []string `json:"scopes" required:"true" doc:"Any of site.verify, identity.document.verify, identity.verify."`
+}
+
+// CredentialView is a credential; Credential only in the create answer.
+type CredentialView struct {
+	CredentialID string    `json:"credential_id" required:"true" format:"uuid"`
+	WorkspaceID  string    `json:"workspace_id" required:"true" format:"uuid"`
+	Name         string    `json:"name" required:"true"`
+	Scopes       []string  `json:"scopes" required:"true"`
+	Credential   string    `json:"credential,omitempty" doc:"Bearer token; shown only once."`
+	CreatedAt    time.Time `json:"created_at" required:"true"`
+}
+
+// CredentialList is the answer of GET …/credentials.
+type CredentialList struct {
+	Credentials []CredentialView `json:"credentials" required:"true"`
+}
+
+var adminErrors = []ErrorCode{ErrUnauthorized, ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrNotFound, ErrUnavailable}
+
+// admin wraps an admin handler with the admin token check.
+func (s *Server) admin(h func(*Call)) func(*Call) {
+	return func(c *Call) {
+		tok := c.bearer()
+		ok := tok != "" && c.cat.CheckAdminToken(tok)
+		if !ok && s.cfg.AdminToken != "" && tok != "" {
+			ok = subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.AdminToken)) == 1
+		}
+		if !ok {
+			c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd-admin"`)
+			c.fail(ErrUnauthorized, "a valid admin token is required (Authorization: Bearer <admin token>)")
+			return
+		}
+		h(c)
+	}
+}
+
+// apply replicates cmd and answers any error itself; ok reports success.
+func (c *Call) apply(cmd catalog.Command) (any, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := c.s.store.Apply(ctx, cmd)
+	if err != nil {
+		c.failErr(err)
+		return nil, false
+	}
+	return v, true
+}
+
+// workspace resolves the {workspace_id} parameter, answering 404 itself.
+func (c *Call) workspace() *catalog.Workspace {
+	w := c.cat.Workspaces[c.Param("workspace_id")]
+	if w == nil {
+		c.fail(ErrNotFound, "no workspace "+c.Param("workspace_id"))
+	}
+	return w
+}
+
+func (s *Server) adminRoutes() []Route {
+	ws := "/workspaces/{workspace_id}"
+	a := []Auth{AuthAdmin}
+	return []Route{
+		{Method: "POST", Path: "/workspaces", Admin: true, ID: "createWorkspace", Tag: "Admin", Auth: a, Summary: "Create a workspace.",
+			Body: &WorkspaceInput{}, Status: 201, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.createWorkspace)},
+		{Method: "GET", Path: "/workspaces", Admin: true, ID: "listWorkspaces", Tag: "Admin", Auth: a, Summary: "List workspaces.",
+			Result: &WorkspaceList{}, Errors: adminErrors, Handle: s.admin(s.listWorkspaces)},
+		{Method: "GET", Path: ws, Admin: true, ID: "getWorkspace", Tag: "Admin", Auth: a, Summary: "Read a workspace.",
+			Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+				if w := c.workspace(); w != nil {
+					c.ok(workspaceView(w))
+				}
+			})},
+		{Method: "PATCH", Path: ws, Admin: true, ID: "updateWorkspace", Tag: "Admin", Auth: a, Summary: "Change a workspace's name or settings.",
+			Body: &WorkspaceInput{}, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.updateWorkspace)},
+		{Method: "DELETE", Path: ws, Admin: true, ID: "deleteWorkspace", Tag: "Admin", Auth: a, Summary: "Delete a workspace and everything in it.",
+			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+				if w := c.workspace(); w != nil {
+					if _, ok := c.apply(&catalog.DeleteWorkspace{ID: w.ID}); ok {
+						c.noContent()
+					}
+				}
+			})},
+		{Method: "POST", Path: ws + "/sites", Admin: true, ID: "createSite", Tag: "Admin", Auth: a, Summary: "Create a site; the answer holds its secret, once.",
+			Body: &SiteInput{}, Status: 201, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.createSite)},
+		{Method: "GET", Path: ws + "/sites", Admin: true, ID: "listSites", Tag: "Admin", Auth: a, Summary: "List a workspace's sites.",
+			Result: &SiteList{}, Errors: adminErrors, Handle: s.admin(s.listSites)},
+		{Method: "GET", Path: ws + "/sites/{site_id}", Admin: true, ID: "getSite", Tag: "Admin", Auth: a, Summary: "Read a site.",
+			Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+				if st := c.site(); st != nil {
+					c.ok(siteView(st, ""))
+				}
+			})},
+		{Method: "PATCH", Path: ws + "/sites/{site_id}", Admin: true, ID: "updateSite", Tag: "Admin", Auth: a, Summary: "Change a site.",
+			Body: &SiteInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.updateSite)},
+		{Method: "DELETE", Path: ws + "/sites/{site_id}", Admin: true, ID: "deleteSite", Tag: "Admin", Auth: a, Summary: "Delete a site.",
+			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+				if st := c.site(); st != nil {
+					if _, ok := c.apply(&catalog.DeleteSite{WorkspaceID: st.WorkspaceID, ID: st.ID}); ok {
+						c.noContent()
+					}
+				}
+			})},
+		{Method: "POST", Path: ws + "/sites/{site_id}/rotate-secret", Admin: true, ID: "rotateSiteSecret", Tag: "Admin", Auth: a,
+			Summary: "Issue a new site secret; the old one keeps working for a grace period.",
+			Body: &RotateInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.rotateSecret)},
+		{Method: "POST", Path: ws + "/mobile-apps", Admin: true, ID: "createMobileApp", Tag: "Admin", Auth: a, Summary: "Register a mobile app; the answer holds its server secret, once.",
+			Body: &MobileAppInput{}, Status: 201, Result: &MobileAppView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.createMobileApp)},
+		{Method: "GET", Path: ws + "/mobile-apps", Admin: true, ID: "listMobileApps", Tag: "Admin", Auth: a, Summary: "List mobile apps.",
+			Result: &MobileAppList{}, Errors: adminErrors, Handle: s.admin(s.listMobileApps)},
+		{Method: "DELETE", Path: ws + "/mobile-apps/{mobile_app_id}", Admin: true, ID: "deleteMobileApp", Tag: "Admin", Auth: a, Summary: "Delete a mobile app.",
+			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+				if w := c.workspace(); w != nil {
+					if _, ok := c.apply(&catalog.DeleteMobileApp{WorkspaceID: w.ID, ID: c.Param("mobile_app_id")}); ok {
+						c.noContent()
+					}
+				}
+			})},
+		{Method: "POST", Path: ws + "/credentials", Admin: true, ID: "createCredential", Tag: "Admin", Auth: a, Summary: "Create a scoped server credential; the answer holds it, once.",
+			Body: &CredentialInput{}, Status: 201, Result: &CredentialView{}, Errors: adminErrors, Handle: s.admin(s.createCredential)},
+		{Method: "GET", Path: ws + "/credentials", Admin: true, ID: "listCredentials", Tag: "Admin", Auth: a, Summary: "List credentials.",
+			Result: &CredentialList{}, Errors: adminErrors, Handle: s.admin(s.listCredentials)},
+		{Method: "DELETE", Path: ws + "/credentials/{credential_id}", Admin: true, ID: "deleteCredential", Tag: "Admin", Auth: a, Summary: "Delete a credential.",
+			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+				if w := c.workspace(); w != nil {
+					if _, ok := c.apply(&catalog.DeleteCredential{WorkspaceID: w.ID, ID: c.Param("credential_id")}); ok {
+						c.noContent()
+					}
+				}
+			})},
+	}
+}
+
+func workspaceView(w *catalog.Workspace) *WorkspaceView {
+	return &WorkspaceView{WorkspaceID: w.ID, Name: w.Name, CreatedAt: w.CreatedAt, Settings: w.Settings}
+}
+
+func validName(field string, v *string) error {
+	if v == nil || len(strings.TrimSpace(*v)) == 0 || len(*v) > 100 {
+		return invalid(field, "required, 1 to 100 characters")
+	}
+	return nil
+}
+
+func (in *WorkspaceInput) validate(create bool) error {
+	if create || in.Name != nil {
+		if err := validName("name", in.Name); err != nil {
+			return err
+		}
+	}
+	if v := in.AdaptiveCostWindowSeconds; v != nil && (*v < 10 || *v > 86400) {
+		return invalid("adaptive_cost_window_seconds", "must be 10 to 86400")
+	}
+	if v := in.DefaultMode; v != nil && *v != "observe" && *v != "throttle" && *v != "enforce" {
+		return invalid("default_mode", "must be observe, throttle or enforce")
+	}
+	if v := in.IngressPerSecond; v != nil && (*v < 0 || *v > 10_000_000) {
+		return invalid("ingress_per_second", "must be 0 to 10000000")
+	}
+	if v := in.IngressBurst; v != nil && (*v < 0 || *v > 10_000_000) {
+		return invalid("ingress_burst", "must be 0 to 10000000")
+	}
+	return nil
+}
+
+func (in *WorkspaceInput) patch() catalog.WorkspacePatch {
+	return catalog.WorkspacePatch{
+		Name: in.Name, RateLimitingEnabled: in.RateLimitingEnabled, AdaptiveCostEnabled: in.AdaptiveCostEnabled,
+		AdaptiveCostWindowSeconds: in.AdaptiveCostWindowSeconds, DefaultMode: in.DefaultMode,
+		IngressPerSecond: in.IngressPerSecond, IngressBurst: in.IngressBurst,
+	}
+}
+
+func (s *Server) createWorkspace(c *Call) {
+	var in WorkspaceInput
+	if !c.decode(&in) {
+		return
+	}
+	if err := in.validate(true); err != nil {
+		c.failErr(err)
+		return
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	w := catalog.Workspace{ID: uuid.NewString(), Name: strings.TrimSpace(*in.Name), CreatedAt: c.Now().UTC(),
+		Settings: catalog.DefaultSettings(), ScopeKey: key}
+	if _, ok := c.apply(&catalog.CreateWorkspace{Workspace: w}); !ok {
+		return
+	}
+	// Settings given at creation are one more replicated patch.
+	v, ok := c.apply(&catalog.UpdateWorkspace{ID: w.ID, Patch: in.patch()})
+	if !ok {
+		return
+	}
+	c.ok(workspaceView(v.(*catalog.Workspace)))
+}
+
+func (s *Server) listWorkspaces(c *Call) {
+	out := WorkspaceList{Workspaces: []WorkspaceView{}}
+	for _, w := range c.cat.Workspaces {
+		out.Workspaces = append(out.Workspaces, *workspaceView(w))
+	}
+	sort.Slice(out.Workspaces, func(i, j int) bool {
+		return out.Workspaces[i].CreatedAt.Before(out.Workspaces[j].CreatedAt) ||
+			out.Workspaces[i].CreatedAt.Equal(out.Workspaces[j].CreatedAt) && out.Workspaces[i].WorkspaceID < out.Workspaces[j].WorkspaceID
+	})
+	c.ok(&out)
+}
+
+func (s *Server) updateWorkspace(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	var in WorkspaceInput
+	if !c.decode(&in) {
+		return
+	}
+	if err := in.validate(false); err != nil {
+		c.failErr(err)
+		return
+	}
+	if v, ok := c.apply(&catalog.UpdateWorkspace{ID: w.ID, Patch: in.patch()}); ok {
+		c.ok(workspaceView(v.(*catalog.Workspace)))
+	}
+}
+
+// site resolves {workspace_id} and {site_id}, answering 404 itself.
+func (c *Call) site() *catalog.Site {
+	w := c.workspace()
+	if w == nil {
+		return nil
+	}
+	st := c.cat.Sites[c.Param("site_id")]
+	if st == nil || st.WorkspaceID != w.ID {
+		c.fail(ErrNotFound, "no site "+c.Param("site_id")+" in workspace "+w.ID)
+		return nil
+	}
+	return st
+}
+
+func siteView(st *catalog.Site, secret string) *SiteView {
+	v := &SiteView{SiteID: st.ID, WorkspaceID: st.WorkspaceID, Name: st.Name, SiteKey: st.SiteKey, Secret: secret,
+		Hostnames: st.Hostnames, Environment: st.Environment, ChallengeMode: st.ChallengeMode,
+		ScoreThreshold: st.ScoreThreshold, TokenTTLSeconds: st.TokenTTLSeconds,
+		ChallengeDifficulty: st.ChallengeDifficulty, CreatedAt: st.CreatedAt}
+	if v.Hostnames == nil {
+		v.Hostnames = []string{}
+	}
+	if !st.PrevSecretUntil.IsZero() {
+		t := st.PrevSecretUntil
+		v.PreviousSecretUntil = &t
+	}
+	return v
+}
+
+// validHostname accepts a DNS name, localhost or an IP literal.
+func validHostname(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			ch := label[i]
+			if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (in *SiteInput) validate(create bool, env string) error {
+	if create || in.Name != nil {
+		if err := validName("name", in.Name); err != nil {
+			return err
+		}
+	}
+	if in.Hostnames != nil {
+		if len(*in.Hostnames) > 100 {
+			return invalid("hostnames", "at most 100")
+		}
+		for i, h := range *in.Hostnames {
+			h = strings.ToLower(h)
+			(*in.Hostnames)[i] = h
+			if !validHostname(h) {
+				return invalid("hostnames", "invalid hostname "+h+" (exact lowercase names; no wildcards, schemes or ports)")
+			}
+		}
+	}
+	if create && env != catalog.EnvSandbox && (in.Hostnames == nil || len(*in.Hostnames) == 0) {
+		return invalid("hostnames", "at least one hostname is required")
+	}
+	if v := in.ChallengeMode; v != nil {
+		switch *v {
+		case catalog.ModeCheckbox, catalog.ModeVisual, catalog.ModeScoreBased, catalog.ModeScoreEnforced:
+		default:
+			return invalid("challenge_mode", "must be checkbox, visual, score_based or score_enforced")
+		}
+	}
+	if v := in.ScoreThreshold; v != nil && (*v < 0 || *v > 1) {
+		return invalid("score_threshold", "must be 0 to 1")
+	}
+	if v := in.TokenTTLSeconds; v != nil && (*v < 30 || *v > 3600) {
+		return invalid("token_ttl_seconds", "must be 30 to 3600")
+	}
+	if v := in.ChallengeDifficulty; v != nil && (*v < 0 || *v > 24) {
+		return invalid("challenge_difficulty", "must be 0 to 24")
+	}
+	return nil
+}
+
+func (s *Server) createSite(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	var in SiteInput
+	if !c.decode(&in) {
+		return
+	}
+	env := catalog.EnvProduction
+	if in.Environment != nil {
+		env = *in.Environment
+		switch env {
+		case catalog.EnvProduction, catalog.EnvStaging, catalog.EnvDevelopment, catalog.EnvSandbox:
+		default:
+			c.failErr(invalid("environment", "must be production, staging, development or sandbox"))
+			return
+		}
+	}
+	if err := in.validate(true, env); err != nil {
+		c.failErr(err)
+		return
+	}
+	keyPfx, secPfx := "site_", "sk_live_"
+	if env == catalog.EnvSandbox {
+		keyPfx, secPfx = "site_sandbox_", "sk_sandbox_"
+	} else if env != catalog.EnvProduction {
+		secPfx = "sk_" + env[:4] + "_"
+	}
+	secret := NewSecret(secPfx)
+	st := catalog.Site{ID: uuid.NewString(), WorkspaceID: w.ID, Name: strings.TrimSpace(*in.Name),
+		SiteKey: NewSecret(keyPfx), SecretHash: catalog.HashSecret(secret), Environment: env,
+		ChallengeMode: catalog.ModeCheckbox, ScoreThreshold: 0.5, TokenTTLSeconds: 300, CreatedAt: c.Now().UTC()}
+	if in.Hostnames != nil {
+		st.Hostnames = *in.Hostnames
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&st.ChallengeMode, in.ChallengeMode)
+	if in.ScoreThreshold != nil {
+		st.ScoreThreshold = *in.ScoreThreshold
+	}
+	if in.TokenTTLSeconds != nil {
+		st.TokenTTLSeconds = *in.TokenTTLSeconds
+	}
+	if in.ChallengeDifficulty != nil {
+		st.ChallengeDifficulty = *in.ChallengeDifficulty
+	}
+	if v, ok := c.apply(&catalog.CreateSite{Site: st}); ok {
+		c.ok(siteView(v.(*catalog.Site), secret))
+	}
+}
+
+func (s *Server) listSites(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	out := SiteList{Sites: []SiteView{}}
+	for _, st := range c.cat.SitesOf(w.ID) {
+		out.Sites = append(out.Sites, *siteView(st, ""))
+	}
+	sort.Slice(out.Sites, func(i, j int) bool { return out.Sites[i].SiteID < out.Sites[j].SiteID })
+	c.ok(&out)
+}
+
+func (s *Server) updateSite(c *Call) {
+	st := c.site()
+	if st == nil {
+		return
+	}
+	var in SiteInput
+	if !c.decode(&in) {
+		return
+	}
+	if in.Environment != nil && *in.Environment != st.Environment {
+		c.failErr(invalid("environment", "is fixed at creation; create another site"))
+		return
+	}
+	if err := in.validate(false, st.Environment); err != nil {
+		c.failErr(err)
+		return
+	}
+	if in.Hostnames != nil && len(*in.Hostnames) == 0 && !st.Sandbox() {
+		c.failErr(invalid("hostnames", "at least one hostname is required"))
+		return
+	}
+	p := catalog.SitePatch{Name: in.Name, Hostnames: in.Hostnames, ChallengeMode: in.ChallengeMode,
+		ScoreThreshold: in.ScoreThreshold, TokenTTLSeconds: in.TokenTTLSeconds, ChallengeDifficulty: in.ChallengeDifficulty}
+	if v, ok := c.apply(&catalog.UpdateSite{WorkspaceID: st.WorkspaceID, ID: st.ID, Patch: p}); ok {
+		c.ok(siteView(v.(*catalog.Site), ""))
+	}
+}
+
+func (s *Server) rotateSecret(c *Call) {
+	st := c.site()
+	if st == nil {
+		return
+	}
+	var in RotateInput
+	if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
+		return
+	}
+	grace := 86400
+	if in.GracePeriodSeconds != nil {
+		if *in.GracePeriodSeconds < 0 || *in.GracePeriodSeconds > 604800 {
+			c.failErr(invalid("grace_period_seconds", "must be 0 to 604800"))
+			return
+		}
+		grace = *in.GracePeriodSeconds
+	}
+	pfx := "sk_live_"
+	if st.Sandbox() {
+		pfx = "sk_sandbox_"
+	} else if st.Environment != catalog.EnvProduction {
+		pfx = "sk_" + st.Environment[:4] + "_"
+	}
+	secret := NewSecret(pfx)
+	cmd := &catalog.RotateSiteSecret{WorkspaceID: st.WorkspaceID, ID: st.ID, NewHash: catalog.HashSecret(secret),
+		GraceUntil: c.Now().UTC().Add(time.Duration(grace) * time.Second)}
+	if v, ok := c.apply(cmd); ok {
+		c.ok(siteView(v.(*catalog.Site), secret))
+	}
+}
+
+func mobileView(a *catalog.MobileApp, secret string) MobileAppView {
+	return MobileAppView{MobileAppID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Platform: a.Platform,
+		AppID: a.AppID, MobileSecret: secret, CreatedAt: a.CreatedAt}
+}
+
+func validAppID(id string) bool {
+	if id == "" || len(id) > 200 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		ch := id[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) createMobileApp(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	var in MobileAppInput
+	if !c.decode(&in) {
+		return
+	}
+	if err := validName("name", &in.Name); err != nil {
+		c.failErr(err)
+		return
+	}
+	if in.Platform != "android" && in.Platform != "ios" {
+		c.failErr(invalid("platform", "must be android or ios"))
+		return
+	}
+	if !validAppID(in.AppID) {
+		c.failErr(invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'"))
+		return
+	}
+	secret := NewSecret("ms_")
+	app := catalog.MobileApp{ID: uuid.NewString(), WorkspaceID: w.ID, Name: in.Name, Platform: in.Platform,
+		AppID: in.AppID, SecretHash: catalog.HashSecret(secret), CreatedAt: c.Now().UTC()}
+	if v, ok := c.apply(&catalog.CreateMobileApp{App: app}); ok {
+		mv := mobileView(v.(*catalog.MobileApp), secret)
+		c.ok(&mv)
+	}
+}
+
+func (s *Server) listMobileApps(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	out := MobileAppList{MobileApps: []MobileAppView{}}
+	for _, a := range c.cat.MobileApps {
+		if a.WorkspaceID == w.ID {
+			out.MobileApps = append(out.MobileApps, mobileView(a, ""))
+		}
+	}
+	sort.Slice(out.MobileApps, func(i, j int) bool { return out.MobileApps[i].MobileAppID < out.MobileApps[j].MobileAppID })
+	c.ok(&out)
+}
+
+func credentialView(cr *catalog.Credential, token string) CredentialView {
+	return CredentialView{CredentialID: cr.ID, WorkspaceID: cr.WorkspaceID, Name: cr.Name, Scopes: cr.Scopes,
+		Credential: token, CreatedAt: cr.CreatedAt}
+}
+
+func (s *Server) createCredential(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	var in CredentialInput
+	if !c.decode(&in) {
+		return
+	}
+	if err := validName("name", &in.Name); err != nil {
+		c.failErr(err)
+		return
+	}
+	if len(in.Scopes) == 0 {
+		c.failErr(invalid("scopes", "at least one scope is required"))
+		return
+	}
+	for _, sc := range in.Scopes {
+		known := false
+		for _, k := range knownScopes {
+			known = known || k == sc
+		}
+		if !known {
+			c.failErr(invalid("scopes", "unknown scope "+sc+" (known: "+strings.Join(knownScopes, ", ")+")"))
+			return
+		}
+	}
+	token := NewSecret("cred_")
+	cr := catalog.Credential{ID: uuid.NewString(), WorkspaceID: w.ID, Name: in.Name, Scopes: in.Scopes,
+		TokenHash: catalog.HashSecret(token), CreatedAt: c.Now().UTC()}
+	if v, ok := c.apply(&catalog.CreateCredential{Credential: cr}); ok {
+		cv := credentialView(v.(*catalog.Credential), token)
+		c.ok(&cv)
+	}
+}
+
+func (s *Server) listCredentials(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	out := CredentialList{Credentials: []CredentialView{}}
+	for _, cr := range c.cat.Credentials {
+		if cr.WorkspaceID == w.ID {
+			out.Credentials = append(out.Credentials, credentialView(cr, ""))
+		}
+	}
+	sort.Slice(out.Credentials, func(i, j int) bool { return out.Credentials[i].CredentialID < out.Credentials[j].CredentialID })
+	c.ok(&out)
+}

@@ -1,0 +1,190 @@
+package http
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/catalog"
+)
+
+// Call is one request in flight: the fasthttp context plus what the
+// middleware learned about it. Calls are pooled; a handler must not keep
+// one after it returns.
+type Call struct {
+	Ctx    *fasthttp.RequestCtx
+	s      *Server
+	route  *Route
+	params [4]string
+	reqID  string
+	legacy bool
+	start  time.Time
+	cat    *catalog.Catalog
+}
+
+func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
+	c := s.calls.Get().(*Call)
+	c.Ctx, c.route, c.legacy = ctx, r, false
+	c.reqID = s.requestID(ctx)
+	c.cat = s.store.Catalog()
+	return c
+}
+
+func (s *Server) release(c *Call) {
+	c.Ctx, c.route, c.cat = nil, nil, nil
+	c.params = [4]string{}
+	s.calls.Put(c)
+}
+
+// requestID keeps a caller's well-formed X-Request-Id, else makes one.
+func (s *Server) requestID(ctx *fasthttp.RequestCtx) string {
+	if v := ctx.Request.Header.Peek("X-Request-Id"); len(v) > 0 && len(v) <= 128 && printable(v) {
+		return string(v)
+	}
+	return s.nextRequestID()
+}
+
+func printable(b []byte) bool {
+	for _, c := range b {
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// Param returns the path parameter called name.
+func (c *Call) Param(name string) string {
+	for i, n := range paramNames(c.route.Path) {
+		if n == name {
+			return c.params[i]
+		}
+	}
+	return ""
+}
+
+// Catalog is the catalog snapshot this call reads from: one consistent
+// version for the whole request.
+func (c *Call) Catalog() *catalog.Catalog { return c.cat }
+
+// RequestID is the request's correlation id.
+func (c *Call) RequestID() string { return c.reqID }
+
+// Now is the server clock.
+func (c *Call) Now() time.Time { return c.s.clock() }
+
+// ClientIP is the address of the peer.
+func (c *Call) ClientIP() string { return c.Ctx.RemoteIP().String() }
+
+// bearer returns the token of an Authorization: Bearer header, or "".
+func (c *Call) bearer() string {
+	h := c.Ctx.Request.Header.Peek("Authorization")
+	if len(h) > 7 && strings.EqualFold(string(h[:7]), "bearer ") {
+		return strings.TrimSpace(string(h[7:]))
+	}
+	return ""
+}
+
+// commonHeaders sets the headers every JSON answer carries (spec 2.1).
+func (c *Call) commonHeaders() {
+	h := &c.Ctx.Response.Header
+	h.Set("X-Request-Id", c.reqID)
+	h.Set("X-Service-API-Base", c.s.cfg.BaseURL+PublicBase)
+	h.Set("X-Service-API-Version", APIVersion)
+	h.Set("X-Service-Contract-Version", ContractVersion)
+	h.Set("Cache-Control", "no-store")
+}
+
+// json writes v as the JSON answer with status.
+func (c *Call) json(status int, v any) {
+	c.Ctx.SetStatusCode(status)
+	c.Ctx.SetContentType("application/json")
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.s.log.Error("encode response", "request_id", c.reqID, "err", err)
+		c.Ctx.SetStatusCode(500)
+		b = []byte(`{"success":false,"error":"internal-error"}`)
+	}
+	c.Ctx.SetBody(b)
+}
+
+// ok writes v with the route's success status.
+func (c *Call) ok(v any) {
+	st := c.route.Status
+	if st == 0 {
+		st = 200
+	}
+	c.json(st, v)
+}
+
+// noContent answers 204.
+func (c *Call) noContent() { c.Ctx.SetStatusCode(204) }
+
+// rawJSON writes pre-encoded JSON.
+func (c *Call) rawJSON(status int, b []byte) {
+	c.Ctx.SetStatusCode(status)
+	c.Ctx.SetContentType("application/json")
+	c.Ctx.SetBody(b)
+}
+
+// serve is the fasthttp handler: routing, middleware and dispatch.
+func (s *Server) serve(ctx *fasthttp.RequestCtx) {
+	start := s.clock()
+	path := string(ctx.Path())
+	method := string(ctx.Method())
+	legacy := false
+	if !strings.HasPrefix(path, PublicBase+"/") && path != PublicBase && !strings.HasPrefix(path, AdminBase+"/") && path != AdminBase {
+		// The legacy base serves the public operations at the root.
+		legacy = true
+		if path == "/" {
+			path = PublicBase + "/"
+		} else {
+			path = PublicBase + path
+		}
+	}
+	if path == PublicBase {
+		path = PublicBase + "/"
+	}
+	var params [4]string
+	r, allow := s.table.match(method, path, &params)
+	if r != nil && r.Admin && legacy {
+		r, allow = nil, nil
+	}
+	c := s.acquire(ctx, r)
+	defer s.release(c)
+	c.params, c.legacy, c.start = params, legacy, start
+	c.commonHeaders()
+	if legacy {
+		h := &ctx.Response.Header
+		h.Set("Deprecation", "true")
+		h.Set("Link", "<"+s.cfg.BaseURL+path+">; rel=\"successor-version\"")
+	}
+	switch {
+	case r == nil && len(allow) > 0:
+		ctx.Response.Header.Set("Allow", strings.Join(allow, ", "))
+		c.fail(ErrMethod, "method "+method+" is not allowed on "+path)
+		s.metrics.unroutedReq(405)
+		return
+	case r == nil:
+		c.fail(ErrNotFound, "no operation at "+method+" "+path)
+		s.metrics.unroutedReq(404)
+		return
+	}
+	c.route = r
+	if !s.ingress.allowIP(c) {
+		s.metrics.observe(r, ctx.Response.StatusCode(), start, s.clock())
+		return
+	}
+	r.Handle(c)
+	status := ctx.Response.StatusCode()
+	s.metrics.observe(r, status, start, s.clock())
+	if status >= 500 {
+		s.log.Warn("request failed", "request_id", c.reqID, "op", r.ID, "status", status)
+	} else if r.Admin {
+		s.log.Info("admin request", "request_id", c.reqID, "op", r.ID, "status", status,
+			"ms", strconv.FormatFloat(float64(s.clock().Sub(start).Microseconds())/1000, 'f', 3, 64))
+	}
+}

@@ -1,0 +1,8 @@
+// Package http owns the service's HTTP surface: the fasthttp listener, the
+// route table (the single source of the router, /openapi.json and
+// /postman-collection.json), middleware (request ids, common headers,
+// ingress limits, body limits), the JSON codec and one file per API module.
+//
+// Handlers reach per-key state only through cluster.Router and durable
+// state only through the catalog store; they never touch actors directly.
+package http

@@ -1,0 +1,110 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/persistence"
+)
+
+// ErrorCode is a stable, documented error code. Its HTTP status is fixed
+// here, in one place.
+type ErrorCode struct {
+	Code    string
+	Status  int
+	Meaning string
+}
+
+// The error codes of the ApiError body. /siteverify and the rate-limit
+// check keep the spec's own codes and shapes (see their files).
+var (
+	ErrMalformedJSON   = ErrorCode{"malformed-json", 400, "The body is not one valid JSON object: syntax error, duplicate key, invalid UTF-8 or trailing data."}
+	ErrUnknownField    = ErrorCode{"unknown-field", 400, "The body has a member the operation does not define (names are case-sensitive)."}
+	ErrInvalidField    = ErrorCode{"invalid-field", 400, "A field is missing, has the wrong type or an invalid value; message names it."}
+	ErrUnsupportedType = ErrorCode{"unsupported-media-type", 415, "Content-Type is not one the operation accepts."}
+	ErrBodyTooLarge    = ErrorCode{"body-too-large", 413, "The request body exceeds the size limit."}
+	ErrUnauthorized    = ErrorCode{"unauthorized", 401, "Missing or invalid credential."}
+	ErrForbidden       = ErrorCode{"forbidden", 403, "The credential may not perform this operation."}
+	ErrNotFound        = ErrorCode{"not-found", 404, "No such path, or the named resource does not exist."}
+	ErrMethod          = ErrorCode{"method-not-allowed", 405, "The path exists but not with this method; see the Allow header."}
+	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state."}
+	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
+	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry."}
+	ErrInternal        = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
+)
+
+// apiErrors lists every ApiError code, for the contract.
+var apiErrors = []ErrorCode{
+	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
+	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,
+	ErrUnavailable, ErrInternal,
+}
+
+// APIError is the one error body of every operation other than the two
+// whose shapes the spec fixes.
+type APIError struct {
+	Success   bool   `json:"success" doc:"Always false."`
+	Error     string `json:"error" doc:"Stable error code."`
+	Message   string `json:"message" doc:"Human-readable detail; not stable."`
+	RequestID string `json:"request_id" doc:"Correlates with the X-Request-Id header and server logs."`
+}
+
+// fail writes an ApiError body.
+func (c *Call) fail(code ErrorCode, msg string) {
+	c.failStatus(code.Status, code.Code, msg)
+}
+
+func (c *Call) failStatus(status int, code, msg string) {
+	if msg == "" {
+		msg = code
+	}
+	c.Ctx.Response.Header.Del("Cache-Control")
+	c.json(status, &APIError{Error: code, Message: msg, RequestID: c.reqID})
+}
+
+// failErr maps a domain error to its ApiError.
+func (c *Call) failErr(err error) {
+	var fe *fieldError
+	switch {
+	case errors.As(err, &fe):
+		c.fail(ErrInvalidField, fe.Error())
+	case errors.Is(err, catalog.ErrNotFound):
+		c.fail(ErrNotFound, err.Error())
+	case errors.Is(err, catalog.ErrConflict):
+		c.fail(ErrConflict, err.Error())
+	case isUnavailable(err):
+		c.fail(ErrUnavailable, "the service cannot complete the operation now")
+	default:
+		c.s.log.Error("request failed", "request_id", c.reqID, "op", c.route.ID, "err", err)
+		c.fail(ErrInternal, "internal error")
+	}
+}
+
+// fieldError names an invalid request field.
+type fieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *fieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func invalid(field, msg string) error { return &fieldError{Field: field, Msg: msg} }
+
+func setRetryAfter(h *fasthttp.ResponseHeader, seconds int64) {
+	if seconds < 1 {
+		seconds = 1
+	}
+	h.Set("Retry-After", strconv.FormatInt(seconds, 10))
+}
+
+// isUnavailable reports errors that mean "try again later": no Raft
+// leader, a store shutting down, an owner that did not answer.
+func isUnavailable(err error) bool {
+	return errors.Is(err, cluster.ErrUnavailable) || errors.Is(err, persistence.ErrNotLeader) ||
+		errors.Is(err, persistence.ErrClosed) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,271 @@
+package http
+
+import (
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// The contract is generated from the route table and the Go types of
+// request and answer bodies, so it cannot drift from what the server does.
+// Struct tags add what types cannot say: `doc` (description), `enum`
+// (values separated by |), `required:"true"`, `format`, `example`.
+
+type schemaGen struct {
+	components map[string]any
+	seen       map[reflect.Type]string
+}
+
+func (g *schemaGen) ref(v any) map[string]any {
+	if v == nil {
+		return nil
+	}
+	return g.schema(reflect.TypeOf(v))
+}
+
+var timeType = reflect.TypeOf(time.Time{})
+
+func (g *schemaGen) schema(t reflect.Type) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return map[string]any{"type": "string", "contentEncoding": "base64"}
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Slice, reflect.Array:
+		return map[string]any{"type": "array", "items": g.schema(t.Elem())}
+	case reflect.Map:
+		return map[string]any{"type": "object", "additionalProperties": g.schema(t.Elem())}
+	case reflect.Interface:
+		return map[string]any{}
+	case reflect.Struct:
+		name, ok := g.seen[t]
+		if !ok {
+			name = t.Name()
+			if name == "" {
+				return g.object(t)
+			}
+			g.seen[t] = name
+			g.components[name] = map[string]any{} // placeholder against recursion
+			g.components[name] = g.object(t)
+		}
+		return map[string]any{"$ref": "#/components/schemas/" + name}
+	}
+	return map[string]any{}
+}
+
+func (g *schemaGen) object(t reflect.Type) map[string]any {
+	props := map[string]any{}
+	var required []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		}
+		s := g.schema(f.Type)
+		if f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() != reflect.Struct {
+			if typ, ok := s["type"].(string); ok {
+				s = clone(s)
+				s["type"] = []any{typ, "null"}
+			}
+		}
+		if doc := f.Tag.Get("doc"); doc != "" {
+			s = withRefSafe(s, "description", doc)
+		}
+		if enum := f.Tag.Get("enum"); enum != "" {
+			var vals []any
+			for _, v := range strings.Split(enum, "|") {
+				vals = append(vals, v)
+			}
+			s = withRefSafe(s, "enum", vals)
+		}
+		if fm := f.Tag.Get("format"); fm != "" {
+			s = withRefSafe(s, "format", fm)
+		}
+		if f.Tag.Get("required") == "true" {
+			required = append(required, name)
+		}
+		props[name] = s
+	}
+	out := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		sort.Strings(required)
+		out["required"] = required
+	}
+	return out
+}
+
+func clone(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// withRefSafe adds a keyword; OpenAPI 3.1 allows siblings of $ref.
+func withRefSafe(s map[string]any, k string, v any) map[string]any {
+	s = clone(s)
+	s[k] = v
+	return s
+}
+
+// securitySchemes of spec section 5, by Auth.
+var securitySchemes = map[Auth]map[string]any{
+	AuthAdmin:      {"type": "http", "scheme": "bearer", "description": "Admin token: generated on first start into <data-dir>/admin-token, or TRUSTD_ADMIN_TOKEN."},
+	AuthSiteSecret: {"type": "http", "scheme": "bearer", "description": "A site's private secret (server-side only). Operations that say so also accept it as the body field secret."},
+	AuthSiteKey:    {"type": "apiKey", "in": "query", "name": "sitekey", "description": "The public site key; the browser widget sends it in the body field sitekey."},
+	AuthMobile:     {"type": "http", "scheme": "bearer", "description": "A registered mobile app's server secret, plus platform and app_id in the body."},
+	AuthCredential: {"type": "http", "scheme": "bearer", "description": "A scoped server credential."},
+}
+
+// SpecError is the fixed error body of /siteverify and the rate-limit check.
+type SpecError struct {
+	Success bool   `json:"success" required:"true"`
+	Error   string `json:"error" required:"true" doc:"Error code of spec section 7.2 or 7.3."`
+}
+
+// openAPI builds the OpenAPI 3.1 document of every route.
+func (s *Server) openAPI() map[string]any {
+	g := &schemaGen{components: map[string]any{}, seen: map[reflect.Type]string{}}
+	apiErr := g.ref(APIError{})
+	specErr := g.ref(SpecError{})
+	paths := map[string]any{}
+	usedSchemes := map[string]any{}
+	for _, r := range s.table.routes {
+		item, _ := paths[r.FullPath()].(map[string]any)
+		if item == nil {
+			item = map[string]any{}
+			paths[r.FullPath()] = item
+		}
+		op := map[string]any{
+			"operationId": r.ID,
+			"summary":     r.Summary,
+			"tags":        []any{r.Tag},
+		}
+		var params []any
+		for _, p := range paramNames(r.Path) {
+			params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		}
+		if params != nil {
+			op["parameters"] = params
+		}
+		if len(r.Auth) > 0 {
+			var sec []any
+			for _, a := range r.Auth {
+				name := string(a)
+				usedSchemes[name] = securitySchemes[a]
+				sec = append(sec, map[string]any{name: []any{}})
+			}
+			op["security"] = sec
+		} else {
+			op["security"] = []any{}
+		}
+		if r.Body != nil {
+			content := map[string]any{"application/json": map[string]any{"schema": g.ref(r.Body)}}
+			if r.Form {
+				content["application/x-www-form-urlencoded"] = map[string]any{"schema": g.ref(r.Body)}
+			}
+			op["requestBody"] = map[string]any{"required": true, "content": content}
+		}
+		responses := map[string]any{}
+		status := r.Status
+		if status == 0 {
+			status = 200
+		}
+		okResp := map[string]any{"description": "Success."}
+		switch {
+		case r.ContentType != "":
+			okResp["content"] = map[string]any{r.ContentType: map[string]any{"schema": map[string]any{"type": "string"}}}
+		case r.Result != nil:
+			okResp["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(r.Result)}}
+		}
+		responses[strconv.Itoa(status)] = okResp
+		errBody := apiErr
+		if r.SpecErrors {
+			errBody = specErr
+		}
+		byStatus := map[int][]string{}
+		for _, e := range append(append([]ErrorCode{}, r.Errors...), ErrMethod, ErrRateLimited) {
+			byStatus[e.Status] = append(byStatus[e.Status], e.Code+": "+e.Meaning)
+		}
+		for st, codes := range byStatus {
+			body := errBody
+			if st == 405 {
+				body = apiErr
+			}
+			responses[strconv.Itoa(st)] = map[string]any{
+				"description": strings.Join(dedupe(codes), "\n"),
+				"content":     map[string]any{"application/json": map[string]any{"schema": body}},
+			}
+		}
+		op["responses"] = responses
+		item[strings.ToLower(r.Method)] = op
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":       "trustd Trust and Verification API",
+			"version":     ContractVersion,
+			"description": "Generated from the route table of the running node. Every JSON answer carries X-Request-Id, X-Service-API-Base, X-Service-API-Version and X-Service-Contract-Version. The legacy base (the same paths without /v1) is deprecated, has no sunset, and adds Deprecation and Link: rel=\"successor-version\" headers.",
+		},
+		"servers": []any{map[string]any{"url": s.cfg.BaseURL}},
+		"paths":   paths,
+		"components": map[string]any{
+			"schemas":         g.components,
+			"securitySchemes": usedSchemes,
+		},
+	}
+}
+
+func dedupe(in []string) []string {
+	sort.Strings(in)
+	out := in[:0]
+	for i, v := range in {
+		if i == 0 || v != in[i-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// example renders a zero-valued instance of a body type, for the collection.
+func example(v any) string {
+	if v == nil {
+		return ""
+	}
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	b, err := json.Marshal(reflect.New(t).Interface(), json.Deterministic(true))
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}

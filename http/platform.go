@@ -1,0 +1,91 @@
+package http
+
+import (
+	"sync"
+
+	"github.com/go-json-experiment/json"
+)
+
+// ServiceInfo is the answer of GET /.
+type ServiceInfo struct {
+	Service string `json:"service" required:"true"`
+	Version string `json:"version" required:"true" doc:"API version."`
+	Status  string `json:"status" required:"true" enum:"ok|degraded"`
+	BaseURL string `json:"base_url" required:"true" doc:"Canonical API base."`
+	Node    string `json:"node" doc:"The node that answered."`
+}
+
+// Changelog is the answer of GET /changelog.json.
+type Changelog struct {
+	Current   string              `json:"current" required:"true"`
+	Revisions []ChangelogRevision `json:"revisions" required:"true"`
+}
+
+// ChangelogRevision is one contract revision.
+type ChangelogRevision struct {
+	Version string   `json:"version" required:"true"`
+	Date    string   `json:"date" required:"true" format:"date"`
+	Changes []string `json:"changes" required:"true"`
+}
+
+// changelog lists the spec's contract revisions (section 9), then ours.
+var changelog = Changelog{
+	Current: ContractVersion,
+	Revisions: []ChangelogRevision{
+		{"2026-08-05.2", "2026-08-05", []string{"Human verification, documents, identity sessions, journeys, trust, agents, account defence."}},
+		{"2026-08-05.3", "2026-08-05", []string{"Contract revision (details not published)."}},
+		{"2026-08-06.1", "2026-08-06", []string{"Contract revision (details not published)."}},
+		{"2026-08-06.8", "2026-08-06", []string{"Contract revision (details not published)."}},
+		{"2026-08-08.1", "2026-08-08", []string{"Rate limiting: POST /rate-limit/check and mobile counterpart."}},
+		{"2026-08-08.2", "2026-08-08", []string{"Concurrency control: expiring leases."}},
+		{"2026-08-08.3", "2026-08-08", []string{"Dependency resilience: admission and feedback. 121 public operations."}},
+		{"2026-08-08.3+trustd.1", "2026-11-22", []string{
+			"trustd: shapes designed for operations the spec leaves 'not shown' (ApiError body, admin API, challenge protocol, sandbox, leases, admission, pre-clearance).",
+			"Legacy base served with Deprecation and Link rel=successor-version headers; no sunset.",
+		}},
+	},
+}
+
+// contractCache renders the generated documents once: the route table
+// never changes while the server runs.
+type contractCache struct {
+	once            sync.Once
+	openapi, postmn []byte
+}
+
+func (s *Server) contract() (openapi, postman []byte) {
+	cc := &s.mods.contract
+	cc.once.Do(func() {
+		cc.openapi, _ = json.Marshal(s.openAPI(), json.Deterministic(true))
+		cc.postmn, _ = json.Marshal(s.postman(), json.Deterministic(true))
+	})
+	return cc.openapi, cc.postmn
+}
+
+func (s *Server) platformRoutes() []Route {
+	return []Route{
+		{Method: "GET", Path: "/", ID: "getServiceInfo", Tag: "Platform", Summary: "Service metadata.",
+			Result: &ServiceInfo{}, Handle: func(c *Call) {
+				status := "ok"
+				if !s.store.Ready() {
+					status = "degraded"
+				}
+				c.ok(&ServiceInfo{Service: ServiceName, Version: APIVersion, Status: status,
+					BaseURL: s.cfg.BaseURL + PublicBase, Node: s.cfg.NodeID})
+			}},
+		{Method: "GET", Path: "/openapi.json", ID: "getOpenAPI", Tag: "Platform", Summary: "The OpenAPI 3.1 contract of every operation this node serves.",
+			ContentType: "application/json", Handle: func(c *Call) {
+				doc, _ := s.contract()
+				c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+				c.rawJSON(200, doc)
+			}},
+		{Method: "GET", Path: "/postman-collection.json", ID: "getPostmanCollection", Tag: "Platform", Summary: "A Postman v2.1 collection generated from the same route table.",
+			ContentType: "application/json", Handle: func(c *Call) {
+				_, col := s.contract()
+				c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+				c.rawJSON(200, col)
+			}},
+		{Method: "GET", Path: "/changelog.json", ID: "getChangelog", Tag: "Platform", Summary: "Machine-readable contract changelog.",
+			Result: &Changelog{}, Handle: func(c *Call) { c.ok(&changelog) }},
+	}
+}

@@ -1,0 +1,19 @@
+package http
+
+// modules holds the state of the API modules, each built in its own file.
+type modules struct {
+	contract contractCache
+}
+
+func newModules(s *Server) modules {
+	return modules{}
+}
+
+// routes assembles the route table from every module. Adding a module is
+// one line here and one file beside this one.
+func (s *Server) routes() []Route {
+	var rs []Route
+	rs = append(rs, s.platformRoutes()...)
+	rs = append(rs, s.adminRoutes()...)
+	return rs
+}

@@ -1,0 +1,43 @@
+package node
+
+import (
+	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// raftCollector exports the Raft state on each scrape.
+type raftCollector struct {
+	n                        *Node
+	state, last, applied, ix *prometheus.Desc
+}
+
+func (n *Node) raftCollector() prometheus.Collector {
+	return &raftCollector{n: n,
+		state:   prometheus.NewDesc("trustd_raft_state", "Raft state of this node (1 for the current state).", []string{"state"}, nil),
+		last:    prometheus.NewDesc("trustd_raft_last_index", "Last Raft log index.", nil, nil),
+		applied: prometheus.NewDesc("trustd_raft_applied_index", "Last applied Raft index.", nil, nil),
+		ix:      prometheus.NewDesc("trustd_catalog_index", "Raft index of the catalog served.", nil, nil),
+	}
+}
+
+func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.state
+	ch <- c.last
+	ch <- c.applied
+	ch <- c.ix
+}
+
+func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
+	r := c.n.store.Raft()
+	cur := r.State()
+	for _, s := range []raft.RaftState{raft.Follower, raft.Candidate, raft.Leader, raft.Shutdown} {
+		v := 0.0
+		if s == cur {
+			v = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.state, prometheus.GaugeValue, v, s.String())
+	}
+	ch <- prometheus.MustNewConstMetric(c.last, prometheus.GaugeValue, float64(r.LastIndex()))
+	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(r.AppliedIndex()))
+	ch <- prometheus.MustNewConstMetric(c.ix, prometheus.GaugeValue, float64(c.n.store.Catalog().Index))
+}

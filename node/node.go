@@ -1,0 +1,291 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	nethttp "net/http"
+	"net/http/pprof"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster"
+	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/persistence"
+)
+
+// Config is everything a node is started with; cmd/trustd fills it from
+// flags and the environment.
+type Config struct {
+	DataDir  string
+	HTTPAddr string
+	OpsAddr  string
+	NodeID   string
+	RaftAddr string
+	// BaseURL overrides the public address announced in headers and the
+	// contract (default: http://<HTTPAddr>).
+	BaseURL string
+	// AdminToken, when set (TRUSTD_ADMIN_TOKEN), is accepted as well as the
+	// generated one.
+	AdminToken string
+	Dev        bool
+	Shards     int
+	// Ingress limits per client IP and per credential (requests/second).
+	IngressIPRate, IngressCredRate int
+	MaxBodyBytes                   int
+	// FastRaft shortens Raft timeouts (tests on loopback).
+	FastRaft bool
+	Logger   *slog.Logger
+}
+
+// Node is a running trustd node.
+type Node struct {
+	cfg      Config
+	log      *slog.Logger
+	store    *persistence.Store
+	actors   *actors.System
+	router   *cluster.Router
+	api      *api.Server
+	apiLn    net.Listener
+	ops      *nethttp.Server
+	opsLn    net.Listener
+	adminTok string
+	dev      *DevCredentials
+	served   chan error
+}
+
+// Start opens the data dir and starts serving. It returns once the node is
+// ready: Raft has a leader and the catalog is loaded.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = "data"
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("node: data dir: %w", err)
+	}
+	if cfg.NodeID == "" {
+		id, err := loadOrCreate(filepath.Join(cfg.DataDir, "node-id"), func() string { return "node-" + uuid.NewString()[:8] })
+		if err != nil {
+			return nil, err
+		}
+		cfg.NodeID = id
+	}
+	if cfg.RaftAddr == "" {
+		cfg.RaftAddr = "127.0.0.1:8300"
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 2)}
+	var err error
+	n.store, err = persistence.Open(persistence.Config{DataDir: cfg.DataDir, NodeID: cfg.NodeID,
+		BindAddr: cfg.RaftAddr, Bootstrap: true, Fast: cfg.FastRaft, Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	if err := n.store.WaitReady(ctx); err != nil {
+		n.store.Close()
+		return nil, err
+	}
+	if err := n.waitLeader(ctx); err != nil {
+		n.store.Close()
+		return nil, err
+	}
+	if err := n.bootstrapSecrets(ctx); err != nil {
+		n.store.Close()
+		return nil, err
+	}
+	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards}, nil)
+	n.router = cluster.SingleNode(cfg.NodeID, n.actors, 500*time.Millisecond)
+
+	n.apiLn, err = net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		n.closeCore()
+		return nil, fmt.Errorf("node: listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	base := cfg.BaseURL
+	if base == "" {
+		base = "http://" + n.apiLn.Addr().String()
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(n.raftCollector())
+	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
+		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes,
+		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
+		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
+	}, n.store, n.router, reg, cfg.Logger)
+	go func() { n.served <- n.api.Serve(n.apiLn) }()
+
+	if cfg.OpsAddr != "" {
+		if err := n.startOps(reg); err != nil {
+			n.Close(context.Background())
+			return nil, err
+		}
+	}
+	if cfg.Dev {
+		if n.dev, err = n.seedDev(ctx); err != nil {
+			n.Close(context.Background())
+			return nil, fmt.Errorf("node: seed dev workspace: %w", err)
+		}
+	}
+	n.log.Info("node ready", "node_id", cfg.NodeID, "api", n.APIURL(), "ops", n.OpsAddr(), "data_dir", cfg.DataDir)
+	return n, nil
+}
+
+func (n *Node) waitLeader(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !n.store.IsLeader() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node: no raft leader: %w", ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// APIURL is the base address of the API listener.
+func (n *Node) APIURL() string { return "http://" + n.apiLn.Addr().String() }
+
+// OpsAddr is the address of the ops listener, or "".
+func (n *Node) OpsAddr() string {
+	if n.opsLn == nil {
+		return ""
+	}
+	return n.opsLn.Addr().String()
+}
+
+// AdminToken is the admin token generated on first start.
+func (n *Node) AdminToken() string { return n.adminTok }
+
+// Dev returns the --dev credentials, or nil.
+func (n *Node) Dev() *DevCredentials { return n.dev }
+
+// Store exposes the Raft store (tests, cluster tooling).
+func (n *Node) Store() *persistence.Store { return n.store }
+
+// bootstrapSecrets makes sure the cluster has an admin token and signing
+// keys. Both are created once, by the first node, through Raft.
+func (n *Node) bootstrapSecrets(ctx context.Context) error {
+	path := filepath.Join(n.cfg.DataDir, "admin-token")
+	cat := n.store.Catalog()
+	if !cat.HasAdminToken {
+		tok := api.NewSecret("adm_")
+		if err := writeSecretFile(path, tok+"\n"); err != nil {
+			return err
+		}
+		if _, err := n.store.Apply(ctx, &catalog.SetAdminToken{Hash: catalog.HashSecret(tok)}); err != nil {
+			return fmt.Errorf("node: install admin token: %w", err)
+		}
+	}
+	if b, err := os.ReadFile(path); err == nil {
+		n.adminTok = strings.TrimSpace(string(b))
+	}
+	for _, purpose := range []string{catalog.KeyLive, catalog.KeySandbox} {
+		if n.store.Catalog().SigningKey(purpose) != nil {
+			continue
+		}
+		secret := make([]byte, 32)
+		_, _ = rand.Read(secret)
+		k := catalog.SigningKey{ID: purpose[:1] + uuid.NewString()[:7], Purpose: purpose, Secret: secret, CreatedAt: time.Now().UTC()}
+		if _, err := n.store.Apply(ctx, &catalog.AddSigningKey{Key: k}); err != nil {
+			return fmt.Errorf("node: create %s signing key: %w", purpose, err)
+		}
+	}
+	return nil
+}
+
+func (n *Node) startOps(reg *prometheus.Registry) error {
+	ln, err := net.Listen("tcp", n.cfg.OpsAddr)
+	if err != nil {
+		return fmt.Errorf("node: ops listen on %s: %w", n.cfg.OpsAddr, err)
+	}
+	n.opsLn = ln
+	mux := nethttp.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w nethttp.ResponseWriter, _ *nethttp.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("/readyz", func(w nethttp.ResponseWriter, _ *nethttp.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if !n.store.Ready() {
+			w.WriteHeader(nethttp.StatusServiceUnavailable)
+			_, _ = w.Write([]byte(`{"status":"not-ready","reason":"no raft leader or catalog not loaded"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ready"}`))
+	})
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	n.ops = &nethttp.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := n.ops.Serve(ln); err != nil && !errors.Is(err, nethttp.ErrServerClosed) {
+			n.served <- err
+		}
+	}()
+	return nil
+}
+
+// Close shuts down gracefully: stop accepting, finish in-flight requests,
+// snapshot the catalog, close the stores.
+func (n *Node) Close(ctx context.Context) error {
+	var errs []error
+	if n.api != nil {
+		if err := n.api.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if n.ops != nil {
+		if err := n.ops.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, n.closeCore())
+	return errors.Join(errs...)
+}
+
+func (n *Node) closeCore() error {
+	if n.actors != nil {
+		n.actors.Stop()
+	}
+	return n.store.Close()
+}
+
+// Done reports a listener that stopped with an error.
+func (n *Node) Done() <-chan error { return n.served }
+
+func loadOrCreate(path string, mk func() string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	v := mk()
+	if err := writeSecretFile(path, v+"\n"); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+func writeSecretFile(path, content string) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return fmt.Errorf("node: write %s: %w", path, err)
+	}
+	return nil
+}
