@@ -221,7 +221,7 @@ func (s *Server) adminRoutes() []Route {
 			})},
 		{Method: "POST", Path: ws + "/sites/{site_id}/rotate-secret", Admin: true, ID: "rotateSiteSecret", Tag: "Admin", Auth: a,
 			Summary: "Issue a new site secret; the old one keeps working for a grace period.",
-			Body: &RotateInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.rotateSecret)},
+			Body:    &RotateInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.rotateSecret)},
 		{Method: "POST", Path: ws + "/mobile-apps", Admin: true, ID: "createMobileApp", Tag: "Admin", Auth: a, Summary: "Register a mobile app; the answer holds its server secret, once.",
 			Body: &MobileAppInput{}, Status: 201, Result: &MobileAppView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.createMobileApp)},
 		{Method: "GET", Path: ws + "/mobile-apps", Admin: true, ID: "listMobileApps", Tag: "Admin", Auth: a, Summary: "List mobile apps.",
