@@ -113,8 +113,9 @@ func (o *flatObject) scan(body []byte) error {
 		case c == '-' || isDigit(c):
 			m.kind = flatNumber
 			var end int
-			end, err = number(body, i)
-			m.val, i = body[i:end], end
+			if end, err = number(body, i); err == nil {
+				m.val, i = body[i:end], end
+			}
 		case c == 't':
 			m.kind, m.val, i, err = flatBool, body[i:min(i+4, len(body))], i+4, literal(body, i, "true")
 		case c == 'f':

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/ratelimit"
 )
 
@@ -127,6 +128,9 @@ type policyStats struct {
 type rateLimitModule struct {
 	s   *Server
 	ask asker
+	// local reports whether this node owns key; nil means every key is
+	// treated as local.
+	local func(key string) bool
 
 	cur atomic.Pointer[matcherSet]
 	mu  sync.Mutex // serialises rebuilds and guards stats
@@ -138,8 +142,9 @@ type rateLimitModule struct {
 
 func newRateLimitModule(s *Server) *rateLimitModule {
 	m := &rateLimitModule{s: s, stats: map[string]*policyStats{}}
-	if s.router != nil {
-		m.ask = s.router
+	if r := s.router; r != nil {
+		m.ask = r
+		m.local = func(key string) bool { return r.Ring().OwnsLocally(cluster.Partition(key)) }
 	}
 	m.checks.New = func() any { return new(rlCheck) }
 	if s.reg != nil {
