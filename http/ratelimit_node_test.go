@@ -202,3 +202,38 @@ func TestRateLimitCheckExactUnderConcurrency(t *testing.T) {
 		t.Fatalf("allowed %d, refused %d; want exactly %d allowed of %d", allowed, refused, capacity, 64*5)
 	}
 }
+
+func TestContractDescribesTheTrafficRoutes(t *testing.T) {
+	tn := mustStartNode(t)
+	st, _, b := tn.do("GET", "/openapi.json", "", nil)
+	if st != 200 {
+		t.Fatal(st)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string         `json:"operationId"`
+			Responses   map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(b, &doc, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	for path, id := range map[string]string{
+		"/v1/rate-limit/check": "rateLimitCheck", "/v1/mobile/rate-limit/check": "mobileRateLimitCheck",
+		"/v1/api-protection/assess": "apiProtectionAssess", "/v1/api-protection/feedback": "apiProtectionFeedback",
+		"/admin/v1/workspaces/{workspace_id}/rate-limit-policies/{policy_id}/stats": "rateLimitPolicyStats",
+	} {
+		op, ok := doc.Paths[path]["post"]
+		if !ok {
+			op, ok = doc.Paths[path]["get"]
+		}
+		if !ok || op.OperationID != id {
+			t.Errorf("%s: %+v", path, doc.Paths[path])
+		}
+	}
+	for _, code := range []string{"400", "403", "429", "503"} {
+		if _, ok := doc.Paths["/v1/rate-limit/check"]["post"].Responses[code]; !ok {
+			t.Errorf("the check documents no %s answer", code)
+		}
+	}
+}

@@ -397,9 +397,17 @@ type RateLimitCheckInput struct {
 
 // MobileRateLimitCheckInput is the body of POST /mobile/rate-limit/check.
 type MobileRateLimitCheckInput struct {
-	RateLimitCheckInput
-	Platform string `json:"platform" required:"true" doc:"Registered platform, e.g. android."`
-	AppID    string `json:"app_id" required:"true" doc:"Registered application identifier."`
+	Secret                    string `json:"secret,omitempty" doc:"The mobile server secret, when not sent as Authorization: Bearer."`
+	Action                    string `json:"action" required:"true"`
+	Method                    string `json:"method,omitempty"`
+	SubjectID                 string `json:"subject_id,omitempty"`
+	DeviceID                  string `json:"device_id,omitempty"`
+	Route                     string `json:"route,omitempty"`
+	ScopeKey                  string `json:"scope_key,omitempty"`
+	Cost                      int64  `json:"cost,omitempty"`
+	APIProtectionAssessmentID string `json:"api_protection_assessment_id,omitempty" format:"uuid"`
+	Platform                  string `json:"platform" required:"true" doc:"Registered platform, e.g. android."`
+	AppID                     string `json:"app_id" required:"true" doc:"Registered application identifier."`
 }
 
 // RateLimitDecision is the answer of the check (spec 2.10).
