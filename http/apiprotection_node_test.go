@@ -8,7 +8,7 @@ import (
 	api "github.com/trustd/trustd/http"
 )
 
-func (tn *testNode) assess(bearer string, body map[string]any) (int, api.APIAssessment, []byte) {
+func (tn *rlNode) assess(bearer string, body map[string]any) (int, api.APIAssessment, []byte) {
 	tn.t.Helper()
 	st, _, b := tn.do("POST", "/v1/api-protection/assess", bearer, body)
 	var a api.APIAssessment
@@ -21,7 +21,7 @@ func (tn *testNode) assess(bearer string, body map[string]any) (int, api.APIAsse
 }
 
 func TestAPIProtectionAssess(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	var pol api.APIProtectionPolicyView
 	tn.admin("POST", tn.wsPath("/api-protection-policies"), map[string]any{"name": "orders", "path_pattern": "/v2/orders/*",
 		"require_authentication": true, "enforcement_mode": "enforce",
@@ -114,7 +114,7 @@ func TestAPIProtectionAssess(t *testing.T) {
 }
 
 func TestAPIProtectionFeedback(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	tn.admin("POST", tn.wsPath("/api-protection-policies"), map[string]any{"name": "all", "path_pattern": "*"}, 201, nil)
 	_, a, _ := tn.assess(tn.credential, map[string]any{"method": "GET", "path": "/x", "subject_id": "eve"})
 	fb := func(body map[string]any) (int, api.FeedbackRecord) {
@@ -159,7 +159,7 @@ func TestAPIProtectionFeedback(t *testing.T) {
 }
 
 func TestAdaptiveCost(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	tn.admin("POST", tn.wsPath("/api-protection-policies"), map[string]any{"name": "strict", "path_pattern": "*", "require_authentication": true,
 		"limits": map[string]any{"body_bytes": 10}}, 201, nil)
 	tn.policy(map[string]any{"name": "adaptive", "action_pattern": "pay", "adaptive_cost": true,
@@ -205,7 +205,7 @@ func TestAdaptiveCost(t *testing.T) {
 }
 
 func TestPolicyAdminValidation(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	good := func(extra map[string]any) map[string]any {
 		b := map[string]any{"name": "p", "target": map[string]any{"type": "workspace"}, "action_pattern": "*", "scope": "workspace",
 			"bucket": map[string]any{"capacity": 5, "refill_amount": 1, "refill_interval_seconds": 60}}

@@ -15,9 +15,9 @@ import (
 	"github.com/trustd/trustd/node"
 )
 
-// testNode is a real single node on loopback with one workspace, a site and
+// rlNode is a real single node on loopback with one workspace, a site and
 // a mobile app.
-type testNode struct {
+type rlNode struct {
 	t            testing.TB
 	n            *node.Node
 	base         string
@@ -29,7 +29,7 @@ type testNode struct {
 	credential   string
 }
 
-func mustStartNode(t testing.TB) *testNode {
+func mustStartRLNode(t testing.TB) *rlNode {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -42,7 +42,7 @@ func mustStartNode(t testing.TB) *testNode {
 		defer cancel()
 		_ = n.Close(ctx)
 	})
-	tn := &testNode{t: t, n: n, base: n.APIURL()}
+	tn := &rlNode{t: t, n: n, base: n.APIURL()}
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
@@ -68,10 +68,10 @@ func mustStartNode(t testing.TB) *testNode {
 	return tn
 }
 
-func (tn *testNode) wsPath(p string) string { return "/admin/v1/workspaces/" + tn.ws + p }
+func (tn *rlNode) wsPath(p string) string { return "/admin/v1/workspaces/" + tn.ws + p }
 
 // do sends a request and returns status, headers and body.
-func (tn *testNode) do(method, path, bearer string, body any) (int, nethttp.Header, []byte) {
+func (tn *rlNode) do(method, path, bearer string, body any) (int, nethttp.Header, []byte) {
 	tn.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -102,7 +102,7 @@ func (tn *testNode) do(method, path, bearer string, body any) (int, nethttp.Head
 	return resp.StatusCode, resp.Header, out
 }
 
-func (tn *testNode) admin(method, path string, body any, want int, out any) {
+func (tn *rlNode) admin(method, path string, body any, want int, out any) {
 	tn.t.Helper()
 	st, _, b := tn.do(method, path, tn.n.AdminToken(), body)
 	if st != want {
@@ -116,7 +116,7 @@ func (tn *testNode) admin(method, path string, body any, want int, out any) {
 }
 
 // policy creates a rate-limit policy from defaults overridden by fields.
-func (tn *testNode) policy(fields map[string]any) string {
+func (tn *rlNode) policy(fields map[string]any) string {
 	tn.t.Helper()
 	body := map[string]any{"name": "p", "target": map[string]any{"type": "workspace"}, "action_pattern": "*",
 		"scope": "workspace", "bucket": map[string]any{"capacity": 5, "refill_amount": 1, "refill_interval_seconds": 3600},
@@ -135,7 +135,7 @@ func (tn *testNode) policy(fields map[string]any) string {
 
 // check calls the rate-limit check with the site secret as bearer and
 // decodes the answer strictly into the contract type.
-func (tn *testNode) check(body map[string]any) api.RateLimitDecision {
+func (tn *rlNode) check(body map[string]any) api.RateLimitDecision {
 	tn.t.Helper()
 	st, _, b := tn.do("POST", "/v1/rate-limit/check", tn.secret, body)
 	if st != 200 {
@@ -148,7 +148,7 @@ func (tn *testNode) check(body map[string]any) api.RateLimitDecision {
 	return d
 }
 
-func (tn *testNode) specErr(path, bearer string, body any) (int, string) {
+func (tn *rlNode) specErr(path, bearer string, body any) (int, string) {
 	tn.t.Helper()
 	st, _, b := tn.do("POST", path, bearer, body)
 	var e struct {
@@ -165,7 +165,7 @@ func (tn *testNode) specErr(path, bearer string, body any) (int, string) {
 }
 
 func TestRateLimitCheckExactUnderConcurrency(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	const capacity = 100
 	tn.policy(map[string]any{"bucket": map[string]any{"capacity": capacity, "refill_amount": 1, "refill_interval_seconds": 31536000},
 		"scope": "subject"})
@@ -204,7 +204,7 @@ func TestRateLimitCheckExactUnderConcurrency(t *testing.T) {
 }
 
 func TestContractDescribesTheTrafficRoutes(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	st, _, b := tn.do("GET", "/openapi.json", "", nil)
 	if st != 200 {
 		t.Fatal(st)

@@ -18,7 +18,7 @@ func hasReason(codes []string, want string) bool {
 }
 
 func TestRateLimitCheckRules(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 
 	t.Run("rule 5: no matching policy allows with no-matching-policy", func(t *testing.T) {
 		d := tn.check(map[string]any{"action": "nothing.here"})
@@ -200,7 +200,7 @@ func TestRateLimitCheckRules(t *testing.T) {
 }
 
 func TestRateLimitCheckTargets(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	tn.policy(map[string]any{"name": "site only", "action_pattern": "a", "target": map[string]any{"type": "site", "id": tn.siteID}})
 	tn.policy(map[string]any{"name": "app only", "action_pattern": "a", "target": map[string]any{"type": "mobile_app", "id": tn.mobileID}})
 	d := tn.check(map[string]any{"action": "a"})
@@ -220,7 +220,7 @@ func TestRateLimitCheckTargets(t *testing.T) {
 }
 
 func TestRateLimitCheckErrors(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := mustStartRLNode(t)
 	tn.policy(map[string]any{"name": "subj", "action_pattern": "s", "scope": "subject"})
 	tn.policy(map[string]any{"name": "dev", "action_pattern": "d", "scope": "device"})
 	tn.policy(map[string]any{"name": "route", "action_pattern": "r", "scope": "route"})
