@@ -34,6 +34,7 @@ const (
 	KindIdempotency
 	KindSession
 	KindNonce
+	KindRedeem
 	numKinds = 16
 )
 
