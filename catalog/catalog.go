@@ -173,6 +173,9 @@ type Catalog struct {
 	MobileApps     map[string]*MobileApp  `json:"mobile_apps"`
 	Credentials    map[string]*Credential `json:"credentials"`
 	Keys           []*SigningKey          `json:"keys"`
+	// Feedback and FeedbackTallies are detection feedback (feedback.go).
+	Feedback        map[string]*FeedbackRecord `json:"feedback"`
+	FeedbackTallies map[string]*FeedbackTally  `json:"feedback_tallies"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
