@@ -3,10 +3,11 @@ package http
 // modules holds the state of the API modules, each built in its own file.
 type modules struct {
 	contract contractCache
+	hv       *hvModule
 }
 
 func newModules(s *Server) modules {
-	return modules{}
+	return modules{hv: newHVModule()}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -15,5 +16,6 @@ func (s *Server) routes() []Route {
 	var rs []Route
 	rs = append(rs, s.platformRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
+	rs = append(rs, s.hvRoutes()...)
 	return rs
 }
