@@ -228,3 +228,28 @@ func TestVelocityRaisesDifficulty(t *testing.T) {
 		t.Fatalf("a fresh client got difficulty %d, want %d", d, first)
 	}
 }
+
+func TestHumanVerificationRoutesAreFullyDescribed(t *testing.T) {
+	e := mustNewHVEnv(t)
+	n := 0
+	for _, r := range e.s.routes() {
+		switch r.Tag {
+		case "Human verification", "Sandbox", "Edge", "Detection feedback":
+		default:
+			continue
+		}
+		n++
+		if r.ID == "" || r.Summary == "" || (len(r.Errors) == 0 && r.Method != "GET") {
+			t.Errorf("%s %s lacks an id, summary or errors", r.Method, r.Path)
+		}
+		if r.Method == "POST" && r.Body == nil {
+			t.Errorf("%s %s has no body type", r.Method, r.Path)
+		}
+		if r.Result == nil && r.ContentType == "" && r.Status != 204 && r.Method != "HEAD" {
+			t.Errorf("%s %s has no result type", r.Method, r.Path)
+		}
+	}
+	if n != 16 {
+		t.Fatalf("%d human-verification routes, want 16", n)
+	}
+}
