@@ -19,19 +19,20 @@ type Command interface {
 
 // commands maps a wire kind to a constructor of its command type.
 var commands = map[string]func() Command{
-	"admin_token.set":           func() Command { return &SetAdminToken{} },
-	"signing_key.add":           func() Command { return &AddSigningKey{} },
-	"workspace.create":          func() Command { return &CreateWorkspace{} },
-	"workspace.update":          func() Command { return &UpdateWorkspace{} },
-	"workspace.delete":          func() Command { return &DeleteWorkspace{} },
-	"site.create":               func() Command { return &CreateSite{} },
-	"site.update":               func() Command { return &UpdateSite{} },
-	"site.delete":               func() Command { return &DeleteSite{} },
-	"site.rotate_secret":        func() Command { return &RotateSiteSecret{} },
-	"mobile_app.create":         func() Command { return &CreateMobileApp{} },
-	"mobile_app.delete":         func() Command { return &DeleteMobileApp{} },
-	"credential.create":         func() Command { return &CreateCredential{} },
-	"credential.delete":         func() Command { return &DeleteCredential{} },
+	"admin_token.set":    func() Command { return &SetAdminToken{} },
+	"signing_key.add":    func() Command { return &AddSigningKey{} },
+	"workspace.create":   func() Command { return &CreateWorkspace{} },
+	"workspace.update":   func() Command { return &UpdateWorkspace{} },
+	"workspace.delete":   func() Command { return &DeleteWorkspace{} },
+	"site.create":        func() Command { return &CreateSite{} },
+	"site.update":        func() Command { return &UpdateSite{} },
+	"site.delete":        func() Command { return &DeleteSite{} },
+	"site.rotate_secret": func() Command { return &RotateSiteSecret{} },
+	"mobile_app.create":  func() Command { return &CreateMobileApp{} },
+	"mobile_app.delete":  func() Command { return &DeleteMobileApp{} },
+	"credential.create":  func() Command { return &CreateCredential{} },
+	"credential.delete":  func() Command { return &DeleteCredential{} },
+
 	"detection_feedback.record": func() Command { return &RecordFeedback{} },
 }
 
