@@ -2,7 +2,6 @@ package http_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"io"
 	nethttp "net/http"
@@ -10,25 +9,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/pow"
 )
 
-func mustStartNode(t *testing.T) *node.Node {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Close(context.Background()) })
-	return n
-}
+// plainClient keeps no idle connections, so the node shuts down at once.
+var plainClient = &nethttp.Client{Transport: &nethttp.Transport{DisableKeepAlives: true}}
 
 func call(t *testing.T, method, u string, headers map[string]string, body string, out any) int {
 	t.Helper()
@@ -39,7 +27,7 @@ func call(t *testing.T, method, u string, headers map[string]string, body string
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := nethttp.DefaultClient.Do(req)
+	resp, err := plainClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +45,7 @@ func call(t *testing.T, method, u string, headers map[string]string, body string
 // backend exchange over real HTTP against a real node, including 200
 // parallel exchanges of one token.
 func TestHumanVerificationThroughANode(t *testing.T) {
-	n := mustStartNode(t)
+	n := mustStartNode(t).n
 	api := n.APIURL()
 	admin := map[string]string{"Authorization": "Bearer " + n.AdminToken(), "Content-Type": "application/json"}
 	var ws struct {
@@ -108,7 +96,7 @@ func TestHumanVerificationThroughANode(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := nethttp.Post(api+"/v1/siteverify", "application/x-www-form-urlencoded", bytes.NewReader([]byte(form)))
+			resp, err := plainClient.Post(api+"/v1/siteverify", "application/x-www-form-urlencoded", bytes.NewReader([]byte(form)))
 			if err != nil {
 				t.Error(err)
 				return
