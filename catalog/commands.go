@@ -32,6 +32,12 @@ var commands = map[string]func() Command{
 	"mobile_app.delete":  func() Command { return &DeleteMobileApp{} },
 	"credential.create":  func() Command { return &CreateCredential{} },
 	"credential.delete":  func() Command { return &DeleteCredential{} },
+
+	// Traffic control.
+	"concurrency_constraint.put":    func() Command { return &PutConcurrencyConstraint{} },
+	"concurrency_constraint.delete": func() Command { return &DeleteConcurrencyConstraint{} },
+	"dependency.put":                func() Command { return &PutDependency{} },
+	"dependency.delete":             func() Command { return &DeleteDependency{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -161,7 +167,10 @@ func (c *DeleteWorkspace) Apply(tx *Tx) (any, error) {
 
 // workspaceCascades remove a deleted workspace's records from tables that
 // other files of this package add.
-var workspaceCascades []func(tx *Tx, workspaceID string)
+var workspaceCascades = []func(tx *Tx, workspaceID string){
+	deleteConcurrencyConstraintsOf,
+	deleteDependenciesOf,
+}
 
 // deleteOwned removes every value of the table named name owned by workspace.
 func deleteOwned[V any](tx *Tx, name string, m *map[string]V, workspace string, owner func(V) string) {
