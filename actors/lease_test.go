@@ -11,8 +11,8 @@ import (
 // fakeClock is a shard clock tests move by hand.
 type fakeClock struct{ ns atomic.Int64 }
 
-func (c *fakeClock) now() int64            { return c.ns.Load() }
-func (c *fakeClock) add(d time.Duration)   { c.ns.Add(int64(d)) }
+func (c *fakeClock) now() int64           { return c.ns.Load() }
+func (c *fakeClock) add(d time.Duration)  { c.ns.Add(int64(d)) }
 func newFakeClock(start int64) *fakeClock { c := &fakeClock{}; c.ns.Store(start); return c }
 
 func mustAsk(t testing.TB, s *System, op Op) {
