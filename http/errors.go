@@ -36,6 +36,17 @@ var (
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
 	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry."}
 	ErrInternal        = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
+
+	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or app_id does not match the registered application."}
+	// Concurrency leases and dependency resilience.
+	ErrInvalidLease         = ErrorCode{"invalid-lease", 400, "The lease token is malformed, forged or signed by an unknown key."}
+	ErrLeaseExpired         = ErrorCode{"lease-expired", 409, "The lease no longer holds its slots: it expired, was released, or its holder lost it; acquire a new one."}
+	ErrLeaseContextMismatch = ErrorCode{"lease-context-mismatch", 403, "The lease was issued to another workspace, application, action or scope value."}
+	ErrUnknownDependency    = ErrorCode{"unknown-dependency", 400, "No dependency of this name is configured in the workspace."}
+	ErrInvalidAdmission     = ErrorCode{"invalid-admission", 400, "The admission token is malformed, forged or signed by an unknown key."}
+	ErrAdmissionExpired     = ErrorCode{"admission-expired", 409, "The admission token expired before its feedback; its bulkhead slot and probe were already given back."}
+	ErrAdmissionUsed        = ErrorCode{"admission-used", 409, "Feedback for this admission was already received; an admission reports once."}
+	ErrAdmissionContext     = ErrorCode{"admission-context-mismatch", 403, "The admission was issued to another workspace, application or action."}
 )
 
 // apiErrors lists every ApiError code, for the contract.
@@ -43,6 +54,8 @@ var apiErrors = []ErrorCode{
 	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
 	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,
 	ErrUnavailable, ErrInternal,
+	ErrInvalidAppIdentity, ErrInvalidLease, ErrLeaseExpired, ErrLeaseContextMismatch,
+	ErrUnknownDependency, ErrInvalidAdmission, ErrAdmissionExpired, ErrAdmissionUsed, ErrAdmissionContext,
 }
 
 // APIError is the one error body of every operation other than the two
