@@ -3,7 +3,6 @@ package http_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	nethttp "net/http"
 	"strings"
@@ -126,15 +125,15 @@ func (e *trafficEnv) constraint(body map[string]any) string {
 }
 
 type leaseAnswer struct {
-	Success          bool   `json:"success"`
-	Acquired         bool   `json:"acquired"`
-	LeaseID          string `json:"lease_id"`
-	LeaseToken       string `json:"lease_token"`
-	TTLMs            int64  `json:"ttl_ms"`
-	IdempotentReplay bool   `json:"idempotent_replay"`
-	Constraint       string `json:"constraint"`
-	RetryAfterMs     int64  `json:"retry_after_ms"`
-	ReasonCodes      []string
+	Success          bool     `json:"success"`
+	Acquired         bool     `json:"acquired"`
+	LeaseID          string   `json:"lease_id"`
+	LeaseToken       string   `json:"lease_token"`
+	TTLMs            int64    `json:"ttl_ms"`
+	IdempotentReplay bool     `json:"idempotent_replay"`
+	Constraint       string   `json:"constraint"`
+	RetryAfterMs     int64    `json:"retry_after_ms"`
+	ReasonCodes      []string `json:"reason_codes"`
 	FencingTokens    []struct {
 		Constraint   string
 		FencingToken uint64 `json:"fencing_token"`
@@ -503,5 +502,86 @@ func TestTrafficControlIsInTheContract(t *testing.T) {
 			}
 		}
 	}
-	_ = fmt.Sprint
+}
+
+func TestTrafficAdminValidatesAndManagesConfiguration(t *testing.T) {
+	e := mustStartTrafficNode(t)
+	base := "/workspaces/" + e.ws
+	invalid := []struct {
+		name string
+		path string
+		body map[string]any
+	}{
+		{"a constraint without capacity", "/concurrency-constraints", map[string]any{"name": "a", "action_pattern": "*"}},
+		{"a constraint with zero capacity", "/concurrency-constraints", map[string]any{"name": "a", "action_pattern": "*", "capacity": 0}},
+		{"a constraint with an unknown scope", "/concurrency-constraints", map[string]any{"name": "a", "action_pattern": "*", "capacity": 1, "scope": "planet"}},
+		{"a constraint with a malformed pattern", "/concurrency-constraints", map[string]any{"name": "a", "action_pattern": "pay*", "capacity": 1}},
+		{"a constraint whose default lifetime is outside its bounds", "/concurrency-constraints", map[string]any{"name": "a", "action_pattern": "*", "capacity": 1, "max_ttl_ms": 5000, "default_ttl_ms": 6000}},
+		{"a constraint for an application of no workspace", "/concurrency-constraints", map[string]any{"name": "a", "action_pattern": "*", "capacity": 1, "application_id": "nope"}},
+		{"a dependency without a name", "/dependencies", map[string]any{"window_size": 10}},
+		{"a dependency whose minimum exceeds its window", "/dependencies", map[string]any{"name": "x", "window_size": 10, "minimum_calls": 11}},
+		{"a dependency with a failure rate above 1", "/dependencies", map[string]any{"name": "x", "failure_rate_threshold": 1.5}},
+		{"a dependency with a negative bulkhead", "/dependencies", map[string]any{"name": "x", "max_concurrent": -1}},
+		{"a dependency with no probes", "/dependencies", map[string]any{"name": "x", "half_open_probes": 0}},
+	}
+	for _, tc := range invalid {
+		t.Run(tc.name+" is refused as an invalid field", func(t *testing.T) {
+			var a struct {
+				Error string `json:"error"`
+			}
+			e.admin("POST", base+tc.path, tc.body, 400, &a)
+			if a.Error != "invalid-field" {
+				t.Fatalf("error = %q", a.Error)
+			}
+		})
+	}
+	t.Run("a constraint can be created, scoped to a site, patched, listed and deleted", func(t *testing.T) {
+		id := e.constraint(map[string]any{"name": "site-a", "action_pattern": "*", "capacity": 1, "application_id": e.siteA})
+		e.admin("POST", base+"/concurrency-constraints", map[string]any{"name": "site-a", "action_pattern": "*", "capacity": 1}, 409, nil)
+		var v struct {
+			Capacity int `json:"capacity"`
+			Scope    string
+		}
+		e.admin("PATCH", base+"/concurrency-constraints/"+id, map[string]any{"capacity": 3}, 200, &v)
+		if v.Capacity != 3 {
+			t.Fatalf("capacity after patch = %d", v.Capacity)
+		}
+		var list struct {
+			Constraints []map[string]any `json:"concurrency_constraints"`
+		}
+		e.admin("GET", base+"/concurrency-constraints", nil, 200, &list)
+		if len(list.Constraints) != 1 {
+			t.Fatalf("list = %+v", list)
+		}
+		// Site B is not limited by site A's constraint.
+		if _, a := e.lease("acquire", e.secretB, map[string]any{"action": "x.y"}); !a.Acquired || len(a.ReasonCodes) != 1 || a.ReasonCodes[0] != "no-matching-constraint" {
+			t.Fatalf("site B: %+v", a)
+		}
+		e.admin("DELETE", base+"/concurrency-constraints/"+id, nil, 204, nil)
+		e.admin("GET", base+"/concurrency-constraints/"+id, nil, 404, nil)
+	})
+	t.Run("a dependency shows its breaker's live state", func(t *testing.T) {
+		var d struct {
+			DependencyID string `json:"dependency_id"`
+			MinimumCalls int    `json:"minimum_calls"`
+		}
+		e.admin("POST", base+"/dependencies", map[string]any{"name": "ledger", "window_size": 20}, 201, &d)
+		if d.MinimumCalls != 20 {
+			t.Fatalf("minimum_calls defaults to the window: %d", d.MinimumCalls)
+		}
+		a := e.admit(map[string]any{"dependency": "ledger"})
+		e.feedback(a.AdmissionToken, "failure")
+		var v struct {
+			Live struct {
+				State    string `json:"state"`
+				Calls    int    `json:"calls"`
+				Failures int    `json:"failures"`
+			} `json:"live"`
+		}
+		e.admin("GET", base+"/dependencies/"+d.DependencyID, nil, 200, &v)
+		if v.Live.State != "closed" || v.Live.Calls != 1 || v.Live.Failures != 1 {
+			t.Fatalf("live = %+v", v.Live)
+		}
+		e.admin("DELETE", base+"/dependencies/"+d.DependencyID, nil, 204, nil)
+	})
 }

@@ -32,7 +32,8 @@ const (
 	maxTokenLen = 8192
 )
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: a token has exactly one text, so no two strings carry one claim.
+var b64 = base64.RawURLEncoding.Strict()
 
 // tokenWriter builds a payload.
 type tokenWriter struct{ b []byte }
