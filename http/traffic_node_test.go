@@ -1,52 +1,27 @@
 package http_test
 
 import (
-	"bytes"
-	"context"
-	"io"
-	nethttp "net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/go-json-experiment/json"
-
-	"github.com/trustd/trustd/node"
 )
 
 // trafficEnv is a real node with one workspace, two sites and a mobile
 // app, ready for traffic-control calls.
 type trafficEnv struct {
 	t       *testing.T
-	n       *node.Node
+	tn      *testNode
 	ws      string
 	secret  string // site A
 	secretB string // site B, same workspace
 	siteA   string
 	mobile  string // mobile server secret
-	client  *nethttp.Client
 }
 
 func mustStartTrafficNode(t *testing.T) *trafficEnv {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &nethttp.Transport{MaxIdleConnsPerHost: 64}
-	t.Cleanup(func() {
-		// Idle keep-alive connections would hold the graceful shutdown.
-		tr.CloseIdleConnections()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := n.Close(ctx); err != nil {
-			t.Error(err)
-		}
-	})
-	e := &trafficEnv{t: t, n: n, client: &nethttp.Client{Transport: tr, Timeout: 10 * time.Second}}
+	e := &trafficEnv{t: t, tn: mustStartNode(t)}
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
@@ -71,37 +46,11 @@ func mustStartTrafficNode(t *testing.T) *trafficEnv {
 // do sends a JSON request and decodes the answer into out (when not nil).
 func (e *trafficEnv) do(method, path, bearer string, body any, out any) int {
 	e.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
+	r := e.tn.do(method, path, bearer, body)
+	if out != nil && len(r.body) > 0 {
+		r.decode(e.t, out)
 	}
-	req, err := nethttp.NewRequest(method, e.n.APIURL()+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	resp, err := e.client.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	rb, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if out != nil && len(rb) > 0 {
-		if err := json.Unmarshal(rb, out, json.RejectUnknownMembers(false)); err != nil {
-			e.t.Fatalf("%s %s: %v in %s", method, path, err, rb)
-		}
-	}
-	return resp.StatusCode
+	return r.status
 }
 
 func (e *trafficEnv) admin(method, path string, body any, want int, out any) {
@@ -110,7 +59,7 @@ func (e *trafficEnv) admin(method, path string, body any, want int, out any) {
 	if out == nil {
 		out = &raw
 	}
-	if got := e.do(method, "/admin/v1"+path, e.n.AdminToken(), body, out); got != want {
+	if got := e.do(method, "/admin/v1"+path, e.tn.n.AdminToken(), body, out); got != want {
 		e.t.Fatalf("%s %s = %d, want %d (%v)", method, path, got, want, out)
 	}
 }
