@@ -106,7 +106,7 @@ func (s *Server) dependencyRoutes() []Route {
 	site := []Auth{AuthSiteSecret}
 	mobile := []Auth{AuthMobile}
 	admitErrs := append([]ErrorCode{ErrUnknownDependency}, admitErrors...)
-	fbErrs := append([]ErrorCode{ErrInvalidAdmission, ErrAdmissionExpired, ErrAdmissionUsed, ErrAdmissionContext}, admitErrors...)
+	fbErrs := append([]ErrorCode{ErrInvalidAdmission, ErrAdmissionExpired, ErrAdmissionUsed, ErrAdmissionContext, ErrUnknownDependency}, admitErrors...)
 	return []Route{
 		{Method: "POST", Path: "/dependency-resilience/admit", ID: "admitDependencyCall", Tag: "Traffic control", Auth: site,
 			Summary: "Ask whether a call to a dependency may go ahead: circuit breaker, retry budget and bulkhead.",

@@ -1,6 +1,7 @@
 package http_test
 
 import (
+	nethttp "net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,10 @@ type trafficEnv struct {
 func mustStartTrafficNode(t *testing.T) *trafficEnv {
 	t.Helper()
 	e := &trafficEnv{t: t, tn: mustStartNode(t)}
+	// Runs before the node stops (cleanups run last-in first-out): idle
+	// keep-alive connections left by the parallel tests would otherwise
+	// hold its graceful shutdown.
+	t.Cleanup(nethttp.DefaultClient.CloseIdleConnections)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
@@ -533,4 +538,27 @@ func TestTrafficAdminValidatesAndManagesConfiguration(t *testing.T) {
 		}
 		e.admin("DELETE", base+"/dependencies/"+d.DependencyID, nil, 204, nil)
 	})
+}
+
+func TestMobileAdmissionsCheckTheAppIdentity(t *testing.T) {
+	e := mustStartTrafficNode(t)
+	e.admin("POST", "/workspaces/"+e.ws+"/dependencies", map[string]any{"name": "sync-api"}, 201, nil)
+	id := map[string]any{"platform": "android", "app_id": "com.example.other", "dependency": "sync-api"}
+	var a admitAnswer
+	if st := e.do("POST", "/v1/mobile/dependency-resilience/admit", e.mobile, id, &a); st != 403 || a.Error != "invalid-app-identity" {
+		t.Fatalf("wrong app_id = %d %q", st, a.Error)
+	}
+	id["app_id"] = "com.example.app"
+	if st := e.do("POST", "/v1/mobile/dependency-resilience/admit", e.mobile, id, &a); st != 200 || !a.Admitted {
+		t.Fatalf("mobile admit = %d %+v", st, a)
+	}
+	fb := map[string]any{"platform": "android", "app_id": "com.example.app", "admission_token": a.AdmissionToken, "outcome": "success"}
+	var site admitAnswer
+	if st := e.do("POST", "/v1/dependency-resilience/feedback", e.secret, map[string]any{"admission_token": a.AdmissionToken, "outcome": "success"}, &site); st != 403 {
+		t.Fatalf("a site reporting the app's admission = %d, want 403", st)
+	}
+	var r admitAnswer
+	if st := e.do("POST", "/v1/mobile/dependency-resilience/feedback", e.mobile, fb, &r); st != 200 || !r.Counted || r.State != "closed" {
+		t.Fatalf("mobile feedback = %d %+v", st, r)
+	}
 }
