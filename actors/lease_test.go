@@ -15,12 +15,7 @@ func (c *fakeClock) now() int64           { return c.ns.Load() }
 func (c *fakeClock) add(d time.Duration)  { c.ns.Add(int64(d)) }
 func newFakeClock(start int64) *fakeClock { c := &fakeClock{}; c.ns.Store(start); return c }
 
-func mustAsk(t testing.TB, s *System, op Op) {
-	t.Helper()
-	if err := s.Ask(3, op, time.Second); err != nil {
-		t.Fatal(err)
-	}
-}
+// mustAsk (bucket_test.go) runs ops on shard 3.
 
 func TestLeaseLifecycle(t *testing.T) {
 	clk := newFakeClock(int64(1_700_000_000) * 1e9)
