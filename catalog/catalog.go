@@ -179,11 +179,17 @@ type Catalog struct {
 	Feedback        map[string]*FeedbackRecord `json:"feedback"`
 	FeedbackTallies map[string]*FeedbackTally  `json:"feedback_tallies"`
 
+	// Traffic control (concurrency.go, dependency.go).
+	ConcurrencyConstraints map[string]*ConcurrencyConstraint `json:"concurrency_constraints"`
+	Dependencies           map[string]*Dependency            `json:"dependencies"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site
 	appsBySecret  map[Hash]*MobileApp
 	credsByHash   map[Hash]*Credential
+
+	traffic trafficIndex
 }
 
 // Empty returns the catalog of a new cluster.
@@ -219,6 +225,7 @@ func (c *Catalog) reindex() {
 	for _, cr := range c.Credentials {
 		c.credsByHash[cr.TokenHash] = cr
 	}
+	c.reindexTraffic()
 }
 
 // SiteByKey finds a site by its public site key.

@@ -21,5 +21,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.apiProtectionRoutes()...)
 	rs = append(rs, s.hvRoutes()...)
+	rs = append(rs, s.trafficRoutes()...)
 	return rs
 }
