@@ -36,11 +36,11 @@ type resource struct {
 }
 
 var resources = map[string]resource{
-	"workspaces":  {path: "/workspaces", cols: []string{"workspace_id", "name", "created_at"}},
-	"sites":       {path: "/sites", scoped: true, cols: []string{"site_id", "name", "site_key", "environment", "challenge_mode", "hostnames", "secret"}, lists: []string{"hostnames"}},
-	"mobile-apps": {path: "/mobile-apps", scoped: true, cols: []string{"mobile_app_id", "name", "platform", "app_id", "mobile_secret"}},
-	"credentials": {path: "/credentials", scoped: true, cols: []string{"credential_id", "name", "scopes", "credential"}, lists: []string{"scopes"}},
-	"policies":    {path: "/rate-limit-policies", scoped: true, cols: []string{"policy_id", "name", "action_pattern", "method", "scope", "mode"}},
+	"workspaces":              {path: "/workspaces", cols: []string{"workspace_id", "name", "created_at"}},
+	"sites":                   {path: "/sites", scoped: true, cols: []string{"site_id", "name", "site_key", "environment", "challenge_mode", "hostnames", "secret"}, lists: []string{"hostnames"}},
+	"mobile-apps":             {path: "/mobile-apps", scoped: true, cols: []string{"mobile_app_id", "name", "platform", "app_id", "mobile_secret"}},
+	"credentials":             {path: "/credentials", scoped: true, cols: []string{"credential_id", "name", "scopes", "credential"}, lists: []string{"scopes"}},
+	"policies":                {path: "/rate-limit-policies", scoped: true, cols: []string{"policy_id", "name", "action_pattern", "method", "scope", "mode"}},
 	"concurrency-constraints": {path: "/concurrency-constraints", scoped: true, cols: []string{"constraint_id", "name", "scope", "capacity"}},
 	"dependencies":            {path: "/dependencies", scoped: true, cols: []string{"dependency_id", "name"}},
 }
@@ -64,9 +64,9 @@ func main() {
 
 type options struct {
 	addr, token, dataDir, workspace, file string
-	asJSON                               bool
-	fields                               map[string]string
-	positional                           []string
+	asJSON                                bool
+	fields                                map[string]string
+	positional                            []string
 }
 
 func parse(args []string) (*options, error) {
