@@ -28,6 +28,7 @@ type Exporter interface {
 // exporters constructs, by kind, the tables that take part in hand-off.
 var exporters = map[Kind]func() Exporter{
 	KindMarker: func() Exporter { return newMarkerTable() },
+	KindBucket: func() Exporter { return newBucketTable() },
 }
 
 // Chunk is the exported state of one kind in one partition.

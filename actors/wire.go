@@ -47,6 +47,8 @@ type Replicated interface {
 var wireOps = map[string]func() WireOp{
 	"marker.consume": func() WireOp { return &Consume{} },
 	"marker.seen":    func() WireOp { return &Seen{} },
+	"bucket.reserve": func() WireOp { return &Reserve{} },
+	"bucket.refund":  func() WireOp { return &Refund{} },
 }
 
 // NewWireOp returns an empty op of kind, ready for UnmarshalOp.

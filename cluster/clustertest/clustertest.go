@@ -219,6 +219,11 @@ func Eventually(t testing.TB, within time.Duration, f func() error) {
 // Do sends an admin-authenticated request to node i's API and returns the
 // status and body.
 func (c *Cluster) Do(i int, method, path string, body []byte) (int, []byte, error) {
+	return c.DoAs(i, method, path, AdminToken, body)
+}
+
+// DoAs sends a request with bearer as its Authorization to node i's API.
+func (c *Cluster) DoAs(i int, method, path, bearer string, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -227,7 +232,7 @@ func (c *Cluster) Do(i int, method, path string, body []byte) (int, []byte, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	req.Header.Set("Authorization", "Bearer "+bearer)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

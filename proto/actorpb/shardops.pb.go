@@ -176,6 +176,460 @@ func (x *MarkerSet) GetMarkers() []*Marker {
 	return nil
 }
 
+// BucketConfig is a token bucket's settings (ratelimit.BucketConfig).
+type BucketConfig struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Capacity       int64                  `protobuf:"varint,1,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	RefillAmount   int64                  `protobuf:"varint,2,opt,name=refill_amount,json=refillAmount,proto3" json:"refill_amount,omitempty"`
+	RefillInterval int64                  `protobuf:"varint,3,opt,name=refill_interval,json=refillInterval,proto3" json:"refill_interval,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *BucketConfig) Reset() {
+	*x = BucketConfig{}
+	mi := &file_shardops_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketConfig) ProtoMessage() {}
+
+func (x *BucketConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketConfig.ProtoReflect.Descriptor instead.
+func (*BucketConfig) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BucketConfig) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *BucketConfig) GetRefillAmount() int64 {
+	if x != nil {
+		return x.RefillAmount
+	}
+	return 0
+}
+
+func (x *BucketConfig) GetRefillInterval() int64 {
+	if x != nil {
+		return x.RefillInterval
+	}
+	return 0
+}
+
+// Reserve takes cost from a rate-limit key's bucket and quota.
+type Reserve struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Bucket        *BucketConfig          `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	QuotaLimit    int64                  `protobuf:"varint,3,opt,name=quota_limit,json=quotaLimit,proto3" json:"quota_limit,omitempty"`
+	QuotaWindow   uint32                 `protobuf:"varint,4,opt,name=quota_window,json=quotaWindow,proto3" json:"quota_window,omitempty"`
+	Cost          int64                  `protobuf:"varint,5,opt,name=cost,proto3" json:"cost,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reserve) Reset() {
+	*x = Reserve{}
+	mi := &file_shardops_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reserve) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reserve) ProtoMessage() {}
+
+func (x *Reserve) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reserve.ProtoReflect.Descriptor instead.
+func (*Reserve) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Reserve) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Reserve) GetBucket() *BucketConfig {
+	if x != nil {
+		return x.Bucket
+	}
+	return nil
+}
+
+func (x *Reserve) GetQuotaLimit() int64 {
+	if x != nil {
+		return x.QuotaLimit
+	}
+	return 0
+}
+
+func (x *Reserve) GetQuotaWindow() uint32 {
+	if x != nil {
+		return x.QuotaWindow
+	}
+	return 0
+}
+
+func (x *Reserve) GetCost() int64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+// ReserveResult is the answer of Reserve.
+type ReserveResult struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Ok             bool                   `protobuf:"varint,1,opt,name=ok,proto3" json:"ok,omitempty"`
+	Refused        uint32                 `protobuf:"varint,2,opt,name=refused,proto3" json:"refused,omitempty"`
+	Remaining      int64                  `protobuf:"varint,3,opt,name=remaining,proto3" json:"remaining,omitempty"`
+	RetryAfterNs   int64                  `protobuf:"varint,4,opt,name=retry_after_ns,json=retryAfterNs,proto3" json:"retry_after_ns,omitempty"`
+	QuotaRemaining int64                  `protobuf:"varint,5,opt,name=quota_remaining,json=quotaRemaining,proto3" json:"quota_remaining,omitempty"`
+	QuotaResetNs   int64                  `protobuf:"varint,6,opt,name=quota_reset_ns,json=quotaResetNs,proto3" json:"quota_reset_ns,omitempty"`
+	QuotaStart     int64                  `protobuf:"varint,7,opt,name=quota_start,json=quotaStart,proto3" json:"quota_start,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ReserveResult) Reset() {
+	*x = ReserveResult{}
+	mi := &file_shardops_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveResult) ProtoMessage() {}
+
+func (x *ReserveResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveResult.ProtoReflect.Descriptor instead.
+func (*ReserveResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ReserveResult) GetOk() bool {
+	if x != nil {
+		return x.Ok
+	}
+	return false
+}
+
+func (x *ReserveResult) GetRefused() uint32 {
+	if x != nil {
+		return x.Refused
+	}
+	return 0
+}
+
+func (x *ReserveResult) GetRemaining() int64 {
+	if x != nil {
+		return x.Remaining
+	}
+	return 0
+}
+
+func (x *ReserveResult) GetRetryAfterNs() int64 {
+	if x != nil {
+		return x.RetryAfterNs
+	}
+	return 0
+}
+
+func (x *ReserveResult) GetQuotaRemaining() int64 {
+	if x != nil {
+		return x.QuotaRemaining
+	}
+	return 0
+}
+
+func (x *ReserveResult) GetQuotaResetNs() int64 {
+	if x != nil {
+		return x.QuotaResetNs
+	}
+	return 0
+}
+
+func (x *ReserveResult) GetQuotaStart() int64 {
+	if x != nil {
+		return x.QuotaStart
+	}
+	return 0
+}
+
+// Refund undoes a Reserve.
+type Refund struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Bucket        *BucketConfig          `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	Cost          int64                  `protobuf:"varint,3,opt,name=cost,proto3" json:"cost,omitempty"`
+	QuotaStart    int64                  `protobuf:"varint,4,opt,name=quota_start,json=quotaStart,proto3" json:"quota_start,omitempty"`
+	QuotaLimit    int64                  `protobuf:"varint,5,opt,name=quota_limit,json=quotaLimit,proto3" json:"quota_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Refund) Reset() {
+	*x = Refund{}
+	mi := &file_shardops_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Refund) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Refund) ProtoMessage() {}
+
+func (x *Refund) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Refund.ProtoReflect.Descriptor instead.
+func (*Refund) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Refund) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Refund) GetBucket() *BucketConfig {
+	if x != nil {
+		return x.Bucket
+	}
+	return nil
+}
+
+func (x *Refund) GetCost() int64 {
+	if x != nil {
+		return x.Cost
+	}
+	return 0
+}
+
+func (x *Refund) GetQuotaStart() int64 {
+	if x != nil {
+		return x.QuotaStart
+	}
+	return 0
+}
+
+func (x *Refund) GetQuotaLimit() int64 {
+	if x != nil {
+		return x.QuotaLimit
+	}
+	return 0
+}
+
+// BucketEntry is one rate-limit key's state, for hand-off.
+type BucketEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Cfg           *BucketConfig          `protobuf:"bytes,2,opt,name=cfg,proto3" json:"cfg,omitempty"`
+	Tokens        int64                  `protobuf:"varint,3,opt,name=tokens,proto3" json:"tokens,omitempty"`
+	Last          int64                  `protobuf:"varint,4,opt,name=last,proto3" json:"last,omitempty"`
+	QuotaStart    int64                  `protobuf:"varint,5,opt,name=quota_start,json=quotaStart,proto3" json:"quota_start,omitempty"`
+	QuotaUsed     int64                  `protobuf:"varint,6,opt,name=quota_used,json=quotaUsed,proto3" json:"quota_used,omitempty"`
+	Window        uint32                 `protobuf:"varint,7,opt,name=window,proto3" json:"window,omitempty"`
+	Partition     uint32                 `protobuf:"varint,8,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketEntry) Reset() {
+	*x = BucketEntry{}
+	mi := &file_shardops_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketEntry) ProtoMessage() {}
+
+func (x *BucketEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketEntry.ProtoReflect.Descriptor instead.
+func (*BucketEntry) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *BucketEntry) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *BucketEntry) GetCfg() *BucketConfig {
+	if x != nil {
+		return x.Cfg
+	}
+	return nil
+}
+
+func (x *BucketEntry) GetTokens() int64 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+func (x *BucketEntry) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
+func (x *BucketEntry) GetQuotaStart() int64 {
+	if x != nil {
+		return x.QuotaStart
+	}
+	return 0
+}
+
+func (x *BucketEntry) GetQuotaUsed() int64 {
+	if x != nil {
+		return x.QuotaUsed
+	}
+	return 0
+}
+
+func (x *BucketEntry) GetWindow() uint32 {
+	if x != nil {
+		return x.Window
+	}
+	return 0
+}
+
+func (x *BucketEntry) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+// BucketSet is the hand-off form of a bucket table.
+type BucketSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*BucketEntry         `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BucketSet) Reset() {
+	*x = BucketSet{}
+	mi := &file_shardops_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BucketSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BucketSet) ProtoMessage() {}
+
+func (x *BucketSet) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BucketSet.ProtoReflect.Descriptor instead.
+func (*BucketSet) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *BucketSet) GetEntries() []*BucketEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
 var File_shardops_proto protoreflect.FileDescriptor
 
 const file_shardops_proto_rawDesc = "" +
@@ -188,7 +642,48 @@ const file_shardops_proto_rawDesc = "" +
 	"\fMarkerResult\x12\x10\n" +
 	"\x03yes\x18\x01 \x01(\bR\x03yes\";\n" +
 	"\tMarkerSet\x12.\n" +
-	"\amarkers\x18\x01 \x03(\v2\x14.trustd.actor.MarkerR\amarkersB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
+	"\amarkers\x18\x01 \x03(\v2\x14.trustd.actor.MarkerR\amarkers\"x\n" +
+	"\fBucketConfig\x12\x1a\n" +
+	"\bcapacity\x18\x01 \x01(\x03R\bcapacity\x12#\n" +
+	"\rrefill_amount\x18\x02 \x01(\x03R\frefillAmount\x12'\n" +
+	"\x0frefill_interval\x18\x03 \x01(\x03R\x0erefillInterval\"\xa7\x01\n" +
+	"\aReserve\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
+	"\x06bucket\x18\x02 \x01(\v2\x1a.trustd.actor.BucketConfigR\x06bucket\x12\x1f\n" +
+	"\vquota_limit\x18\x03 \x01(\x03R\n" +
+	"quotaLimit\x12!\n" +
+	"\fquota_window\x18\x04 \x01(\rR\vquotaWindow\x12\x12\n" +
+	"\x04cost\x18\x05 \x01(\x03R\x04cost\"\xed\x01\n" +
+	"\rReserveResult\x12\x0e\n" +
+	"\x02ok\x18\x01 \x01(\bR\x02ok\x12\x18\n" +
+	"\arefused\x18\x02 \x01(\rR\arefused\x12\x1c\n" +
+	"\tremaining\x18\x03 \x01(\x03R\tremaining\x12$\n" +
+	"\x0eretry_after_ns\x18\x04 \x01(\x03R\fretryAfterNs\x12'\n" +
+	"\x0fquota_remaining\x18\x05 \x01(\x03R\x0equotaRemaining\x12$\n" +
+	"\x0equota_reset_ns\x18\x06 \x01(\x03R\fquotaResetNs\x12\x1f\n" +
+	"\vquota_start\x18\a \x01(\x03R\n" +
+	"quotaStart\"\xa4\x01\n" +
+	"\x06Refund\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x122\n" +
+	"\x06bucket\x18\x02 \x01(\v2\x1a.trustd.actor.BucketConfigR\x06bucket\x12\x12\n" +
+	"\x04cost\x18\x03 \x01(\x03R\x04cost\x12\x1f\n" +
+	"\vquota_start\x18\x04 \x01(\x03R\n" +
+	"quotaStart\x12\x1f\n" +
+	"\vquota_limit\x18\x05 \x01(\x03R\n" +
+	"quotaLimit\"\xef\x01\n" +
+	"\vBucketEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12,\n" +
+	"\x03cfg\x18\x02 \x01(\v2\x1a.trustd.actor.BucketConfigR\x03cfg\x12\x16\n" +
+	"\x06tokens\x18\x03 \x01(\x03R\x06tokens\x12\x12\n" +
+	"\x04last\x18\x04 \x01(\x03R\x04last\x12\x1f\n" +
+	"\vquota_start\x18\x05 \x01(\x03R\n" +
+	"quotaStart\x12\x1d\n" +
+	"\n" +
+	"quota_used\x18\x06 \x01(\x03R\tquotaUsed\x12\x16\n" +
+	"\x06window\x18\a \x01(\rR\x06window\x12\x1c\n" +
+	"\tpartition\x18\b \x01(\rR\tpartition\"@\n" +
+	"\tBucketSet\x123\n" +
+	"\aentries\x18\x01 \x03(\v2\x19.trustd.actor.BucketEntryR\aentriesB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
 
 var (
 	file_shardops_proto_rawDescOnce sync.Once
@@ -202,19 +697,29 @@ func file_shardops_proto_rawDescGZIP() []byte {
 	return file_shardops_proto_rawDescData
 }
 
-var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
+var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_shardops_proto_goTypes = []any{
-	(*Marker)(nil),       // 0: trustd.actor.Marker
-	(*MarkerResult)(nil), // 1: trustd.actor.MarkerResult
-	(*MarkerSet)(nil),    // 2: trustd.actor.MarkerSet
+	(*Marker)(nil),        // 0: trustd.actor.Marker
+	(*MarkerResult)(nil),  // 1: trustd.actor.MarkerResult
+	(*MarkerSet)(nil),     // 2: trustd.actor.MarkerSet
+	(*BucketConfig)(nil),  // 3: trustd.actor.BucketConfig
+	(*Reserve)(nil),       // 4: trustd.actor.Reserve
+	(*ReserveResult)(nil), // 5: trustd.actor.ReserveResult
+	(*Refund)(nil),        // 6: trustd.actor.Refund
+	(*BucketEntry)(nil),   // 7: trustd.actor.BucketEntry
+	(*BucketSet)(nil),     // 8: trustd.actor.BucketSet
 }
 var file_shardops_proto_depIdxs = []int32{
 	0, // 0: trustd.actor.MarkerSet.markers:type_name -> trustd.actor.Marker
-	1, // [1:1] is the sub-list for method output_type
-	1, // [1:1] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	3, // 1: trustd.actor.Reserve.bucket:type_name -> trustd.actor.BucketConfig
+	3, // 2: trustd.actor.Refund.bucket:type_name -> trustd.actor.BucketConfig
+	3, // 3: trustd.actor.BucketEntry.cfg:type_name -> trustd.actor.BucketConfig
+	7, // 4: trustd.actor.BucketSet.entries:type_name -> trustd.actor.BucketEntry
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_shardops_proto_init() }
@@ -228,7 +733,7 @@ func file_shardops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shardops_proto_rawDesc), len(file_shardops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   3,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
