@@ -274,7 +274,9 @@ func (n *Node) bootstrapSecrets(ctx context.Context) error {
 		}
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
-		k := catalog.SigningKey{ID: purpose[:1] + uuid.NewString()[:7], Purpose: purpose, Secret: secret, CreatedAt: time.Now().UTC()}
+		now := time.Now().UTC()
+		// The first keys sign at once: no other node exists to lag behind.
+		k := catalog.SigningKey{ID: purpose[:1] + uuid.NewString()[:7], Purpose: purpose, Secret: secret, CreatedAt: now, ActiveFrom: now}
 		if _, err := n.store.Apply(ctx, &catalog.AddSigningKey{Key: k}); err != nil {
 			return fmt.Errorf("node: create %s signing key: %w", purpose, err)
 		}
