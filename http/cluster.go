@@ -26,6 +26,7 @@ type ClusterNode struct {
 	RaftAddr       string  `json:"raft_addr" required:"true"`
 	State          string  `json:"state" required:"true" enum:"joining|ready|draining|failed" doc:"Only ready nodes own partitions; failed: a Raft member gossip no longer sees."`
 	RaftRole       string  `json:"raft_role" required:"true" enum:"leader|voter|nonvoter|none"`
+	Self           bool    `json:"self" required:"true" doc:"This is the node that answered."`
 	Partitions     int     `json:"partitions" required:"true" doc:"Partitions (of 1024) the node owns in the answering node's ring."`
 	OwnershipShare float64 `json:"ownership_share" required:"true" doc:"Partitions as a fraction of all, 0 to 1."`
 	Health         string  `json:"health" required:"true" enum:"ok|unreachable" doc:"Whether the node answered a status probe within 500 ms."`
@@ -34,13 +35,11 @@ type ClusterNode struct {
 	RingEpoch      uint64  `json:"ring_epoch" required:"true" doc:"Epoch of the node's ring."`
 }
 
-// ClusterStatus is the answer of GET /admin/v1/cluster.
+// ClusterStatus is the answer of GET /admin/v1/cluster. Ownership is as
+// the answering node (the one with self true) sees it.
 type ClusterStatus struct {
-	NodeID     string        `json:"node_id" required:"true" doc:"The node that answered."`
-	Leader     string        `json:"leader" required:"true" doc:"Node id of the Raft leader; empty during an election."`
-	RingEpoch  uint64        `json:"ring_epoch" required:"true"`
-	Partitions int           `json:"partitions" required:"true" doc:"Fixed number of partitions keys hash into."`
-	Nodes      []ClusterNode `json:"nodes" required:"true"`
+	Leader string        `json:"leader" required:"true" doc:"Node id of the Raft leader; empty during an election."`
+	Nodes  []ClusterNode `json:"nodes" required:"true"`
 }
 
 // LeaveInput names the node to take out of the cluster.
@@ -74,11 +73,10 @@ func (s *Server) clusterStatus(c *Call) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	st := s.cfg.Cluster.Status(ctx, 500*time.Millisecond)
-	out := ClusterStatus{NodeID: st.NodeID, Leader: st.Leader, RingEpoch: st.RingEpoch, Partitions: cluster.Partitions,
-		Nodes: make([]ClusterNode, 0, len(st.Nodes))}
+	out := ClusterStatus{Leader: st.Leader, Nodes: make([]ClusterNode, 0, len(st.Nodes))}
 	for _, n := range st.Nodes {
 		out.Nodes = append(out.Nodes, ClusterNode{NodeID: n.NodeID, APIAddr: n.APIAddr, PeerAddr: n.PeerAddr, RaftAddr: n.RaftAddr,
-			State: n.State, RaftRole: n.RaftRole, Partitions: n.Partitions,
+			State: n.State, RaftRole: n.RaftRole, Self: n.NodeID == st.NodeID, Partitions: n.Partitions,
 			OwnershipShare: float64(n.Partitions) / cluster.Partitions, Health: n.Health,
 			LastIndex: n.LastIndex, AppliedIndex: n.AppliedIndex, RingEpoch: n.RingEpoch})
 	}
