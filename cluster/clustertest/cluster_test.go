@@ -24,10 +24,7 @@ func TestAnyNodeServesAndConfigWrittenOnOneIsVisibleOnAll(t *testing.T) {
 	c := Start(t, 3)
 	leader := c.WaitLeader()
 	follower := (leader + 1) % 3
-	st, body, err := c.Do(follower, "POST", "/admin/v1/workspaces", []byte(`{"name":"written on a follower"}`))
-	if err != nil || st != 201 {
-		t.Fatalf("create workspace on follower node-%d: %d %s %v", follower, st, body, err)
-	}
+	body := c.MustCreate(follower, "/admin/v1/workspaces", `{"name":"written on a follower"}`)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
@@ -228,10 +225,7 @@ func TestKillingTheLeaderElectsANewOneAndWritesResume(t *testing.T) {
 	leader := c.WaitLeader()
 	var created []string
 	for k := 0; k < 5; k++ {
-		st, body, err := c.Do((leader+1+k%2)%3, "POST", "/admin/v1/workspaces", fmt.Appendf(nil, `{"name":"before-%d"}`, k))
-		if err != nil || st != 201 {
-			t.Fatalf("write before: %d %s %v", st, body, err)
-		}
+		body := c.MustCreate((leader+1+k%2)%3, "/admin/v1/workspaces", fmt.Sprintf(`{"name":"before-%d"}`, k))
 		var ws struct {
 			WorkspaceID string `json:"workspace_id"`
 		}

@@ -245,3 +245,20 @@ func (c *Cluster) DoAs(i int, method, path, bearer string, body []byte) (int, []
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
 }
+
+// MustCreate POSTs an admin create through node i until it is answered
+// 201 (an election under load answers 503 for a moment) and returns the
+// answer.
+func (c *Cluster) MustCreate(i int, path, body string) []byte {
+	c.t.Helper()
+	var out []byte
+	Eventually(c.t, 10*time.Second, func() error {
+		st, b, err := c.Do(i, "POST", path, []byte(body))
+		if err != nil || st != 201 {
+			return fmt.Errorf("POST %s through node-%d: %d %s %v", path, i, st, b, err)
+		}
+		out = b
+		return nil
+	})
+	return out
+}

@@ -15,10 +15,7 @@ func setupRateLimit(t *testing.T, c *Cluster, capacity int) string {
 	t.Helper()
 	post := func(path, body string, out any) {
 		t.Helper()
-		st, b, err := c.Do(0, "POST", path, []byte(body))
-		if err != nil || st != 201 {
-			t.Fatalf("POST %s: %d %s %v", path, st, b, err)
-		}
+		b := c.MustCreate(0, path, body)
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatal(err)
 		}
