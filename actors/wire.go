@@ -49,6 +49,14 @@ var wireOps = map[string]func() WireOp{
 	"marker.seen":    func() WireOp { return &Seen{} },
 	"bucket.reserve": func() WireOp { return &Reserve{} },
 	"bucket.refund":  func() WireOp { return &Refund{} },
+
+	"velocity.count_hit":  func() WireOp { return &CountHit{} },
+	"idempotency.claim":   func() WireOp { return &ClaimIdempotency{} },
+	"assessment.put":      func() WireOp { return &PutAssessment{} },
+	"assessment.get":      func() WireOp { return &GetAssessment{} },
+	"assessment.annotate": func() WireOp { return &AnnotateAssessment{} },
+	"reputation.label":    func() WireOp { return &LabelSubject{} },
+	"reputation.get":      func() WireOp { return &SubjectLabel{} },
 }
 
 // NewWireOp returns an empty op of kind, ready for UnmarshalOp.

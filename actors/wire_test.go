@@ -33,6 +33,9 @@ func roundTrip(t *testing.T, op WireOp) WireOp {
 	return got
 }
 
+var sampleAssessment = Assessment{ID: "a1", WorkspaceID: "w", AppID: "app", PolicyID: "p", Risk: 0.73, CreatedNs: 1, ExpiresNs: 2,
+	SubjectKey: "s", Feedback: AssessmentFeedback{ID: "f", Label: "fraud", Reason: "r", AtNs: 3}}
+
 func TestWireOpsSurviveTheWire(t *testing.T) {
 	cfg := ratelimit.BucketConfig{Capacity: 10, RefillAmount: 2, RefillInterval: int64(time.Second)}
 	tests := []struct {
@@ -45,6 +48,14 @@ func TestWireOpsSurviveTheWire(t *testing.T) {
 			QuotaWindow: ratelimit.Hour, Cost: 3, OK: false, Refused: RefusedQuota, Remaining: 7, RetryAfterNs: 99,
 			QuotaRemaining: 1, QuotaResetNs: 1234, QuotaStart: 1000}},
 		{"a refund keeps its key, cost and quota window", &Refund{Key: "rl/ws/p/k", Bucket: cfg, Cost: 3, QuotaStart: 1000, QuotaLimit: 50}},
+		{"a velocity hit keeps its window and count", &CountHit{Key: "v", WindowNs: 60e9, Count: 7, EndNs: 99}},
+		{"an idempotency claim keeps its fingerprint and outcome", &ClaimIdempotency{Key: "i", Fingerprint: [32]byte{1, 2, 3, 31: 9}, Expires: 5, Outcome: IdempotencyReplay}},
+		{"a stored assessment keeps every field", &PutAssessment{Assessment: sampleAssessment}},
+		{"a found assessment comes back whole", &GetAssessment{ID: "a1", Found: true, Assessment: sampleAssessment}},
+		{"an annotation keeps its feedback and answer", &AnnotateAssessment{ID: "a1", WorkspaceID: "w", FeedbackID: "f", Label: "fraud",
+			Reason: "chargeback", DedupNs: 10, Found: true, Duplicate: true, SubjectKey: "s"}},
+		{"a subject label keeps its expiry", &LabelSubject{Key: "s", Label: "fraud", Expires: 77}},
+		{"a subject label read keeps its answer", &SubjectLabel{Key: "s", Label: "fraud"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,6 +114,14 @@ func TestHandoffMovesMarkersAndBuckets(t *testing.T) {
 		}
 		if !moving(p) && (!c.First || r.Remaining != 6) {
 			t.Errorf("partition %d stayed: marker first=%v, bucket remaining %d; want first and 6", p, c.First, r.Remaining)
+		}
+	}
+}
+
+func TestEveryRegisteredKindNamesItsOwnOp(t *testing.T) {
+	for kind, mk := range wireOps {
+		if got := mk().OpKind(); got != kind {
+			t.Errorf("registry kind %q makes an op of kind %q", kind, got)
 		}
 	}
 }

@@ -630,6 +630,741 @@ func (x *BucketSet) GetEntries() []*BucketEntry {
 	return nil
 }
 
+// CountHit counts a hit in a velocity window (API Protection).
+type CountHit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	WindowNs      int64                  `protobuf:"varint,2,opt,name=window_ns,json=windowNs,proto3" json:"window_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountHit) Reset() {
+	*x = CountHit{}
+	mi := &file_shardops_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountHit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountHit) ProtoMessage() {}
+
+func (x *CountHit) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountHit.ProtoReflect.Descriptor instead.
+func (*CountHit) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CountHit) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *CountHit) GetWindowNs() int64 {
+	if x != nil {
+		return x.WindowNs
+	}
+	return 0
+}
+
+type CountHitResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Count         int64                  `protobuf:"varint,1,opt,name=count,proto3" json:"count,omitempty"`
+	EndNs         int64                  `protobuf:"varint,2,opt,name=end_ns,json=endNs,proto3" json:"end_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CountHitResult) Reset() {
+	*x = CountHitResult{}
+	mi := &file_shardops_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CountHitResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CountHitResult) ProtoMessage() {}
+
+func (x *CountHitResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CountHitResult.ProtoReflect.Descriptor instead.
+func (*CountHitResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CountHitResult) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *CountHitResult) GetEndNs() int64 {
+	if x != nil {
+		return x.EndNs
+	}
+	return 0
+}
+
+// ClaimIdempotency claims an idempotency key with a request fingerprint.
+type ClaimIdempotency struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Fingerprint   []byte                 `protobuf:"bytes,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	Expires       int64                  `protobuf:"varint,3,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimIdempotency) Reset() {
+	*x = ClaimIdempotency{}
+	mi := &file_shardops_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimIdempotency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimIdempotency) ProtoMessage() {}
+
+func (x *ClaimIdempotency) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimIdempotency.ProtoReflect.Descriptor instead.
+func (*ClaimIdempotency) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ClaimIdempotency) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ClaimIdempotency) GetFingerprint() []byte {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return nil
+}
+
+func (x *ClaimIdempotency) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+type ClaimIdempotencyResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Outcome       int64                  `protobuf:"varint,1,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClaimIdempotencyResult) Reset() {
+	*x = ClaimIdempotencyResult{}
+	mi := &file_shardops_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClaimIdempotencyResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClaimIdempotencyResult) ProtoMessage() {}
+
+func (x *ClaimIdempotencyResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClaimIdempotencyResult.ProtoReflect.Descriptor instead.
+func (*ClaimIdempotencyResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ClaimIdempotencyResult) GetOutcome() int64 {
+	if x != nil {
+		return x.Outcome
+	}
+	return 0
+}
+
+// Assessment is an API Protection assessment record.
+type Assessment struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Id             string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	WorkspaceId    string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	AppId          string                 `protobuf:"bytes,3,opt,name=app_id,json=appId,proto3" json:"app_id,omitempty"`
+	PolicyId       string                 `protobuf:"bytes,4,opt,name=policy_id,json=policyId,proto3" json:"policy_id,omitempty"`
+	Risk           float64                `protobuf:"fixed64,5,opt,name=risk,proto3" json:"risk,omitempty"`
+	CreatedNs      int64                  `protobuf:"varint,6,opt,name=created_ns,json=createdNs,proto3" json:"created_ns,omitempty"`
+	ExpiresNs      int64                  `protobuf:"varint,7,opt,name=expires_ns,json=expiresNs,proto3" json:"expires_ns,omitempty"`
+	SubjectKey     string                 `protobuf:"bytes,8,opt,name=subject_key,json=subjectKey,proto3" json:"subject_key,omitempty"`
+	FeedbackId     string                 `protobuf:"bytes,9,opt,name=feedback_id,json=feedbackId,proto3" json:"feedback_id,omitempty"`
+	FeedbackLabel  string                 `protobuf:"bytes,10,opt,name=feedback_label,json=feedbackLabel,proto3" json:"feedback_label,omitempty"`
+	FeedbackReason string                 `protobuf:"bytes,11,opt,name=feedback_reason,json=feedbackReason,proto3" json:"feedback_reason,omitempty"`
+	FeedbackAtNs   int64                  `protobuf:"varint,12,opt,name=feedback_at_ns,json=feedbackAtNs,proto3" json:"feedback_at_ns,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Assessment) Reset() {
+	*x = Assessment{}
+	mi := &file_shardops_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Assessment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Assessment) ProtoMessage() {}
+
+func (x *Assessment) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Assessment.ProtoReflect.Descriptor instead.
+func (*Assessment) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Assessment) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Assessment) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *Assessment) GetAppId() string {
+	if x != nil {
+		return x.AppId
+	}
+	return ""
+}
+
+func (x *Assessment) GetPolicyId() string {
+	if x != nil {
+		return x.PolicyId
+	}
+	return ""
+}
+
+func (x *Assessment) GetRisk() float64 {
+	if x != nil {
+		return x.Risk
+	}
+	return 0
+}
+
+func (x *Assessment) GetCreatedNs() int64 {
+	if x != nil {
+		return x.CreatedNs
+	}
+	return 0
+}
+
+func (x *Assessment) GetExpiresNs() int64 {
+	if x != nil {
+		return x.ExpiresNs
+	}
+	return 0
+}
+
+func (x *Assessment) GetSubjectKey() string {
+	if x != nil {
+		return x.SubjectKey
+	}
+	return ""
+}
+
+func (x *Assessment) GetFeedbackId() string {
+	if x != nil {
+		return x.FeedbackId
+	}
+	return ""
+}
+
+func (x *Assessment) GetFeedbackLabel() string {
+	if x != nil {
+		return x.FeedbackLabel
+	}
+	return ""
+}
+
+func (x *Assessment) GetFeedbackReason() string {
+	if x != nil {
+		return x.FeedbackReason
+	}
+	return ""
+}
+
+func (x *Assessment) GetFeedbackAtNs() int64 {
+	if x != nil {
+		return x.FeedbackAtNs
+	}
+	return 0
+}
+
+// GetAssessment looks an assessment up by id.
+type GetAssessment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAssessment) Reset() {
+	*x = GetAssessment{}
+	mi := &file_shardops_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAssessment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAssessment) ProtoMessage() {}
+
+func (x *GetAssessment) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAssessment.ProtoReflect.Descriptor instead.
+func (*GetAssessment) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GetAssessment) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type GetAssessmentResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Found         bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Assessment    *Assessment            `protobuf:"bytes,2,opt,name=assessment,proto3" json:"assessment,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAssessmentResult) Reset() {
+	*x = GetAssessmentResult{}
+	mi := &file_shardops_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAssessmentResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAssessmentResult) ProtoMessage() {}
+
+func (x *GetAssessmentResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAssessmentResult.ProtoReflect.Descriptor instead.
+func (*GetAssessmentResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetAssessmentResult) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *GetAssessmentResult) GetAssessment() *Assessment {
+	if x != nil {
+		return x.Assessment
+	}
+	return nil
+}
+
+// AnnotateAssessment records feedback on an assessment.
+type AnnotateAssessment struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	WorkspaceId   string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	FeedbackId    string                 `protobuf:"bytes,3,opt,name=feedback_id,json=feedbackId,proto3" json:"feedback_id,omitempty"`
+	Label         string                 `protobuf:"bytes,4,opt,name=label,proto3" json:"label,omitempty"`
+	Reason        string                 `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	DedupNs       int64                  `protobuf:"varint,6,opt,name=dedup_ns,json=dedupNs,proto3" json:"dedup_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnotateAssessment) Reset() {
+	*x = AnnotateAssessment{}
+	mi := &file_shardops_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnotateAssessment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnotateAssessment) ProtoMessage() {}
+
+func (x *AnnotateAssessment) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnotateAssessment.ProtoReflect.Descriptor instead.
+func (*AnnotateAssessment) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AnnotateAssessment) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *AnnotateAssessment) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *AnnotateAssessment) GetFeedbackId() string {
+	if x != nil {
+		return x.FeedbackId
+	}
+	return ""
+}
+
+func (x *AnnotateAssessment) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *AnnotateAssessment) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AnnotateAssessment) GetDedupNs() int64 {
+	if x != nil {
+		return x.DedupNs
+	}
+	return 0
+}
+
+type AnnotateAssessmentResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Found         bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Duplicate     bool                   `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	SubjectKey    string                 `protobuf:"bytes,3,opt,name=subject_key,json=subjectKey,proto3" json:"subject_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnotateAssessmentResult) Reset() {
+	*x = AnnotateAssessmentResult{}
+	mi := &file_shardops_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnotateAssessmentResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnotateAssessmentResult) ProtoMessage() {}
+
+func (x *AnnotateAssessmentResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnotateAssessmentResult.ProtoReflect.Descriptor instead.
+func (*AnnotateAssessmentResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *AnnotateAssessmentResult) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *AnnotateAssessmentResult) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
+func (x *AnnotateAssessmentResult) GetSubjectKey() string {
+	if x != nil {
+		return x.SubjectKey
+	}
+	return ""
+}
+
+// LabelSubject sets a subject's reputation label until expires.
+type LabelSubject struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	Expires       int64                  `protobuf:"varint,3,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LabelSubject) Reset() {
+	*x = LabelSubject{}
+	mi := &file_shardops_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LabelSubject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LabelSubject) ProtoMessage() {}
+
+func (x *LabelSubject) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LabelSubject.ProtoReflect.Descriptor instead.
+func (*LabelSubject) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *LabelSubject) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *LabelSubject) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *LabelSubject) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+// SubjectLabel reads a subject's reputation label.
+type SubjectLabel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubjectLabel) Reset() {
+	*x = SubjectLabel{}
+	mi := &file_shardops_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubjectLabel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubjectLabel) ProtoMessage() {}
+
+func (x *SubjectLabel) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubjectLabel.ProtoReflect.Descriptor instead.
+func (*SubjectLabel) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SubjectLabel) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type SubjectLabelResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Label         string                 `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubjectLabelResult) Reset() {
+	*x = SubjectLabelResult{}
+	mi := &file_shardops_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubjectLabelResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubjectLabelResult) ProtoMessage() {}
+
+func (x *SubjectLabelResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubjectLabelResult.ProtoReflect.Descriptor instead.
+func (*SubjectLabelResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SubjectLabelResult) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
 var File_shardops_proto protoreflect.FileDescriptor
 
 const file_shardops_proto_rawDesc = "" +
@@ -683,7 +1418,66 @@ const file_shardops_proto_rawDesc = "" +
 	"\x06window\x18\a \x01(\rR\x06window\x12\x1c\n" +
 	"\tpartition\x18\b \x01(\rR\tpartition\"@\n" +
 	"\tBucketSet\x123\n" +
-	"\aentries\x18\x01 \x03(\v2\x19.trustd.actor.BucketEntryR\aentriesB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
+	"\aentries\x18\x01 \x03(\v2\x19.trustd.actor.BucketEntryR\aentries\"9\n" +
+	"\bCountHit\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1b\n" +
+	"\twindow_ns\x18\x02 \x01(\x03R\bwindowNs\"=\n" +
+	"\x0eCountHitResult\x12\x14\n" +
+	"\x05count\x18\x01 \x01(\x03R\x05count\x12\x15\n" +
+	"\x06end_ns\x18\x02 \x01(\x03R\x05endNs\"`\n" +
+	"\x10ClaimIdempotency\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12 \n" +
+	"\vfingerprint\x18\x02 \x01(\fR\vfingerprint\x12\x18\n" +
+	"\aexpires\x18\x03 \x01(\x03R\aexpires\"2\n" +
+	"\x16ClaimIdempotencyResult\x12\x18\n" +
+	"\aoutcome\x18\x01 \x01(\x03R\aoutcome\"\xfd\x02\n" +
+	"\n" +
+	"Assessment\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x15\n" +
+	"\x06app_id\x18\x03 \x01(\tR\x05appId\x12\x1b\n" +
+	"\tpolicy_id\x18\x04 \x01(\tR\bpolicyId\x12\x12\n" +
+	"\x04risk\x18\x05 \x01(\x01R\x04risk\x12\x1d\n" +
+	"\n" +
+	"created_ns\x18\x06 \x01(\x03R\tcreatedNs\x12\x1d\n" +
+	"\n" +
+	"expires_ns\x18\a \x01(\x03R\texpiresNs\x12\x1f\n" +
+	"\vsubject_key\x18\b \x01(\tR\n" +
+	"subjectKey\x12\x1f\n" +
+	"\vfeedback_id\x18\t \x01(\tR\n" +
+	"feedbackId\x12%\n" +
+	"\x0efeedback_label\x18\n" +
+	" \x01(\tR\rfeedbackLabel\x12'\n" +
+	"\x0ffeedback_reason\x18\v \x01(\tR\x0efeedbackReason\x12$\n" +
+	"\x0efeedback_at_ns\x18\f \x01(\x03R\ffeedbackAtNs\"\x1f\n" +
+	"\rGetAssessment\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"e\n" +
+	"\x13GetAssessmentResult\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x128\n" +
+	"\n" +
+	"assessment\x18\x02 \x01(\v2\x18.trustd.actor.AssessmentR\n" +
+	"assessment\"\xb1\x01\n" +
+	"\x12AnnotateAssessment\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x1f\n" +
+	"\vfeedback_id\x18\x03 \x01(\tR\n" +
+	"feedbackId\x12\x14\n" +
+	"\x05label\x18\x04 \x01(\tR\x05label\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x19\n" +
+	"\bdedup_ns\x18\x06 \x01(\x03R\adedupNs\"o\n" +
+	"\x18AnnotateAssessmentResult\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12\x1c\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate\x12\x1f\n" +
+	"\vsubject_key\x18\x03 \x01(\tR\n" +
+	"subjectKey\"P\n" +
+	"\fLabelSubject\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x18\n" +
+	"\aexpires\x18\x03 \x01(\x03R\aexpires\" \n" +
+	"\fSubjectLabel\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"*\n" +
+	"\x12SubjectLabelResult\x12\x14\n" +
+	"\x05label\x18\x01 \x01(\tR\x05labelB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
 
 var (
 	file_shardops_proto_rawDescOnce sync.Once
@@ -697,29 +1491,42 @@ func file_shardops_proto_rawDescGZIP() []byte {
 	return file_shardops_proto_rawDescData
 }
 
-var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_shardops_proto_goTypes = []any{
-	(*Marker)(nil),        // 0: trustd.actor.Marker
-	(*MarkerResult)(nil),  // 1: trustd.actor.MarkerResult
-	(*MarkerSet)(nil),     // 2: trustd.actor.MarkerSet
-	(*BucketConfig)(nil),  // 3: trustd.actor.BucketConfig
-	(*Reserve)(nil),       // 4: trustd.actor.Reserve
-	(*ReserveResult)(nil), // 5: trustd.actor.ReserveResult
-	(*Refund)(nil),        // 6: trustd.actor.Refund
-	(*BucketEntry)(nil),   // 7: trustd.actor.BucketEntry
-	(*BucketSet)(nil),     // 8: trustd.actor.BucketSet
+	(*Marker)(nil),                   // 0: trustd.actor.Marker
+	(*MarkerResult)(nil),             // 1: trustd.actor.MarkerResult
+	(*MarkerSet)(nil),                // 2: trustd.actor.MarkerSet
+	(*BucketConfig)(nil),             // 3: trustd.actor.BucketConfig
+	(*Reserve)(nil),                  // 4: trustd.actor.Reserve
+	(*ReserveResult)(nil),            // 5: trustd.actor.ReserveResult
+	(*Refund)(nil),                   // 6: trustd.actor.Refund
+	(*BucketEntry)(nil),              // 7: trustd.actor.BucketEntry
+	(*BucketSet)(nil),                // 8: trustd.actor.BucketSet
+	(*CountHit)(nil),                 // 9: trustd.actor.CountHit
+	(*CountHitResult)(nil),           // 10: trustd.actor.CountHitResult
+	(*ClaimIdempotency)(nil),         // 11: trustd.actor.ClaimIdempotency
+	(*ClaimIdempotencyResult)(nil),   // 12: trustd.actor.ClaimIdempotencyResult
+	(*Assessment)(nil),               // 13: trustd.actor.Assessment
+	(*GetAssessment)(nil),            // 14: trustd.actor.GetAssessment
+	(*GetAssessmentResult)(nil),      // 15: trustd.actor.GetAssessmentResult
+	(*AnnotateAssessment)(nil),       // 16: trustd.actor.AnnotateAssessment
+	(*AnnotateAssessmentResult)(nil), // 17: trustd.actor.AnnotateAssessmentResult
+	(*LabelSubject)(nil),             // 18: trustd.actor.LabelSubject
+	(*SubjectLabel)(nil),             // 19: trustd.actor.SubjectLabel
+	(*SubjectLabelResult)(nil),       // 20: trustd.actor.SubjectLabelResult
 }
 var file_shardops_proto_depIdxs = []int32{
-	0, // 0: trustd.actor.MarkerSet.markers:type_name -> trustd.actor.Marker
-	3, // 1: trustd.actor.Reserve.bucket:type_name -> trustd.actor.BucketConfig
-	3, // 2: trustd.actor.Refund.bucket:type_name -> trustd.actor.BucketConfig
-	3, // 3: trustd.actor.BucketEntry.cfg:type_name -> trustd.actor.BucketConfig
-	7, // 4: trustd.actor.BucketSet.entries:type_name -> trustd.actor.BucketEntry
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	0,  // 0: trustd.actor.MarkerSet.markers:type_name -> trustd.actor.Marker
+	3,  // 1: trustd.actor.Reserve.bucket:type_name -> trustd.actor.BucketConfig
+	3,  // 2: trustd.actor.Refund.bucket:type_name -> trustd.actor.BucketConfig
+	3,  // 3: trustd.actor.BucketEntry.cfg:type_name -> trustd.actor.BucketConfig
+	7,  // 4: trustd.actor.BucketSet.entries:type_name -> trustd.actor.BucketEntry
+	13, // 5: trustd.actor.GetAssessmentResult.assessment:type_name -> trustd.actor.Assessment
+	6,  // [6:6] is the sub-list for method output_type
+	6,  // [6:6] is the sub-list for method input_type
+	6,  // [6:6] is the sub-list for extension type_name
+	6,  // [6:6] is the sub-list for extension extendee
+	0,  // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_shardops_proto_init() }
@@ -733,7 +1540,7 @@ func file_shardops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shardops_proto_rawDesc), len(file_shardops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
