@@ -160,6 +160,11 @@ type SigningKey struct {
 	Secret    []byte    `json:"secret"`
 	CreatedAt time.Time `json:"created_at"`
 	Retired   bool      `json:"retired"`
+	// ActiveFrom is when the key starts signing (zero: at once). A key
+	// added to a running cluster verifies from the moment it is applied,
+	// but signs only from CreatedAt + KeyActivationDelay, so every node
+	// has it before any token signed with it reaches one (see keys.go).
+	ActiveFrom time.Time `json:"active_from,omitzero"`
 }
 
 // Catalog is one immutable version of the replicated configuration. Never
@@ -271,16 +276,9 @@ func (c *Catalog) CheckAdminToken(token string) bool {
 	return c.HasAdminToken && c.AdminTokenHash.Equal(HashSecret(token))
 }
 
-// SigningKey returns the newest unretired key of purpose, or nil.
-func (c *Catalog) SigningKey(purpose string) *SigningKey {
-	var best *SigningKey
-	for _, k := range c.Keys {
-		if k.Purpose == purpose && !k.Retired && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
-			best = k
-		}
-	}
-	return best
-}
+// SigningKey returns the key that signs for purpose now, or nil: the
+// newest active unretired key (SigningKeyAt).
+func (c *Catalog) SigningKey(purpose string) *SigningKey { return c.SigningKeyAt(purpose, time.Now()) }
 
 // KeyByID returns an unretired key of purpose by id, for verification.
 func (c *Catalog) KeyByID(purpose, id string) *SigningKey {

@@ -51,6 +51,9 @@ type Config struct {
 	Dev bool
 	// NodeID names this node in logs and headers.
 	NodeID string
+	// Cluster serves the cluster admin operations; nil answers them as
+	// unavailable.
+	Cluster ClusterControl
 }
 
 // Server is the public and admin API of one node.
