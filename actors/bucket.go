@@ -4,8 +4,8 @@ import "github.com/trustd/trustd/ratelimit"
 
 // Rate-limit state: one entry per workspace + policy + keyed hash of the
 // scope value (the caller builds the key; simulation state of observe-mode
-// policies lives under keys starting with "sim/", so it can never touch
-// live capacity). An entry holds the policy's token bucket and, when the
+// policies lives under its own keys (the caller marks the space in the
+// key's first byte), so it can never touch live capacity). An entry holds the policy's token bucket and, when the
 // policy has one, its fixed quota; both are changed by one op, so the
 // owning shard checks and consumes them atomically.
 //
