@@ -15,7 +15,10 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"math/rand/v2"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +99,11 @@ type Minter struct {
 	origin  string
 	sitekey string
 	hc      *http.Client
+	// spread mints each token from its own loopback source address
+	// (127.x.y.z), as real traffic comes from many clients: the server
+	// raises proof-of-work difficulty for an address that asks for many
+	// challenges, which would otherwise throttle minting from one address.
+	spread bool
 }
 
 // NewMinter returns a Minter talking to the node at base, presenting Origin
@@ -103,11 +111,33 @@ type Minter struct {
 func NewMinter(base, origin, sitekey string, conns int) *Minter {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = conns
-	return &Minter{base: strings.TrimRight(base, "/"), origin: origin, sitekey: sitekey,
+	m := &Minter{base: strings.TrimRight(base, "/"), origin: origin, sitekey: sitekey,
 		hc: &http.Client{Timeout: 30 * time.Second, Transport: tr}}
+	if u, err := url.Parse(m.base); err == nil {
+		if ip := net.ParseIP(u.Hostname()); ip != nil && ip.To4() != nil && ip.To4()[0] == 127 {
+			m.spread = true
+		}
+	}
+	return m
 }
 
-func (m *Minter) post(ctx context.Context, path string, in, out any) error {
+// clientFor returns the client one token is minted with: the shared pool,
+// or with spread a client bound to a random loopback source address (a
+// challenge is bound to the address that asked for it, so both requests of
+// one token use the same one).
+func (m *Minter) clientFor() (*http.Client, func()) {
+	if !m.spread {
+		return m.hc, func() {}
+	}
+	src := &net.TCPAddr{IP: net.IPv4(127, byte(1+rand.IntN(254)), byte(rand.IntN(256)), byte(1+rand.IntN(254)))}
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{LocalAddr: src, Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1,
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: tr}, tr.CloseIdleConnections
+}
+
+func (m *Minter) post(ctx context.Context, hc *http.Client, path string, in, out any) error {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -118,7 +148,7 @@ func (m *Minter) post(ctx context.Context, path string, in, out any) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", m.origin)
-	resp, err := m.hc.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
@@ -138,8 +168,10 @@ func (m *Minter) post(ctx context.Context, path string, in, out any) error {
 
 // Mint runs the whole protocol once and returns a fresh token.
 func (m *Minter) Mint(ctx context.Context) (string, error) {
+	hc, done := m.clientFor()
+	defer done()
 	var ch Challenge
-	if err := m.post(ctx, "/v1/challenge", map[string]string{"sitekey": m.sitekey, "action": "bench"}, &ch); err != nil {
+	if err := m.post(ctx, hc, "/v1/challenge", map[string]string{"sitekey": m.sitekey, "action": "bench"}, &ch); err != nil {
 		return "", fmt.Errorf("challenge: %w", err)
 	}
 	n, err := Solve(ctx, ch.PoW)
@@ -155,7 +187,7 @@ func (m *Minter) Mint(ctx context.Context) (string, error) {
 		"nonce":     strconv.Itoa(n),
 		"signals":   map[string]any{"interaction": true, "elapsed_ms": 1200},
 	}
-	if err := m.post(ctx, "/v1/challenge/redeem", in, &red); err != nil {
+	if err := m.post(ctx, hc, "/v1/challenge/redeem", in, &red); err != nil {
 		return "", fmt.Errorf("challenge: %w", err)
 	}
 	if !red.Success || red.Token == "" {
