@@ -15,5 +15,6 @@ func (s *Server) routes() []Route {
 	var rs []Route
 	rs = append(rs, s.platformRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
+	rs = append(rs, s.widgetRoutes()...)
 	return rs
 }
