@@ -58,7 +58,7 @@
       expired: 'Expired. Verify again.',
       error: 'Error. Try again.',
       unsupported: 'This browser cannot verify.',
-      interactive: 'Solve the puzzle to continue.',
+      interactive: 'Solve the puzzle below.',
       puzzleImage: 'Verification puzzle',
       puzzleAnswer: 'Your answer',
       puzzleSubmit: 'Submit',
@@ -71,7 +71,7 @@
       expired: 'Abgelaufen. Erneut bestätigen.',
       error: 'Fehler. Erneut versuchen.',
       unsupported: 'Dieser Browser kann nicht prüfen.',
-      interactive: 'Lösen Sie das Rätsel, um fortzufahren.',
+      interactive: 'Lösen Sie das Rätsel unten.',
       puzzleImage: 'Prüfungsrätsel',
       puzzleAnswer: 'Ihre Antwort',
       puzzleSubmit: 'Senden',
@@ -84,7 +84,7 @@
       expired: 'Expiré. Vérifiez à nouveau.',
       error: 'Erreur. Réessayez.',
       unsupported: 'Ce navigateur ne peut pas vérifier.',
-      interactive: 'Résolvez l’énigme pour continuer.',
+      interactive: 'Résolvez l’énigme ci-dessous.',
       puzzleImage: 'Énigme de vérification',
       puzzleAnswer: 'Votre réponse',
       puzzleSubmit: 'Envoyer',
@@ -97,7 +97,7 @@
       expired: 'Caducado. Verifique de nuevo.',
       error: 'Error. Inténtelo de nuevo.',
       unsupported: 'Este navegador no puede verificar.',
-      interactive: 'Resuelva el acertijo para continuar.',
+      interactive: 'Resuelva el acertijo de abajo.',
       puzzleImage: 'Acertijo de verificación',
       puzzleAnswer: 'Su respuesta',
       puzzleSubmit: 'Enviar',
@@ -664,7 +664,7 @@
       'aria-describedby': p.alternative ? pid + '-alt' : null
     }, children);
     this.root.insertBefore(this.puzzle, this.input || null);
-    this.setState('interactive', String(p.prompt || t.interactive));
+    this.setState('interactive');
     input.focus();
     return new Promise(function (resolve, reject) {
       // An unanswered puzzle times out with its challenge.
