@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trustd/trustd/node"
+)
+
+func TestTrustctlAgainstARealNode(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	ctl := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		all := append([]string{"--addr", n.APIURL(), "--admin-token", n.AdminToken()}, args...)
+		if err := run(all, &out); err != nil {
+			t.Fatalf("trustctl %v: %v", args, err)
+		}
+		return out.String()
+	}
+	out := ctl("--json", "workspaces", "create", "--name", "acme")
+	if !strings.Contains(out, `"name": "acme"`) {
+		t.Fatalf("create workspace printed %s", out)
+	}
+	var wsID string
+	for _, w := range n.Store().Catalog().Workspaces {
+		wsID = w.ID
+	}
+	out = ctl("sites", "create", "--workspace", wsID, "--name", "shop", "--hostnames", "shop.example.com,www.example.com", "--score-threshold", "0.7")
+	if !strings.Contains(out, "SITE_ID") || !strings.Contains(out, "shop.example.com,www.example.com") || !strings.Contains(out, "sk_live_") {
+		t.Fatalf("create site table:\n%s", out)
+	}
+	out = ctl("sites", "list", "--workspace", wsID)
+	if !strings.Contains(out, "shop") || strings.Contains(out, "sk_live_") {
+		t.Fatalf("list sites table:\n%s", out)
+	}
+	out = ctl("credentials", "create", "--workspace", wsID, "--name", "be", "--scopes", "site.verify,identity.verify")
+	if !strings.Contains(out, "site.verify,identity.verify") {
+		t.Fatalf("create credential:\n%s", out)
+	}
+	if out := ctl("workspaces", "delete", wsID); strings.TrimSpace(out) != "ok" {
+		t.Fatalf("delete printed %q", out)
+	}
+	var buf bytes.Buffer
+	err = run([]string{"--addr", n.APIURL(), "--admin-token", "wrong", "workspaces", "list"}, &buf)
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("a wrong token must fail with the API's 401, got %v", err)
+	}
+}

@@ -1,0 +1,133 @@
+package http_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	nethttp "net/http"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/trustd/trustd/node"
+)
+
+// testNode is a real single node on loopback ports with a temporary data
+// dir, and a small client for it.
+type testNode struct {
+	t   *testing.T
+	n   *node.Node
+	cfg node.Config
+}
+
+func mustStartNode(t *testing.T, mutate ...func(*node.Config)) *testNode {
+	t.Helper()
+	cfg := node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	return startNode(t, cfg)
+}
+
+func startNode(t *testing.T, cfg node.Config) *testNode {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := &testNode{t: t, n: n, cfg: cfg}
+	t.Cleanup(func() { tn.stop() })
+	return tn
+}
+
+func (tn *testNode) stop() {
+	if tn.n == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := tn.n.Close(ctx); err != nil {
+		tn.t.Errorf("close node: %v", err)
+	}
+	tn.n = nil
+}
+
+type response struct {
+	status int
+	header nethttp.Header
+	body   []byte
+}
+
+func (r response) decode(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.body, v, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatalf("decode %s: %v", r.body, err)
+	}
+}
+
+func (r response) errorCode(t *testing.T) string {
+	t.Helper()
+	var e struct {
+		Error string `json:"error"`
+	}
+	r.decode(t, &e)
+	return e.Error
+}
+
+// do sends a request; body may be nil, a string (sent as is) or a value
+// encoded as JSON.
+func (tn *testNode) do(method, path, token string, body any, headers ...string) response {
+	tn.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = bytes.NewReader([]byte(b))
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			tn.t.Fatal(err)
+		}
+		rd = bytes.NewReader(enc)
+	}
+	req, err := nethttp.NewRequest(method, tn.n.APIURL()+path, rd)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := nethttp.DefaultClient.Do(req)
+	if err != nil {
+		tn.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func (tn *testNode) admin(method, path string, body any) response {
+	tn.t.Helper()
+	return tn.do(method, "/admin/v1"+path, tn.n.AdminToken(), body)
+}
+
+// mustCreate posts body and decodes the 201 answer into out.
+func (tn *testNode) mustCreate(path string, body, out any) {
+	tn.t.Helper()
+	r := tn.admin("POST", path, body)
+	if r.status != 201 {
+		tn.t.Fatalf("POST %s: %d %s", path, r.status, r.body)
+	}
+	r.decode(tn.t, out)
+}

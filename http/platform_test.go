@@ -1,0 +1,201 @@
+package http_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/go-json-experiment/json"
+	"github.com/pb33f/libopenapi"
+
+	"github.com/trustd/trustd/node"
+)
+
+func TestCommonHeadersOnEveryJSONAnswer(t *testing.T) {
+	tn := mustStartNode(t)
+	for _, path := range []string{"/v1/", "/v1/changelog.json", "/v1/nope", "/admin/v1/workspaces"} {
+		r := tn.do("GET", path, "", nil)
+		for _, h := range []string{"X-Request-Id", "X-Service-API-Base", "X-Service-API-Version", "X-Service-Contract-Version"} {
+			if r.header.Get(h) == "" {
+				t.Errorf("GET %s: missing %s", path, h)
+			}
+		}
+		if !strings.HasSuffix(r.header.Get("X-Service-API-Base"), "/v1") || r.header.Get("X-Service-API-Version") != "v1" {
+			t.Errorf("GET %s: base %q version %q", path, r.header.Get("X-Service-API-Base"), r.header.Get("X-Service-API-Version"))
+		}
+	}
+	r := tn.do("GET", "/v1/", "", nil, "X-Request-Id", "caller-id-1")
+	if r.header.Get("X-Request-Id") != "caller-id-1" {
+		t.Fatal("a caller's X-Request-Id is kept for correlation")
+	}
+	var info struct {
+		Service string `json:"service"`
+		Version string `json:"version"`
+		Status  string `json:"status"`
+	}
+	r.decode(t, &info)
+	if r.status != 200 || info.Service != "trustd" || info.Version != "v1" || info.Status != "ok" {
+		t.Fatalf("GET /v1/ = %d %s", r.status, r.body)
+	}
+}
+
+func TestUnknownPathAndWrongMethod(t *testing.T) {
+	tn := mustStartNode(t)
+	r := tn.do("GET", "/v1/no/such/thing", "", nil)
+	if r.status != 404 || r.errorCode(t) != "not-found" || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("unknown path = %d %s", r.status, r.body)
+	}
+	r = tn.do("DELETE", "/v1/changelog.json", "", nil)
+	if r.status != 405 || r.errorCode(t) != "method-not-allowed" || r.header.Get("Allow") != "GET" {
+		t.Fatalf("wrong method = %d Allow=%q %s", r.status, r.header.Get("Allow"), r.body)
+	}
+	r = tn.do("PUT", "/admin/v1/workspaces/abc", tn.n.AdminToken(), nil)
+	allow := r.header.Get("Allow")
+	if r.status != 405 || !strings.Contains(allow, "GET") || !strings.Contains(allow, "PATCH") || !strings.Contains(allow, "DELETE") {
+		t.Fatalf("wrong method on a parameterised path = %d Allow=%q", r.status, allow)
+	}
+	if r := tn.do("GET", "/admin/workspaces", "", nil); r.status != 404 {
+		t.Fatalf("admin operations have no legacy base: %d", r.status)
+	}
+}
+
+func TestLegacyBaseServesTheSameOperationsWithMigrationHeaders(t *testing.T) {
+	tn := mustStartNode(t)
+	canonical := tn.do("GET", "/v1/changelog.json", "", nil)
+	legacy := tn.do("GET", "/changelog.json", "", nil)
+	if legacy.status != 200 || string(legacy.body) != string(canonical.body) {
+		t.Fatalf("legacy = %d, differs from canonical", legacy.status)
+	}
+	if canonical.header.Get("Deprecation") != "" {
+		t.Fatal("the canonical base is not deprecated")
+	}
+	if legacy.header.Get("Deprecation") == "" || legacy.header.Get("Sunset") != "" {
+		t.Fatalf("legacy headers: Deprecation=%q Sunset=%q", legacy.header.Get("Deprecation"), legacy.header.Get("Sunset"))
+	}
+	want := "<" + tn.n.APIURL() + "/v1/changelog.json>; rel=\"successor-version\""
+	if got := legacy.header.Get("Link"); got != want {
+		t.Fatalf("Link = %q, want %q", got, want)
+	}
+	if r := tn.do("GET", "/", "", nil); r.status != 200 || r.header.Get("Deprecation") == "" {
+		t.Fatalf("legacy GET / = %d", r.status)
+	}
+}
+
+func TestBodyLimit(t *testing.T) {
+	tn := mustStartNode(t, func(c *node.Config) { c.MaxBodyBytes = 1024 })
+	big := `{"name":"` + strings.Repeat("a", 4096) + `"}`
+	r := tn.do("POST", "/admin/v1/workspaces", tn.n.AdminToken(), big)
+	if r.status != 413 || r.errorCode(t) != "body-too-large" || r.header.Get("X-Request-Id") == "" {
+		t.Fatalf("oversized body = %d %s", r.status, r.body)
+	}
+}
+
+func TestIngressLimitPerClientIP(t *testing.T) {
+	tn := mustStartNode(t, func(c *node.Config) { c.IngressIPRate = 5 })
+	var last response
+	limited := 0
+	for i := 0; i < 20; i++ {
+		last = tn.do("GET", "/v1/", "", nil)
+		if last.status == 429 {
+			limited++
+			break
+		}
+	}
+	if limited == 0 {
+		t.Fatal("20 requests at a limit of 5/s burst 5 were never limited")
+	}
+	if last.errorCode(t) != "rate-limit-exceeded" {
+		t.Fatalf("429 body = %s", last.body)
+	}
+	for _, h := range []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+		if last.header.Get(h) == "" {
+			t.Errorf("429 lacks %s", h)
+		}
+	}
+	if last.header.Get("X-RateLimit-Limit") != "5" || last.header.Get("X-RateLimit-Remaining") != "0" {
+		t.Errorf("limit headers: %v", last.header)
+	}
+}
+
+func TestOpenAPIIsValidAndMatchesTheRouter(t *testing.T) {
+	tn := mustStartNode(t)
+	r := tn.do("GET", "/v1/openapi.json", "", nil)
+	if r.status != 200 {
+		t.Fatalf("GET openapi = %d", r.status)
+	}
+	doc, err := libopenapi.NewDocument(r.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := doc.BuildV3Model()
+	if err != nil {
+		t.Fatalf("OpenAPI 3.1 document does not build: %v", err)
+	}
+	if v := model.Model.Version; v != "3.1.0" {
+		t.Fatalf("openapi version %q", v)
+	}
+	var raw struct {
+		Paths map[string]map[string]struct {
+			OperationID string         `json:"operationId"`
+			Summary     string         `json:"summary"`
+			Responses   map[string]any `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(r.body, &raw, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	ops := 0
+	for path, item := range raw.Paths {
+		for method, op := range item {
+			ops++
+			if op.OperationID == "" || op.Summary == "" || len(op.Responses) < 2 {
+				t.Errorf("%s %s: contract entry incomplete", method, path)
+			}
+			// Every documented operation is served: the router never
+			// answers 404 for it, nor 405 for its documented method.
+			concrete := strings.NewReplacer("{workspace_id}", "x", "{site_id}", "x", "{mobile_app_id}", "x", "{credential_id}", "x").Replace(path)
+			concrete = fillParams(concrete)
+			got := tn.do(strings.ToUpper(method), concrete, "", nil)
+			if got.status == 405 || (got.status == 404 && got.errorCode(t) == "not-found" && !strings.Contains(path, "{")) {
+				t.Errorf("%s %s is in the contract but the router answers %d %s", method, path, got.status, got.body)
+			}
+		}
+	}
+	if ops < 20 {
+		t.Fatalf("only %d operations in the contract", ops)
+	}
+	// And the reverse: an operation missing from the contract fails here.
+	col := tn.do("GET", "/v1/postman-collection.json", "", nil)
+	var pm struct {
+		Info struct {
+			Schema string `json:"schema"`
+		} `json:"info"`
+		Item []struct {
+			Item []struct {
+				Name string `json:"name"`
+			} `json:"item"`
+		} `json:"item"`
+	}
+	col.decode(t, &pm)
+	n := 0
+	for _, f := range pm.Item {
+		n += len(f.Item)
+	}
+	if !strings.Contains(pm.Info.Schema, "v2.1.0") || n != ops {
+		t.Fatalf("postman collection has %d requests (schema %q), contract has %d operations", n, pm.Info.Schema, ops)
+	}
+}
+
+// fillParams replaces any remaining {param} with a placeholder value.
+func fillParams(p string) string {
+	for {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			return p
+		}
+		j := strings.IndexByte(p[i:], '}')
+		if j < 0 {
+			return p
+		}
+		p = p[:i] + "x" + p[i+j+1:]
+	}
+}

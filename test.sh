@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The project's one test command: installs what the tests need when it is
+# missing (Go modules; Debian's chromium and redis-server, the browser
+# test's npm packages), checks formatting and vet, runs every Go test with
+# the race detector, then runs each fuzz target for a short, fixed time.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing ${need_apt[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  else
+    echo "== missing ${need_apt[*]}: the tests that need them will skip"
+  fi
+fi
+if [ -f systemtest/browser/package.json ] && command -v npm >/dev/null 2>&1 && [ ! -d systemtest/browser/node_modules ]; then
+  echo "== npm ci (browser test)"
+  (cd systemtest/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+echo "== go mod download"
+go mod download
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
+if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; exit 1; fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 30m ./...
+
+echo "== fuzz (time-boxed)"
+for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do
+  pkg=./$(dirname "${target#./}")
+  for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$target" | sed 's/^func //'); do
+    echo "-- $pkg $fn"
+    go test -run '^$' -fuzz "^${fn}\$" -fuzztime "${FUZZTIME:-15s}" "$pkg" >/dev/null
+  done
+done
+echo "== all tests passed"
