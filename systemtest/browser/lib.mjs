@@ -64,14 +64,22 @@ export async function shot(locator, name) {
   return path;
 }
 
-// state waits until the widget root inside container has data-state want.
+// waitState waits until the widget root inside container has data-state
+// want. A widget that lands in the error state instead fails at once, with
+// the error code the server (or the widget) gave.
 export async function waitState(page, container, want, timeout = 20000) {
-  await page.waitForFunction(
+  const handle = await page.waitForFunction(
     ([sel, st]) => {
       const el = document.querySelector(sel + ' .trustd');
-      return el && el.getAttribute('data-state') === st;
+      const now = el && el.getAttribute('data-state');
+      return (now === st || (now === 'error' && st !== 'error')) && now;
     },
     [container, want],
     { timeout },
   );
+  const got = await handle.jsonValue();
+  if (got !== want) {
+    const code = await page.locator(container + ' .trustd').getAttribute('data-error');
+    throw new Error(`widget ${container} went to "${got}" (error code ${code}) while waiting for "${want}"`);
+  }
 }
