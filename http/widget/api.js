@@ -136,8 +136,11 @@
     'refresh-expired', 'execution', 'appearance', 'response-field', 'response-field-name'
   ];
 
+  // Other spellings wrappers use (Turnstile documents cData).
+  var ALIASES = { cdata: 'cData' };
+
   function camel(name) {
-    return name.replace(/-([a-z])/g, function (_, c) { return c.toUpperCase(); });
+    return ALIASES[name] || name.replace(/-([a-z])/g, function (_, c) { return c.toUpperCase(); });
   }
 
   function oneOf(value, allowed, fallback) {

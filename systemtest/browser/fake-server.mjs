@@ -88,7 +88,7 @@ export async function startFakeServer() {
 
   function redeem(res, body) {
     const ch = challenges.get(body.challenge);
-    redeems.push({ ...body, sitekey: ch && ch.sitekey });
+    redeems.push({ ...body, sitekey: ch && ch.sitekey, action: ch && ch.action, cdata: ch && ch.cdata });
     if (!ch || ch.used) return fail(res, 400, 'invalid-challenge', 'unknown or used challenge');
     ch.used = true;
     if (!/^\d+$/.test(body.nonce)) return fail(res, 400, 'invalid-field', 'nonce must be a decimal string');
@@ -105,14 +105,21 @@ export async function startFakeServer() {
     json(res, 200, { success: true, token: 'tok.' + randomBytes(24).toString('base64url'), expires_in: ch.tokenTTL });
   }
 
-  // The same strict policy as trustd's demo page.
-  function html(res, nonce, body) {
+  // The same strict policy as trustd's demo page. trustedTypes false
+  // leaves out Trusted Types, for third-party code that needs that.
+  function html(res, nonce, body, trustedTypes) {
     res.writeHead(200, {
       'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}' 'strict-dynamic'; style-src 'self' 'nonce-${nonce}'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; require-trusted-types-for 'script'`,
+      'Content-Security-Policy': `default-src 'none'; script-src 'nonce-${nonce}' 'strict-dynamic'; style-src 'self' 'nonce-${nonce}'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'` +
+        (trustedTypes ? "; require-trusted-types-for 'script'" : ''),
     });
     res.end(body);
   }
+
+  // Third-party front-end code the tests load as plain ES modules.
+  const vendor = {
+    '/vendor/svelte-put-turnstile.js': join(repoRoot, 'systemtest', 'browser', 'node_modules', '@svelte-put', 'cloudflare-turnstile', 'src', 'turnstile.js'),
+  };
 
   const server = createServer(async (req, res) => {
     try {
@@ -132,14 +139,20 @@ export async function startFakeServer() {
         return res.end('<svg xmlns="http://www.w3.org/2000/svg" width="260" height="70"><rect width="260" height="70" fill="#eee"/>' +
           '<text x="100" y="50" font-size="40" font-family="serif" fill="#555" transform="rotate(-6 130 35)">42</text></svg>');
       }
+      if (vendor[url.pathname]) {
+        res.writeHead(200, { 'Content-Type': 'text/javascript' });
+        return res.end(readFileSync(vendor[url.pathname]));
+      }
       const p = pages.get(url.pathname);
       if (p) {
         const nonce = nonceFor(16);
+        const widget = p.loadWidget ? `<script nonce="${nonce}" src="/v1/widget/api.js${p.query}" async></script>` : '';
+        const mod = p.module ? `<script type="module" nonce="${nonce}">${p.module}</script>` : '';
         return html(res, nonce, `<!doctype html><html lang="${p.lang}"><head><meta charset="utf-8"><title>widget test</title>
 <style nonce="${nonce}">body{font:15px system-ui,sans-serif;margin:16px} .slot{margin:10px 0}</style>
 <script nonce="${nonce}">${p.head}</script>
-<script nonce="${nonce}" src="/v1/widget/api.js${p.query}" async></script></head>
-<body>${p.body}</body></html>`);
+${widget}</head>
+<body>${p.body}${mod}</body></html>`, p.trustedTypes);
       }
       fail(res, 404, 'not-found', 'no such path');
     } catch (err) {
@@ -153,10 +166,12 @@ export async function startFakeServer() {
     origin,
     redeems,
     // page registers a test page and returns its URL. head is inline script
-    // (allowed by nonce), body the markup, query the script URL's query.
-    page({ body, head = '', query = '', lang = 'en' }) {
+    // (allowed by nonce), body the markup, query the script URL's query,
+    // module an inline module script run after the body; loadWidget false
+    // leaves loading the widget to the page's own code.
+    page({ body, head = '', query = '', lang = 'en', module = '', loadWidget = true, trustedTypes = true }) {
       const path = '/page/' + pageSeq++;
-      pages.set(path, { body, head, query, lang });
+      pages.set(path, { body, head, query, lang, module, loadWidget, trustedTypes });
       return origin + path;
     },
     close() {

@@ -25,10 +25,17 @@ if [ "$major" -lt 20 ]; then
   exit 1
 fi
 
-want=$(node -p 'require("./package-lock.json").packages["node_modules/playwright-core"].version')
-have=$(node -p 'try { require("./node_modules/playwright-core/package.json").version } catch { "" }')
-if [ "$have" != "$want" ]; then
-  echo "setup.sh: npm ci (playwright-core $want)"
+# npm ci when any package of the lock file is missing or at another version.
+stale=$(node -e '
+  const lock = require("./package-lock.json");
+  for (const [path, p] of Object.entries(lock.packages)) {
+    if (!path) continue;
+    let have = "";
+    try { have = require("./" + path + "/package.json").version; } catch {}
+    if (have !== p.version) { console.log(path); break; }
+  }')
+if [ -n "$stale" ]; then
+  echo "setup.sh: npm ci ($stale is missing or stale)"
   PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
 fi
-echo "setup.sh: ready: node $(node --version), $("$chromium" --version 2>/dev/null | head -1), playwright-core $want"
+echo "setup.sh: ready: node $(node --version), $("$chromium" --version 2>/dev/null | head -1), playwright-core $(node -p 'require("./node_modules/playwright-core/package.json").version')"

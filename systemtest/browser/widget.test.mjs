@@ -295,6 +295,44 @@ test('the Turnstile-style API renders explicitly, executes, resets and removes',
   await context.close();
 });
 
+test('a third-party Turnstile wrapper (@svelte-put/cloudflare-turnstile) drives the widget unchanged', async () => {
+  // The wrapper is a plain function over a DOM node: it loads the script
+  // from turnstile-script-src, calls window.turnstile.render with its
+  // Turnstile options (cData included) and turns callbacks into events.
+  // It sets the script's src as a string, so this page leaves Trusted
+  // Types out of its CSP; 'strict-dynamic' still applies.
+  const url = server.page({
+    head: RECORDER,
+    loadWidget: false,
+    trustedTypes: false,
+    body: `<form id="f"><div id="t" turnstile-sitekey="sk-checkbox" turnstile-action="wrapped" turnstile-cData="order-7"
+      turnstile-theme="dark" turnstile-language="es" turnstile-response-field turnstile-response-field-name="captcha"
+      turnstile-script-src="/v1/widget/api.js?render=explicit"></div></form>`,
+    module: `
+      import { turnstile } from '/vendor/svelte-put-turnstile.js';
+      const node = document.getElementById('t');
+      node.addEventListener('turnstile', (e) => events.push(['success', e.detail.token, e.detail.widgetId]));
+      node.addEventListener('turnstileerror', (e) => events.push(['error', e.detail.code]));
+      window.wrapped = turnstile(node);`,
+  });
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(url);
+  await page.getByRole('checkbox', { name: 'Soy humano' }).click();
+  await waitState(page, '#t', 'success');
+  const [ev] = await events(page);
+  assert.equal(ev[0], 'success');
+  assert.equal(ev[2], await page.locator('#t').getAttribute('turnstile-widget-id'));
+  assert.equal(await page.locator('#f input[name="captcha"]').inputValue(), ev[1]);
+  assert.equal(await page.locator('#t').getAttribute('turnstile-rendered'), '');
+  const redeemed = server.redeems.at(-1);
+  assert.deepEqual([redeemed.sitekey, redeemed.action, redeemed.cdata], ['sk-checkbox', 'wrapped', 'order-7']);
+  await shot(page.locator('#t .trustd'), 'fake-wrapper-dark-es');
+  await page.evaluate(() => window.wrapped.destroy());
+  assert.equal(await page.locator('#t .trustd').count(), 0, 'destroy() removes the widget');
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
+
 test('the script never uses eval, new Function, inline styles or HTML strings', async () => {
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
