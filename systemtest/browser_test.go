@@ -35,8 +35,10 @@ func needBrowser(t *testing.T) string {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Skipf("skipping browser test: no Chromium at %s (run systemtest/browser/setup.sh)", chromium)
 	}
-	if _, err := os.Stat(filepath.Join(browserDir, "node_modules", "playwright-core", "package.json")); err != nil {
-		t.Skip("skipping browser test: systemtest/browser/node_modules is missing (run systemtest/browser/setup.sh)")
+	for _, pkg := range []string{"playwright-core", "@svelte-put/cloudflare-turnstile"} {
+		if _, err := os.Stat(filepath.Join(browserDir, "node_modules", pkg, "package.json")); err != nil {
+			t.Skipf("skipping browser test: systemtest/browser/node_modules/%s is missing (run systemtest/browser/setup.sh)", pkg)
+		}
 	}
 	return nodeBin
 }
