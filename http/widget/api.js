@@ -28,6 +28,8 @@
   var EXPIRY_MARGIN_MS = 2000;
   var MAX_DIFFICULTY = 32;
   var MAX_ITERATIONS = 10000000;
+  var MAX_ELAPSED_MS = 3600000;
+  var MAX_COUNT = 100000;
 
   // ---- where the script came from -------------------------------------
 
@@ -59,7 +61,9 @@
       error: 'Error. Try again.',
       unsupported: 'This browser cannot verify.',
       interactive: 'Solve the puzzle below.',
-      puzzleImage: 'Verification puzzle',
+      puzzlePrompt: 'Type the characters in the picture.',
+      puzzleImage: 'Distorted characters. If you cannot read them, answer the text question instead.',
+      puzzleAlternative: 'Or answer this question:',
       puzzleAnswer: 'Your answer',
       puzzleSubmit: 'Submit',
       brandBy: 'Protected by'
@@ -72,7 +76,9 @@
       error: 'Fehler. Erneut versuchen.',
       unsupported: 'Dieser Browser kann nicht prüfen.',
       interactive: 'Lösen Sie das Rätsel unten.',
-      puzzleImage: 'Prüfungsrätsel',
+      puzzlePrompt: 'Geben Sie die Zeichen im Bild ein.',
+      puzzleImage: 'Verzerrte Zeichen. Wenn Sie sie nicht lesen können, beantworten Sie stattdessen die Textfrage.',
+      puzzleAlternative: 'Oder beantworten Sie diese Frage:',
       puzzleAnswer: 'Ihre Antwort',
       puzzleSubmit: 'Senden',
       brandBy: 'Geschützt durch'
@@ -85,7 +91,9 @@
       error: 'Erreur. Réessayez.',
       unsupported: 'Ce navigateur ne peut pas vérifier.',
       interactive: 'Résolvez l’énigme ci-dessous.',
-      puzzleImage: 'Énigme de vérification',
+      puzzlePrompt: 'Saisissez les caractères de l’image.',
+      puzzleImage: 'Caractères déformés. Si vous ne pouvez pas les lire, répondez plutôt à la question écrite.',
+      puzzleAlternative: 'Ou répondez à cette question :',
       puzzleAnswer: 'Votre réponse',
       puzzleSubmit: 'Envoyer',
       brandBy: 'Protégé par'
@@ -98,7 +106,9 @@
       error: 'Error. Inténtelo de nuevo.',
       unsupported: 'Este navegador no puede verificar.',
       interactive: 'Resuelva el acertijo de abajo.',
-      puzzleImage: 'Acertijo de verificación',
+      puzzlePrompt: 'Escriba los caracteres de la imagen.',
+      puzzleImage: 'Caracteres distorsionados. Si no puede leerlos, responda a la pregunta de texto.',
+      puzzleAlternative: 'O responda a esta pregunta:',
       puzzleAnswer: 'Su respuesta',
       puzzleSubmit: 'Enviar',
       brandBy: 'Protegido por'
@@ -536,11 +546,11 @@
       if (!run.live) {
         return null;
       }
-      var body = { challenge: r[0].challenge, nonce: String(r[1]), signals: self.signals(run) };
+      var signals = self.signals(run);
       if (r[2] !== null) {
-        body.answer = r[2];
+        signals.answer = r[2];
       }
-      return postJSON('/challenge/redeem', body);
+      return postJSON('/challenge/redeem', { challenge: r[0].challenge, nonce: String(r[1]), signals: signals });
     }).then(function (res) {
       if (!run.live || !res) {
         return;
@@ -556,17 +566,23 @@
     });
   };
 
+  // signals are the bounded behaviour facts the server scores (it refuses
+  // values outside its ranges, hence the clamps).
   Widget.prototype.signals = function (run) {
     return {
       webdriver: navigator.webdriver === true,
       headless: /Headless/i.test(navigator.userAgent),
       interaction: run.interaction,
-      elapsed_ms: Math.max(0, Math.round(now() - this.created)),
-      pointer_moves: counters.pointerMoves,
-      keypresses: counters.keypresses,
+      elapsed_ms: clamp(now() - this.created, MAX_ELAPSED_MS),
+      pointer_moves: clamp(counters.pointerMoves, MAX_COUNT),
+      keypresses: clamp(counters.keypresses, MAX_COUNT),
       visible: doc.visibilityState === 'visible'
     };
   };
+
+  function clamp(n, max) {
+    return Math.min(max, Math.max(0, Math.round(n)));
+  }
 
   Widget.prototype.succeed = function (res) {
     var self = this;
@@ -628,9 +644,10 @@
     callback(this.o['error-callback'], code);
   };
 
-  // askPuzzle shows the server-rendered puzzle and resolves with the answer
-  // the person types. The prompt is text, so a screen reader can read it;
-  // the image has alternative text from the server.
+  // askPuzzle shows the server-rendered puzzle and resolves with what the
+  // person types: the characters in the image, or the digits answering the
+  // puzzle's text question (alt_text_challenge), the alternative for people
+  // who cannot see the image.
   Widget.prototype.askPuzzle = function (run, ch) {
     var self = this;
     var p = ch.puzzle || {};
@@ -648,23 +665,25 @@
     this.hidePuzzle();
     var pid = this.id + '-puzzle';
     var input = h('input', {
-      id: pid + '-answer', 'class': 'trustd-answer', type: 'text', autocomplete: 'off', autocapitalize: 'off',
-      spellcheck: 'false', inputmode: p.answer_inputmode || null, required: ''
+      id: pid + '-answer', 'class': 'trustd-answer', type: 'text', autocomplete: 'off',
+      autocapitalize: 'characters', spellcheck: 'false', maxlength: '32', required: ''
     });
     var submit = h('button', { type: 'button', 'class': 'trustd-submit' }, [t.puzzleSubmit]);
     var children = [
-      h('p', { 'class': 'trustd-prompt', id: pid + '-prompt' }, [String(p.prompt || t.interactive)]),
-      h('img', { 'class': 'trustd-puzzle-img', src: url.href, alt: String(p.alt || t.puzzleImage) })
+      h('p', { 'class': 'trustd-prompt', id: pid + '-prompt' }, [t.puzzlePrompt]),
+      h('img', { 'class': 'trustd-puzzle-img', src: url.href, alt: t.puzzleImage, width: '200', height: '70' })
     ];
-    if (p.alternative) {
-      // A text form of the same question for people who cannot see the image.
-      children.push(h('p', { 'class': 'trustd-alternative', id: pid + '-alt' }, [String(p.alternative)]));
+    if (p.alt_text_challenge) {
+      // The server words its question in English.
+      children.push(h('p', { 'class': 'trustd-alternative', id: pid + '-alt' }, [
+        t.puzzleAlternative + ' ', h('span', { lang: 'en' }, [String(p.alt_text_challenge)])
+      ]));
     }
     children.push(h('label', { 'for': pid + '-answer', 'class': 'trustd-answer-label' }, [t.puzzleAnswer]));
     children.push(h('span', { 'class': 'trustd-answer-row' }, [input, submit]));
     this.puzzle = h('div', {
       'class': 'trustd-puzzle', role: 'group', 'aria-labelledby': pid + '-prompt',
-      'aria-describedby': p.alternative ? pid + '-alt' : null
+      'aria-describedby': p.alt_text_challenge ? pid + '-alt' : null
     }, children);
     this.root.insertBefore(this.puzzle, this.input || null);
     this.setState('interactive');

@@ -76,11 +76,8 @@ export async function startFakeServer() {
     };
     if (site.type === 'visual') {
       answer.puzzle = {
-        image_url: '/puzzle/' + id + '.svg',
-        prompt: 'Type the number in the picture.',
-        alt: 'A distorted number in grey letters',
-        alternative: 'Or answer in text: what is forty plus two? Type digits.',
-        answer_inputmode: 'numeric',
+        image_url: '/v1/challenge/puzzle/' + id + '.svg',
+        alt_text_challenge: 'Type, in digits, the result of twelve plus nine.',
       };
     }
     json(res, 200, answer);
@@ -89,18 +86,25 @@ export async function startFakeServer() {
   function redeem(res, body) {
     const ch = challenges.get(body.challenge);
     redeems.push({ ...body, sitekey: ch && ch.sitekey, action: ch && ch.action, cdata: ch && ch.cdata });
-    if (!ch || ch.used) return fail(res, 400, 'invalid-challenge', 'unknown or used challenge');
+    // Strict, like trustd: only these members.
+    const extra = Object.keys(body).filter((k) => !['challenge', 'nonce', 'signals'].includes(k));
+    if (extra.length) return fail(res, 400, 'unknown-field', 'unknown field ' + extra[0]);
+    if (!ch) return fail(res, 400, 'invalid-challenge', 'unknown challenge');
+    if (ch.used) return fail(res, 409, 'challenge-used', 'the challenge was already redeemed');
     ch.used = true;
     if (!/^\d+$/.test(body.nonce)) return fail(res, 400, 'invalid-field', 'nonce must be a decimal string');
     const hash = pbkdf2Sync(body.nonce, Buffer.from(ch.salt, 'base64url'), POW.iterations, 32, 'sha256');
     if (leadingZeroBits(hash) < POW.difficulty) return fail(res, 400, 'invalid-solution', 'proof of work does not meet the difficulty');
-    if (ch.type === 'visual' && body.answer !== '42') return fail(res, 400, 'wrong-answer', 'the puzzle answer is wrong');
     const s = body.signals || {};
+    // The image shows K7P3X; the text alternative's answer is 21.
+    if (ch.type === 'visual' && !['K7P3X', '21'].includes(String(s.answer || '').trim().toUpperCase())) {
+      return fail(res, 400, 'invalid-solution', 'the puzzle answer is wrong; request a new challenge');
+    }
     for (const k of ['webdriver', 'headless', 'interaction', 'visible']) {
       if (typeof s[k] !== 'boolean') return fail(res, 400, 'invalid-field', 'signals.' + k + ' must be a boolean');
     }
-    for (const k of ['elapsed_ms', 'pointer_moves', 'keypresses']) {
-      if (!Number.isInteger(s[k]) || s[k] < 0) return fail(res, 400, 'invalid-field', 'signals.' + k + ' must be a non-negative integer');
+    for (const [k, max] of [['elapsed_ms', 3600000], ['pointer_moves', 100000], ['keypresses', 100000]]) {
+      if (!Number.isInteger(s[k]) || s[k] < 0 || s[k] > max) return fail(res, 400, 'invalid-field', `signals.${k}: 0 to ${max}`);
     }
     json(res, 200, { success: true, token: 'tok.' + randomBytes(24).toString('base64url'), expires_in: ch.tokenTTL });
   }
@@ -134,10 +138,10 @@ export async function startFakeServer() {
         res.writeHead(200, { 'Content-Type': 'text/css' });
         return res.end(widgetCSS);
       }
-      if (url.pathname.startsWith('/puzzle/')) {
+      if (url.pathname.startsWith('/v1/challenge/puzzle/')) {
         res.writeHead(200, { 'Content-Type': 'image/svg+xml' });
-        return res.end('<svg xmlns="http://www.w3.org/2000/svg" width="260" height="70"><rect width="260" height="70" fill="#eee"/>' +
-          '<text x="100" y="50" font-size="40" font-family="serif" fill="#555" transform="rotate(-6 130 35)">42</text></svg>');
+        return res.end('<svg xmlns="http://www.w3.org/2000/svg" width="200" height="70"><rect width="200" height="70" fill="#e8e4e8"/>' +
+          '<text x="28" y="48" font-size="36" font-family="monospace" fill="#444" transform="rotate(-4 100 35)">K7P3X</text></svg>');
       }
       if (vendor[url.pathname]) {
         res.writeHead(200, { 'Content-Type': 'text/javascript' });

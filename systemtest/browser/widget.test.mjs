@@ -133,26 +133,29 @@ test('a visual challenge shows the puzzle with a text alternative and takes a ty
   await page.goto(url);
   await page.locator('#v .trustd-cb').click();
   await waitState(page, '#v', 'interactive');
-  const img = page.getByRole('img', { name: 'A distorted number in grey letters' });
+  const img = page.getByRole('img', { name: /^Distorted characters\./ });
   await img.waitFor();
   await page.waitForFunction(() => document.querySelector('.trustd-puzzle-img').complete);
-  assert.ok(await page.getByRole('group', { name: 'Type the number in the picture.' }).isVisible());
+  assert.ok(await page.getByRole('group', { name: 'Type the characters in the picture.' }).isVisible());
+  const alt = page.locator('#v .trustd-alternative');
+  assert.equal(await alt.textContent(), 'Or answer this question: Type, in digits, the result of twelve plus nine.');
+  assert.equal(await alt.locator('span').getAttribute('lang'), 'en', 'the server\'s English question is marked as English');
+  assert.equal(await page.locator('#v .trustd-puzzle').getAttribute('aria-describedby'), await alt.getAttribute('id'));
   const answer = page.getByRole('textbox', { name: 'Your answer' });
   assert.ok(await answer.evaluate((el) => el === document.activeElement), 'focus moves to the answer field');
-  assert.match(await page.locator('#v .trustd-puzzle').getAttribute('aria-describedby'), /-alt$/);
   await shot(page.locator('#v .trustd'), 'fake-visual-puzzle');
 
-  await answer.fill('41');
+  await answer.fill('K7P3Y');
   await answer.press('Enter'); // answers the puzzle, never submits the form
   await waitState(page, '#v', 'error');
-  assert.deepEqual(await events(page), [['error', 'wrong-answer']]);
+  assert.deepEqual(await events(page), [['error', 'invalid-solution']]);
 
-  await page.locator('#v .trustd-cb').click(); // a new challenge
+  await page.locator('#v .trustd-cb').click(); // a wrong answer burns the puzzle: a new challenge
   await waitState(page, '#v', 'interactive');
-  await page.getByRole('textbox', { name: 'Your answer' }).fill('42');
+  await page.getByRole('textbox', { name: 'Your answer' }).fill('21'); // the text alternative
   await page.getByRole('button', { name: 'Submit' }).click();
   await waitState(page, '#v', 'success');
-  assert.equal(server.redeems.at(-1).answer, '42');
+  assert.equal(server.redeems.at(-1).signals.answer, '21', 'the answer travels in signals.answer');
   assert.equal(await page.locator('#v .trustd-puzzle').count(), 0, 'the puzzle closes on success');
   assert.deepEqual(await problems(), []);
   await context.close();
