@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"html/template"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -189,13 +190,23 @@ func (s *Server) demoChecks(c *Call, siteKey string, status int, body []byte) ([
 		{"error-codes is empty", validJSON && v.ErrorCodes != nil && len(v.ErrorCodes) == 0},
 		{"action equals \"" + demoAction + "\"", v.Action != nil && *v.Action == demoAction},
 		{"hostname is on the site's allow-list (exact match)", hostOK},
-		{"score meets the threshold (own check when score_enforced is false)", v.ScoreEnforced || v.Score >= v.ScoreThreshold},
+		{scoreCheck(v), v.ScoreEnforced || v.Score >= v.ScoreThreshold},
 	}
 	ok := true
 	for _, ch := range checks {
 		ok = ok && ch.OK
 	}
 	return checks, ok
+}
+
+// scoreCheck names the score check with its numbers: when the service did
+// not enforce the threshold, the backend applies it itself.
+func scoreCheck(v demoSiteverify) string {
+	if v.ScoreEnforced {
+		return "score threshold already enforced by the service (score_enforced is true)"
+	}
+	return "score " + strconv.FormatFloat(v.Score, 'f', 3, 64) + " meets the threshold " +
+		strconv.FormatFloat(v.ScoreThreshold, 'f', 3, 64) + " (the backend's own check: score_enforced is false)"
 }
 
 func (s *Server) renderDemo(c *Call, tpl *template.Template, name, nonce string, data any) {
