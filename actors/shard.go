@@ -34,6 +34,7 @@ const (
 	KindIdempotency
 	KindSession
 	KindNonce
+	KindReputation
 	numKinds = 16
 )
 

@@ -165,14 +165,16 @@ type SigningKey struct {
 // Catalog is one immutable version of the replicated configuration. Never
 // modify a Catalog you did not create in a Tx.
 type Catalog struct {
-	Index          uint64                 `json:"index"`
-	AdminTokenHash Hash                   `json:"admin_token_hash"`
-	HasAdminToken  bool                   `json:"has_admin_token"`
-	Workspaces     map[string]*Workspace  `json:"workspaces"`
-	Sites          map[string]*Site       `json:"sites"`
-	MobileApps     map[string]*MobileApp  `json:"mobile_apps"`
-	Credentials    map[string]*Credential `json:"credentials"`
-	Keys           []*SigningKey          `json:"keys"`
+	Index                 uint64                          `json:"index"`
+	AdminTokenHash        Hash                            `json:"admin_token_hash"`
+	HasAdminToken         bool                            `json:"has_admin_token"`
+	Workspaces            map[string]*Workspace           `json:"workspaces"`
+	Sites                 map[string]*Site                `json:"sites"`
+	MobileApps            map[string]*MobileApp           `json:"mobile_apps"`
+	Credentials           map[string]*Credential          `json:"credentials"`
+	Keys                  []*SigningKey                   `json:"keys"`
+	RateLimitPolicies     map[string]*RateLimitPolicy     `json:"rate_limit_policies"`
+	APIProtectionPolicies map[string]*APIProtectionPolicy `json:"api_protection_policies"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
@@ -184,10 +186,12 @@ type Catalog struct {
 // Empty returns the catalog of a new cluster.
 func Empty() *Catalog {
 	c := &Catalog{
-		Workspaces:  map[string]*Workspace{},
-		Sites:       map[string]*Site{},
-		MobileApps:  map[string]*MobileApp{},
-		Credentials: map[string]*Credential{},
+		Workspaces:            map[string]*Workspace{},
+		Sites:                 map[string]*Site{},
+		MobileApps:            map[string]*MobileApp{},
+		Credentials:           map[string]*Credential{},
+		RateLimitPolicies:     map[string]*RateLimitPolicy{},
+		APIProtectionPolicies: map[string]*APIProtectionPolicy{},
 	}
 	c.reindex()
 	return c

@@ -19,19 +19,25 @@ type Command interface {
 
 // commands maps a wire kind to a constructor of its command type.
 var commands = map[string]func() Command{
-	"admin_token.set":    func() Command { return &SetAdminToken{} },
-	"signing_key.add":    func() Command { return &AddSigningKey{} },
-	"workspace.create":   func() Command { return &CreateWorkspace{} },
-	"workspace.update":   func() Command { return &UpdateWorkspace{} },
-	"workspace.delete":   func() Command { return &DeleteWorkspace{} },
-	"site.create":        func() Command { return &CreateSite{} },
-	"site.update":        func() Command { return &UpdateSite{} },
-	"site.delete":        func() Command { return &DeleteSite{} },
-	"site.rotate_secret": func() Command { return &RotateSiteSecret{} },
-	"mobile_app.create":  func() Command { return &CreateMobileApp{} },
-	"mobile_app.delete":  func() Command { return &DeleteMobileApp{} },
-	"credential.create":  func() Command { return &CreateCredential{} },
-	"credential.delete":  func() Command { return &DeleteCredential{} },
+	"admin_token.set":               func() Command { return &SetAdminToken{} },
+	"signing_key.add":               func() Command { return &AddSigningKey{} },
+	"workspace.create":              func() Command { return &CreateWorkspace{} },
+	"workspace.update":              func() Command { return &UpdateWorkspace{} },
+	"workspace.delete":              func() Command { return &DeleteWorkspace{} },
+	"site.create":                   func() Command { return &CreateSite{} },
+	"site.update":                   func() Command { return &UpdateSite{} },
+	"site.delete":                   func() Command { return &DeleteSite{} },
+	"site.rotate_secret":            func() Command { return &RotateSiteSecret{} },
+	"mobile_app.create":             func() Command { return &CreateMobileApp{} },
+	"mobile_app.delete":             func() Command { return &DeleteMobileApp{} },
+	"credential.create":             func() Command { return &CreateCredential{} },
+	"credential.delete":             func() Command { return &DeleteCredential{} },
+	"rate_limit_policy.create":      func() Command { return &CreateRateLimitPolicy{} },
+	"rate_limit_policy.replace":     func() Command { return &ReplaceRateLimitPolicy{} },
+	"rate_limit_policy.delete":      func() Command { return &DeleteRateLimitPolicy{} },
+	"api_protection_policy.create":  func() Command { return &CreateAPIProtectionPolicy{} },
+	"api_protection_policy.replace": func() Command { return &ReplaceAPIProtectionPolicy{} },
+	"api_protection_policy.delete":  func() Command { return &DeleteAPIProtectionPolicy{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -161,7 +167,10 @@ func (c *DeleteWorkspace) Apply(tx *Tx) (any, error) {
 
 // workspaceCascades remove a deleted workspace's records from tables that
 // other files of this package add.
-var workspaceCascades []func(tx *Tx, workspaceID string)
+var workspaceCascades = []func(tx *Tx, workspaceID string){
+	deleteRateLimitPolicies,
+	deleteAPIProtectionPolicies,
+}
 
 // deleteOwned removes every value of the table named name owned by workspace.
 func deleteOwned[V any](tx *Tx, name string, m *map[string]V, workspace string, owner func(V) string) {

@@ -3,10 +3,12 @@ package http
 // modules holds the state of the API modules, each built in its own file.
 type modules struct {
 	contract contractCache
+	rl       *rateLimitModule
+	ap       *apiProtectionModule
 }
 
 func newModules(s *Server) modules {
-	return modules{}
+	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s)}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -16,5 +18,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.platformRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
 	rs = append(rs, s.widgetRoutes()...)
+	rs = append(rs, s.rateLimitRoutes()...)
+	rs = append(rs, s.apiProtectionRoutes()...)
 	return rs
 }

@@ -71,6 +71,7 @@ type Server struct {
 	reqPfx  string
 	calls   sync.Pool
 	mods    modules
+	reg     prometheus.Registerer
 }
 
 // New builds a server over store and router. Modules keep their own state
@@ -85,7 +86,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	var pfx [4]byte
 	_, _ = rand.Read(pfx[:])
 	s := &Server{
-		cfg: cfg, store: store, router: router, log: log, clock: time.Now,
+		cfg: cfg, store: store, router: router, log: log, clock: time.Now, reg: reg,
 		reqPfx: hex.EncodeToString(pfx[:]),
 	}
 	s.calls.New = func() any { return &Call{s: s} }

@@ -36,19 +36,22 @@ type resource struct {
 }
 
 var resources = map[string]resource{
-	"workspaces":  {path: "/workspaces", cols: []string{"workspace_id", "name", "created_at"}},
-	"sites":       {path: "/sites", scoped: true, cols: []string{"site_id", "name", "site_key", "environment", "challenge_mode", "hostnames", "secret"}, lists: []string{"hostnames"}},
-	"mobile-apps": {path: "/mobile-apps", scoped: true, cols: []string{"mobile_app_id", "name", "platform", "app_id", "mobile_secret"}},
-	"credentials": {path: "/credentials", scoped: true, cols: []string{"credential_id", "name", "scopes", "credential"}, lists: []string{"scopes"}},
-	"policies":    {path: "/rate-limit-policies", scoped: true, cols: []string{"policy_id", "name", "action_pattern", "method", "scope", "mode"}},
+	"workspaces":              {path: "/workspaces", cols: []string{"workspace_id", "name", "created_at"}},
+	"sites":                   {path: "/sites", scoped: true, cols: []string{"site_id", "name", "site_key", "environment", "challenge_mode", "hostnames", "secret"}, lists: []string{"hostnames"}},
+	"mobile-apps":             {path: "/mobile-apps", scoped: true, cols: []string{"mobile_app_id", "name", "platform", "app_id", "mobile_secret"}},
+	"credentials":             {path: "/credentials", scoped: true, cols: []string{"credential_id", "name", "scopes", "credential"}, lists: []string{"scopes"}},
+	"policies":                {path: "/rate-limit-policies", scoped: true, cols: []string{"policy_id", "name", "action_pattern", "method", "scope", "mode"}},
+	"api-protection-policies": {path: "/api-protection-policies", scoped: true, cols: []string{"policy_id", "name", "path_pattern", "method", "enforcement_mode"}},
 	"concurrency-constraints": {path: "/concurrency-constraints", scoped: true, cols: []string{"constraint_id", "name", "scope", "capacity"}},
 	"dependencies":            {path: "/dependencies", scoped: true, cols: []string{"dependency_id", "name"}},
 }
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
-resources: workspaces, sites, mobile-apps, credentials, policies, concurrency-constraints, dependencies
-verbs:     create, list, get <id>, update <id>, delete <id>; sites rotate-secret <id>
+resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
+           concurrency-constraints, dependencies
+verbs:     create, list, get <id>, update <id>, delete <id>; sites rotate-secret <id>;
+           policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
 Scoped resources need --workspace <id>. Fields are the API's JSON fields with
 dashes (--challenge-mode score_based); values that parse as JSON numbers,
@@ -64,9 +67,9 @@ func main() {
 
 type options struct {
 	addr, token, dataDir, workspace, file string
-	asJSON                               bool
-	fields                               map[string]string
-	positional                           []string
+	asJSON                                bool
+	fields                                map[string]string
+	positional                            []string
 }
 
 func parse(args []string) (*options, error) {
@@ -170,6 +173,14 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 		return o.call("PATCH", coll+"/"+x, body, res, out)
+	case "stats":
+		x, err := id()
+		if err != nil || noun != "policies" {
+			return fmt.Errorf("usage: trustctl policies stats <policy id> --workspace <id>")
+		}
+		stats := resource{cols: []string{"policy_id", "node", "matched", "allowed", "throttled", "rejected",
+			"observed_would_throttle", "observed_would_reject", "degraded_fail_open", "degraded_fail_closed"}}
+		return o.call("GET", coll+"/"+x+"/stats", nil, stats, out)
 	case "rotate-secret":
 		x, err := id()
 		if err != nil || noun != "sites" {

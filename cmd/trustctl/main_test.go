@@ -47,6 +47,25 @@ func TestTrustctlAgainstARealNode(t *testing.T) {
 	if !strings.Contains(out, "site.verify,identity.verify") {
 		t.Fatalf("create credential:\n%s", out)
 	}
+	out = ctl("--json", "policies", "create", "--workspace", wsID, "--name", "otp", "--target", `{"type":"workspace"}`,
+		"--action-pattern", "otp.*", "--scope", "subject", "--bucket", `{"capacity":5,"refill_amount":1,"refill_interval_seconds":60}`,
+		"--mode", "observe", "--enforce-percentage", "25")
+	if !strings.Contains(out, `"enforce_percentage": 25`) {
+		t.Fatalf("create policy printed %s", out)
+	}
+	var policyID string
+	for id := range n.Store().Catalog().RateLimitPolicies {
+		policyID = id
+	}
+	if out := ctl("policies", "list", "--workspace", wsID); !strings.Contains(out, "otp.*") || !strings.Contains(out, "observe") {
+		t.Fatalf("list policies:\n%s", out)
+	}
+	if out := ctl("policies", "stats", policyID, "--workspace", wsID); !strings.Contains(out, "OBSERVED_WOULD_THROTTLE") {
+		t.Fatalf("policy stats:\n%s", out)
+	}
+	if out := ctl("api-protection-policies", "create", "--workspace", wsID, "--name", "orders", "--path-pattern", "/orders/*"); !strings.Contains(out, "/orders/*") {
+		t.Fatalf("create API Protection policy:\n%s", out)
+	}
 	if out := ctl("workspaces", "delete", wsID); strings.TrimSpace(out) != "ok" {
 		t.Fatalf("delete printed %q", out)
 	}

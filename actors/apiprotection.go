@@ -1,0 +1,268 @@
+package actors
+
+// API Protection state (spec 4.5): request velocity per subject, device
+// and route; idempotency keys with the fingerprint of the payload first
+// sent under them; kept assessments, which the rate-limit check reads for
+// adaptive cost and feedback annotates; and the latest feedback label of a
+// subject. Every entry expires, and the Sweeper forgets it then. Keys are
+// built by the caller from keyed hashes, never raw identifiers.
+
+// velocityTable holds fixed-window request counters.
+type velocityTable struct {
+	m map[string]*velocityEntry
+}
+
+type velocityEntry struct {
+	start, end int64
+	count      int64
+}
+
+func newVelocityTable() *velocityTable { return &velocityTable{m: make(map[string]*velocityEntry)} }
+
+// Sweep drops counters whose window is over.
+func (t *velocityTable) Sweep(now int64) {
+	for k, e := range t.m {
+		if e.end <= now {
+			delete(t.m, k)
+		}
+	}
+}
+
+// CountHit counts one request for Key in a window of WindowNs aligned to
+// multiples of WindowNs since the Unix epoch, and reports the count so far
+// (including this one) and when the window ends.
+type CountHit struct {
+	Key      string
+	WindowNs int64
+
+	Count int64
+	EndNs int64
+}
+
+// Apply implements Op.
+func (o *CountHit) Apply(st *State) {
+	if o.WindowNs <= 0 {
+		o.Count, o.EndNs = 0, st.Now
+		return
+	}
+	t := Slot(st, KindVelocity, newVelocityTable)
+	e := t.m[o.Key]
+	start := st.Now - st.Now%o.WindowNs
+	if e == nil {
+		e = &velocityEntry{}
+		t.m[o.Key] = e
+	}
+	if start > e.start || e.end == 0 {
+		e.start, e.end, e.count = start, start+o.WindowNs, 0
+	}
+	e.count++
+	o.Count, o.EndNs = e.count, e.end
+}
+
+// idempotencyTable remembers the payload fingerprint first seen under an
+// idempotency key.
+type idempotencyTable struct {
+	m map[string]idempotencyEntry
+}
+
+type idempotencyEntry struct {
+	fingerprint [32]byte
+	expires     int64
+}
+
+func newIdempotencyTable() *idempotencyTable {
+	return &idempotencyTable{m: make(map[string]idempotencyEntry)}
+}
+
+// Sweep drops expired keys.
+func (t *idempotencyTable) Sweep(now int64) {
+	for k, e := range t.m {
+		if e.expires <= now {
+			delete(t.m, k)
+		}
+	}
+}
+
+// Idempotency outcomes.
+const (
+	IdempotencyFirst    = iota // the key was new
+	IdempotencyReplay          // same key, same fingerprint: a retry
+	IdempotencyMismatch        // same key, another payload
+)
+
+// ClaimIdempotency records Fingerprint under Key until Expires, unless the
+// key is already held, and reports which case it was. The first
+// fingerprint stays; a mismatch does not replace it.
+type ClaimIdempotency struct {
+	Key         string
+	Fingerprint [32]byte
+	Expires     int64
+
+	Outcome int
+}
+
+// Apply implements Op.
+func (o *ClaimIdempotency) Apply(st *State) {
+	t := Slot(st, KindIdempotency, newIdempotencyTable)
+	if e, ok := t.m[o.Key]; ok && e.expires > st.Now {
+		if e.fingerprint == o.Fingerprint {
+			o.Outcome = IdempotencyReplay
+		} else {
+			o.Outcome = IdempotencyMismatch
+		}
+		return
+	}
+	t.m[o.Key] = idempotencyEntry{fingerprint: o.Fingerprint, expires: o.Expires}
+	o.Outcome = IdempotencyFirst
+}
+
+// Assessment is a kept API Protection assessment.
+type Assessment struct {
+	ID          string
+	WorkspaceID string
+	// AppID is the site or mobile app the assessment was made for, or ""
+	// when a workspace credential asked.
+	AppID      string
+	PolicyID   string
+	Risk       float64
+	CreatedNs  int64
+	ExpiresNs  int64
+	SubjectKey string // the reputation key of the subject, or ""
+
+	Feedback AssessmentFeedback
+}
+
+// AssessmentFeedback is the latest label given to an assessment.
+type AssessmentFeedback struct {
+	ID     string
+	Label  string
+	Reason string
+	AtNs   int64
+}
+
+type assessmentTable struct {
+	m map[string]*Assessment
+}
+
+func newAssessmentTable() *assessmentTable { return &assessmentTable{m: make(map[string]*Assessment)} }
+
+// Sweep drops expired assessments.
+func (t *assessmentTable) Sweep(now int64) {
+	for k, a := range t.m {
+		if a.ExpiresNs <= now {
+			delete(t.m, k)
+		}
+	}
+}
+
+// PutAssessment keeps an assessment until its ExpiresNs.
+type PutAssessment struct {
+	Assessment Assessment
+}
+
+// Apply implements Op.
+func (o *PutAssessment) Apply(st *State) {
+	a := o.Assessment
+	Slot(st, KindAssessment, newAssessmentTable).m[a.ID] = &a
+}
+
+// GetAssessment reads a kept assessment by id.
+type GetAssessment struct {
+	ID string
+
+	Found      bool
+	Assessment Assessment
+}
+
+// Apply implements Op.
+func (o *GetAssessment) Apply(st *State) {
+	a := Slot(st, KindAssessment, newAssessmentTable).m[o.ID]
+	o.Found = a != nil && a.ExpiresNs > st.Now
+	if o.Found {
+		o.Assessment = *a
+	}
+}
+
+// AnnotateAssessment labels an assessment of WorkspaceID. An exact retry
+// (same label and reason) within DedupNs of the first answers with the
+// first feedback's id and Duplicate set, so a client retry never counts
+// twice; another label replaces the previous one.
+type AnnotateAssessment struct {
+	ID          string
+	WorkspaceID string
+	FeedbackID  string
+	Label       string
+	Reason      string
+	DedupNs     int64
+
+	Found      bool
+	Duplicate  bool
+	SubjectKey string
+}
+
+// Apply implements Op.
+func (o *AnnotateAssessment) Apply(st *State) {
+	a := Slot(st, KindAssessment, newAssessmentTable).m[o.ID]
+	o.Found = a != nil && a.ExpiresNs > st.Now && a.WorkspaceID == o.WorkspaceID
+	if !o.Found {
+		return
+	}
+	o.SubjectKey = a.SubjectKey
+	f := &a.Feedback
+	if f.ID != "" && f.Label == o.Label && f.Reason == o.Reason && st.Now-f.AtNs < o.DedupNs {
+		o.FeedbackID, o.Duplicate = f.ID, true
+		return
+	}
+	*f = AssessmentFeedback{ID: o.FeedbackID, Label: o.Label, Reason: o.Reason, AtNs: st.Now}
+}
+
+// reputationTable holds the latest feedback label given to a subject.
+type reputationTable struct {
+	m map[string]reputationEntry
+}
+
+type reputationEntry struct {
+	label   string
+	expires int64
+}
+
+func newReputationTable() *reputationTable {
+	return &reputationTable{m: make(map[string]reputationEntry)}
+}
+
+// Sweep drops expired labels.
+func (t *reputationTable) Sweep(now int64) {
+	for k, e := range t.m {
+		if e.expires <= now {
+			delete(t.m, k)
+		}
+	}
+}
+
+// LabelSubject records Label for Key until Expires.
+type LabelSubject struct {
+	Key     string
+	Label   string
+	Expires int64
+}
+
+// Apply implements Op.
+func (o *LabelSubject) Apply(st *State) {
+	Slot(st, KindReputation, newReputationTable).m[o.Key] = reputationEntry{label: o.Label, expires: o.Expires}
+}
+
+// SubjectLabel reads the label of Key, or "".
+type SubjectLabel struct {
+	Key string
+
+	Label string
+}
+
+// Apply implements Op.
+func (o *SubjectLabel) Apply(st *State) {
+	e, ok := Slot(st, KindReputation, newReputationTable).m[o.Key]
+	o.Label = ""
+	if ok && e.expires > st.Now {
+		o.Label = e.label
+	}
+}
