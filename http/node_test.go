@@ -5,10 +5,13 @@ import (
 	"context"
 	"io"
 	nethttp "net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
 
 	"github.com/trustd/trustd/node"
 )
@@ -16,9 +19,10 @@ import (
 // testNode is a real single node on loopback ports with a temporary data
 // dir, and a small client for it.
 type testNode struct {
-	t   *testing.T
-	n   *node.Node
-	cfg node.Config
+	t         *testing.T
+	n         *node.Node
+	cfg       node.Config
+	validator validator.Validator
 }
 
 func mustStartNode(t *testing.T, mutate ...func(*node.Config)) *testNode {
@@ -114,7 +118,44 @@ func (tn *testNode) do(method, path, token string, body any, headers ...string) 
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	tn.checkContract(req, resp, b)
 	return response{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// checkContract validates every answer of a documented operation against
+// the node's own /openapi.json: a response that drifts from the contract
+// fails the test that provoked it.
+func (tn *testNode) checkContract(req *nethttp.Request, resp *nethttp.Response, body []byte) {
+	tn.t.Helper()
+	if !strings.HasPrefix(req.URL.Path, "/v1/") && !strings.HasPrefix(req.URL.Path, "/admin/v1/") {
+		return
+	}
+	if resp.StatusCode == 404 || resp.StatusCode == 405 || req.URL.Path == "/v1/openapi.json" {
+		return
+	}
+	if tn.validator == nil {
+		r, err := nethttp.Get(tn.n.APIURL() + "/v1/openapi.json")
+		if err != nil {
+			tn.t.Fatal(err)
+		}
+		spec, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		doc, err := libopenapi.NewDocument(spec)
+		if err != nil {
+			tn.t.Fatal(err)
+		}
+		v, errs := validator.NewValidator(doc)
+		if len(errs) > 0 {
+			tn.t.Fatalf("contract validator: %v", errs)
+		}
+		tn.validator = v
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if ok, errs := tn.validator.ValidateHttpResponse(req, resp); !ok {
+		for _, e := range errs {
+			tn.t.Errorf("%s %s → %d does not match the contract: %s %s %v", req.Method, req.URL.Path, resp.StatusCode, e.Message, e.Reason, e.SchemaValidationErrors)
+		}
+	}
 }
 
 func (tn *testNode) admin(method, path string, body any) response {

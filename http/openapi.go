@@ -200,6 +200,8 @@ func (s *Server) openAPI() map[string]any {
 		}
 		okResp := map[string]any{"description": "Success."}
 		switch {
+		case r.ContentType == "application/json":
+			okResp["content"] = map[string]any{r.ContentType: map[string]any{"schema": map[string]any{"type": "object"}}}
 		case r.ContentType != "":
 			okResp["content"] = map[string]any{r.ContentType: map[string]any{"schema": map[string]any{"type": "string"}}}
 		case r.Result != nil:
