@@ -138,12 +138,12 @@ func (s *Server) widgetRoutes() []Route {
 			Summary: "The browser widget (" + strconv.Itoa(len(assets.js.body)) + " bytes, " + strconv.Itoa(len(assets.js.gz)) + " gzipped). " +
 				"Mounts on every div.service-widget[data-sitekey] and exposes window.trustd and a Turnstile-compatible window.turnstile. " +
 				"Cached 5 minutes with an ETag; with ?v=<X-Widget-Version> cached for a year as immutable. ?render=explicit turns off auto-mounting, ?onload=<fn> calls a global when ready.",
-			ContentType: "application/javascript",
-			Handle:      func(c *Call) { assets.js.serve(c) }},
+			ContentType: "application/javascript", Conditional: true,
+			Handle: func(c *Call) { assets.js.serve(c) }},
 		{Method: "GET", Path: "/widget/api.css", ID: "getWidgetStylesheet", Tag: "Human verification",
 			Summary:     "The widget's stylesheet, loaded by api.js with its script's CSP nonce. Caching as for api.js.",
-			ContentType: "text/css",
-			Handle:      func(c *Call) { assets.css.serve(c) }},
+			ContentType: "text/css", Conditional: true,
+			Handle: func(c *Call) { assets.css.serve(c) }},
 	}
 	if s.cfg.Dev {
 		rs = append(rs, s.demoRoutes(assets)...)
