@@ -35,6 +35,9 @@ const (
 	KindSession
 	KindNonce
 	KindReputation
+	KindRedeem
+	KindChallengeRate
+	KindVerification
 	numKinds = 16
 )
 

@@ -175,6 +175,9 @@ type Catalog struct {
 	Keys                  []*SigningKey                   `json:"keys"`
 	RateLimitPolicies     map[string]*RateLimitPolicy     `json:"rate_limit_policies"`
 	APIProtectionPolicies map[string]*APIProtectionPolicy `json:"api_protection_policies"`
+	// Feedback and FeedbackTallies are detection feedback (feedback.go).
+	Feedback        map[string]*FeedbackRecord `json:"feedback"`
+	FeedbackTallies map[string]*FeedbackTally  `json:"feedback_tallies"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

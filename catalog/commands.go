@@ -38,6 +38,8 @@ var commands = map[string]func() Command{
 	"api_protection_policy.create":  func() Command { return &CreateAPIProtectionPolicy{} },
 	"api_protection_policy.replace": func() Command { return &ReplaceAPIProtectionPolicy{} },
 	"api_protection_policy.delete":  func() Command { return &DeleteAPIProtectionPolicy{} },
+
+	"detection_feedback.record": func() Command { return &RecordFeedback{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -170,6 +172,7 @@ func (c *DeleteWorkspace) Apply(tx *Tx) (any, error) {
 var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteRateLimitPolicies,
 	deleteAPIProtectionPolicies,
+	deleteWorkspaceFeedback,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

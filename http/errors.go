@@ -36,6 +36,17 @@ var (
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
 	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry."}
 	ErrInternal        = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
+
+	// Human verification (challenge protocol, sandbox, edge, feedback).
+	ErrInvalidSitekey     = ErrorCode{"invalid-sitekey", 400, "The site key is unknown, or belongs to the wrong environment for this operation (sandbox keys only at /sandbox, others never there)."}
+	ErrInvalidOrigin      = ErrorCode{"invalid-origin", 403, "The Origin header is missing, malformed, or its hostname is not on the site's allow-list (exact match, no suffix matching)."}
+	ErrInvalidChallenge   = ErrorCode{"invalid-challenge", 400, "The challenge is malformed, forged, of another site, or redeemed from another origin or client address."}
+	ErrChallengeExpired   = ErrorCode{"challenge-expired", 400, "The challenge's lifetime elapsed; request a new one."}
+	ErrChallengeUsed      = ErrorCode{"challenge-used", 409, "The challenge was already redeemed; a challenge is single-use."}
+	ErrInvalidSolution    = ErrorCode{"invalid-solution", 400, "The proof-of-work nonce or the visual answer is wrong."}
+	ErrUnknownAssessment  = ErrorCode{"unknown-assessment", 404, "No successful verification of this site has this assessment_id (or it expired)."}
+	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or application identifier does not match the registration of the mobile secret."}
+	ErrClearanceRequired  = ErrorCode{"clearance-required", 401, "No valid pre-clearance for this request: missing, forged, expired, or bound to another site, host, path, action, subject or device."}
 )
 
 // apiErrors lists every ApiError code, for the contract.
@@ -43,6 +54,8 @@ var apiErrors = []ErrorCode{
 	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
 	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,
 	ErrUnavailable, ErrInternal,
+	ErrInvalidSitekey, ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed,
+	ErrInvalidSolution, ErrUnknownAssessment, ErrInvalidAppIdentity, ErrClearanceRequired,
 }
 
 // APIError is the one error body of every operation other than the two

@@ -16,21 +16,21 @@ import (
 	"github.com/trustd/trustd/cluster"
 )
 
-// memStore is an in-memory catalog for handler tests and benchmarks: the
+// rlMemStore is an in-memory catalog for handler tests and benchmarks: the
 // same commands as Raft applies, without the log.
-type memStore struct {
+type rlMemStore struct {
 	mu    sync.Mutex
 	cat   *catalog.Catalog
 	ready bool
 }
 
-func (m *memStore) Catalog() *catalog.Catalog {
+func (m *rlMemStore) Catalog() *catalog.Catalog {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cat
 }
-func (m *memStore) Ready() bool { return m.ready }
-func (m *memStore) Apply(_ context.Context, cmd catalog.Command) (any, error) {
+func (m *rlMemStore) Ready() bool { return m.ready }
+func (m *rlMemStore) Apply(_ context.Context, cmd catalog.Command) (any, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	tx := catalog.Begin(m.cat)
@@ -44,7 +44,7 @@ func (m *memStore) Apply(_ context.Context, cmd catalog.Command) (any, error) {
 
 type fixture struct {
 	s      *Server
-	store  *memStore
+	store  *rlMemStore
 	ws     *catalog.Workspace
 	secret string
 }
@@ -53,7 +53,7 @@ func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture 
 	t.Helper()
 	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 	t.Cleanup(sys.Stop)
-	st := &memStore{cat: catalog.Empty(), ready: true}
+	st := &rlMemStore{cat: catalog.Empty(), ready: true}
 	ws := catalog.Workspace{ID: "11111111-1111-4111-8111-111111111111", Name: "w", Settings: catalog.DefaultSettings(), ScopeKey: []byte("k")}
 	secret := "sk_live_test"
 	site := catalog.Site{ID: "22222222-2222-4222-8222-222222222222", WorkspaceID: ws.ID, SiteKey: "site_x",

@@ -5,10 +5,11 @@ type modules struct {
 	contract contractCache
 	rl       *rateLimitModule
 	ap       *apiProtectionModule
+	hv       *hvModule
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s)}
+	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule()}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -20,5 +21,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.widgetRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.apiProtectionRoutes()...)
+	rs = append(rs, s.hvRoutes()...)
 	return rs
 }

@@ -103,6 +103,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		IdleTimeout:           120 * time.Second,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
+		CloseOnShutdown:       true,
 		ErrorHandler:          s.transportError,
 		Logger:                fasthttpLogger{log},
 	}

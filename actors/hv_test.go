@@ -1,0 +1,124 @@
+package actors
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestRedeem(t *testing.T) {
+	var now atomic.Int64
+	now.Store(1_000)
+	s := mustNewSystem(t, func() int64 { return now.Load() })
+	tests := []struct {
+		name      string
+		now       int64
+		id, key   string
+		first     bool
+		replayed  bool
+		wantCodes uint32
+	}{
+		{"the first use is first and stores its outcome", 1_000, "t", "k1", true, false, 7},
+		{"a retry with the same key gets the first outcome", 1_100, "t", "k1", false, true, 7},
+		{"a retry with another key is a duplicate", 1_200, "t", "k2", false, false, 0},
+		{"a retry without a key is a duplicate", 1_300, "t", "", false, false, 0},
+		{"an id first used without a key", 1_300, "u", "", true, false, 9},
+		{"is a duplicate on an empty key again", 1_400, "u", "", false, false, 0},
+		{"after expiry the id is forgotten", 5_000, "t", "k9", true, false, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			now.Store(tc.now)
+			op := &Redeem{ID: tc.id, Expires: tc.now + 2_000, Key: tc.key, Outcome: Outcome{Codes: tc.wantCodes, Ref: "ref"}}
+			if tc.replayed || (!tc.first && !tc.replayed) {
+				op.Outcome = Outcome{Codes: 99}
+			}
+			if err := s.Ask(3, op, time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if op.First != tc.first || op.Replayed != tc.replayed {
+				t.Fatalf("first=%v replayed=%v, want %v %v", op.First, op.Replayed, tc.first, tc.replayed)
+			}
+			if tc.replayed && (op.Outcome.Codes != tc.wantCodes || op.Outcome.Ref != "ref") {
+				t.Fatalf("replayed outcome %+v, want codes %d", op.Outcome, tc.wantCodes)
+			}
+		})
+	}
+}
+
+func TestRedeemIsSingleUseUnderConcurrency(t *testing.T) {
+	s := mustNewSystem(t, nil)
+	var first, replayed atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 200; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			op := &Redeem{ID: "tok", Expires: time.Now().Add(time.Minute).UnixNano(), Key: "same"}
+			if err := s.Ask(1, op, time.Second); err != nil {
+				t.Error(err)
+				return
+			}
+			if op.First {
+				first.Add(1)
+			}
+			if op.Replayed {
+				replayed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if first.Load() != 1 || replayed.Load() != 199 {
+		t.Fatalf("first=%d replayed=%d, want 1 and 199", first.Load(), replayed.Load())
+	}
+}
+
+func TestVelocity(t *testing.T) {
+	var now atomic.Int64
+	s := mustNewSystem(t, func() int64 { return now.Load() })
+	hit := func(at int64) *Hit {
+		t.Helper()
+		now.Store(at)
+		op := &Hit{Key: "ip", Window: 60e9}
+		if err := s.Ask(0, op, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	const sec = int64(1e9)
+	for i := int64(0); i < 30; i++ {
+		hit(i * sec)
+	}
+	if h := hit(30 * sec); h.Rate != 31 || h.Baseline != 0 {
+		t.Fatalf("within the first window: rate %v baseline %v, want 31 and 0", h.Rate, h.Baseline)
+	}
+	// Half-way through the next window, half of the previous one counts.
+	if h := hit(90 * sec); h.Rate != 1+31*0.5 || h.Baseline != 31 {
+		t.Fatalf("half-way into the second window: rate %v baseline %v", h.Rate, h.Baseline)
+	}
+	// After a long quiet spell the rate is back to this hit alone and the
+	// baseline has decayed.
+	h := hit(3600 * sec)
+	if h.Rate != 1 || h.Baseline >= 31 || h.Baseline <= 0 {
+		t.Fatalf("after an hour: rate %v baseline %v", h.Rate, h.Baseline)
+	}
+}
+
+func TestAssessmentExpires(t *testing.T) {
+	var now atomic.Int64
+	now.Store(100)
+	s := mustNewSystem(t, func() int64 { return now.Load() })
+	if err := s.Ask(2, &PutVerification{A: Verification{ID: "a1", SiteID: "s", Score: 900, Expires: 200}}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	get := &GetVerification{ID: "a1"}
+	if err := s.Ask(2, get, time.Second); err != nil || !get.Found || get.A.Score != 900 {
+		t.Fatalf("stored assessment not found: %v %+v", err, get)
+	}
+	now.Store(200)
+	get = &GetVerification{ID: "a1"}
+	if err := s.Ask(2, get, time.Second); err != nil || get.Found {
+		t.Fatalf("expired assessment still found: %+v", get)
+	}
+}

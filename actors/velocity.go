@@ -1,0 +1,92 @@
+package actors
+
+// Velocity counters: how often something happened over the last window
+// (a sliding estimate from the current and previous fixed windows) and
+// its long-run average per window (an exponentially weighted mean over
+// about an hour of windows), per key. The challenge endpoint keeps one per
+// client IP and site and one per site, to raise proof-of-work difficulty.
+
+const (
+	// velocityAlpha weights each finished window in the average: about
+	// the last 60 windows count.
+	velocityAlpha = 1.0 / 60
+	// velocityIdle is how long an untouched counter is kept, Unix ns.
+	velocityIdle = int64(3600e9)
+)
+
+type velocity struct {
+	start     int64 // start of the current window
+	cur, prev float64
+	avg       float64
+	warm      bool // avg has seen a finished window
+	seen      int64
+}
+
+type challengeRateTable struct {
+	m map[string]*velocity
+}
+
+func newChallengeRateTable() *challengeRateTable {
+	return &challengeRateTable{m: make(map[string]*velocity)}
+}
+
+func (t *challengeRateTable) Sweep(now int64) {
+	for k, v := range t.m {
+		if now-v.seen > velocityIdle {
+			delete(t.m, k)
+		}
+	}
+}
+
+// Hit counts one event for Key with window Window (ns) and reports the
+// rate over the last window, this event included, and the average per
+// window before it (0 until a window has finished).
+type Hit struct {
+	Key    string
+	Window int64
+
+	Rate     float64
+	Baseline float64
+}
+
+// Apply implements Op.
+func (o *Hit) Apply(st *State) {
+	if o.Window <= 0 {
+		o.Window = 60e9
+	}
+	t := Slot(st, KindChallengeRate, newChallengeRateTable)
+	v := t.m[o.Key]
+	now := st.Now
+	if v == nil {
+		v = &velocity{start: now}
+		t.m[o.Key] = v
+	}
+	if elapsed := now - v.start; elapsed >= o.Window {
+		n := elapsed / o.Window
+		// Fold the finished windows into the average: the current one
+		// with its count, any further ones as empty (at most an hour's).
+		for i := int64(0); i < n && i < 60; i++ {
+			c := 0.0
+			if i == 0 {
+				c = v.cur
+			}
+			if !v.warm {
+				v.avg, v.warm = c, true
+			} else {
+				v.avg += velocityAlpha * (c - v.avg)
+			}
+		}
+		if n == 1 {
+			v.prev = v.cur
+		} else {
+			v.prev = 0
+		}
+		v.cur = 0
+		v.start += n * o.Window
+	}
+	v.cur++
+	v.seen = now
+	frac := float64(now-v.start) / float64(o.Window)
+	o.Rate = v.cur + v.prev*(1-frac)
+	o.Baseline = v.avg
+}

@@ -1,0 +1,112 @@
+package catalog
+
+import (
+	"fmt"
+	"time"
+)
+
+// Detection feedback (spec 4.12): a customer's verdict on one assessment,
+// durable in Raft. Each record also updates its site's (or app's) tally,
+// which the challenge and score rules read: confirmed false positives
+// relax difficulty and the penalties of the reasons they carried; abuse
+// and false negatives harden difficulty.
+
+// Feedback labels.
+const (
+	LabelLegitimate         = "legitimate"
+	LabelAbuse              = "abuse"
+	LabelApprovedAutomation = "approved_automation"
+	LabelFalsePositive      = "false_positive"
+	LabelFalseNegative      = "false_negative"
+)
+
+// FeedbackLabels lists the labels, in the contract's order.
+var FeedbackLabels = []string{LabelLegitimate, LabelAbuse, LabelApprovedAutomation, LabelFalsePositive, LabelFalseNegative}
+
+// FeedbackRecord is one detection feedback report.
+type FeedbackRecord struct {
+	ID           string `json:"feedback_id"`
+	WorkspaceID  string `json:"workspace_id"`
+	SiteID       string `json:"site_id,omitempty"`
+	MobileAppID  string `json:"mobile_app_id,omitempty"`
+	AssessmentID string `json:"assessment_id"`
+	Label        string `json:"label"`
+	// ReasonCodes are the caller's, from a closed list.
+	ReasonCodes []string `json:"reason_codes"`
+	// SignalReasons is the humanscore reason set of the assessment, when
+	// the assessment was still known at report time.
+	SignalReasons   uint32    `json:"signal_reasons"`
+	AssessmentKnown bool      `json:"assessment_known"`
+	RecordedAt      time.Time `json:"recorded_at"`
+}
+
+// FeedbackTally sums the feedback of one site or app.
+type FeedbackTally struct {
+	WorkspaceID        string `json:"workspace_id"`
+	Legitimate         int    `json:"legitimate"`
+	Abuse              int    `json:"abuse"`
+	ApprovedAutomation int    `json:"approved_automation"`
+	FalsePositives     int    `json:"false_positives"`
+	FalseNegatives     int    `json:"false_negatives"`
+	// ReasonFalsePositives counts false positives per humanscore reason
+	// bit that the assessment carried.
+	ReasonFalsePositives [32]int `json:"reason_false_positives"`
+}
+
+// TallyOf returns the feedback tally of a site or app id (nil if none).
+func (c *Catalog) TallyOf(id string) *FeedbackTally { return c.FeedbackTallies[id] }
+
+// RecordFeedback stores a feedback record. Applying the same record id
+// twice changes nothing, so a client retry after a lost answer is safe.
+type RecordFeedback struct {
+	Record FeedbackRecord `json:"record"`
+}
+
+func (*RecordFeedback) Kind() string { return "detection_feedback.record" }
+func (c *RecordFeedback) Apply(tx *Tx) (any, error) {
+	r := c.Record
+	if old, ok := tx.next.Feedback[r.ID]; ok {
+		return old, nil
+	}
+	if _, ok := tx.next.Workspaces[r.WorkspaceID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, r.WorkspaceID)
+	}
+	owner := r.SiteID
+	if owner == "" {
+		owner = r.MobileAppID
+	}
+	if owner == "" {
+		return nil, fmt.Errorf("%w: feedback names no site or app", ErrNotFound)
+	}
+	Writable(tx, "feedback", &tx.next.Feedback)[r.ID] = &r
+	tallies := Writable(tx, "feedback_tallies", &tx.next.FeedbackTallies)
+	t := FeedbackTally{WorkspaceID: r.WorkspaceID}
+	if old := tallies[owner]; old != nil {
+		t = *old
+	}
+	switch r.Label {
+	case LabelLegitimate:
+		t.Legitimate++
+	case LabelAbuse:
+		t.Abuse++
+	case LabelApprovedAutomation:
+		t.ApprovedAutomation++
+	case LabelFalsePositive:
+		t.FalsePositives++
+		for bit := range t.ReasonFalsePositives {
+			if r.SignalReasons&(1<<bit) != 0 {
+				t.ReasonFalsePositives[bit]++
+			}
+		}
+	case LabelFalseNegative:
+		t.FalseNegatives++
+	}
+	tallies[owner] = &t
+	return &r, nil
+}
+
+// deleteWorkspaceFeedback is the workspace cascade of this file.
+func deleteWorkspaceFeedback(tx *Tx, workspaceID string) {
+	deleteOwned(tx, "feedback", &tx.next.Feedback, workspaceID, func(r *FeedbackRecord) string { return r.WorkspaceID })
+	deleteOwned(tx, "feedback_tallies", &tx.next.FeedbackTallies, workspaceID, func(t *FeedbackTally) string { return t.WorkspaceID })
+}

@@ -1,0 +1,197 @@
+package http
+
+import (
+	"encoding/base64"
+
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/token"
+)
+
+// The developer sandbox (spec 4.11): a sandbox site's key and secret mint
+// and verify tokens that exercise each outcome of /siteverify without a
+// browser. Sandbox tokens carry their own prefix, are signed with the
+// sandbox key, use their own marker key space (sbx/…), never create
+// assessments, and are refused by the production endpoints, which refuse
+// sandbox secrets as well. /sandbox/siteverify runs the production
+// verifier itself, so what a scenario teaches holds in production.
+
+// Sandbox scenarios, as carried in a sandbox token.
+const (
+	scenarioSuccess byte = 1 + iota
+	scenarioLowScore
+	scenarioActionMismatch
+	scenarioHostnameMismatch
+	scenarioRemoteIPMismatch
+	scenarioReplay
+	scenarioExpired
+	scenarioInvalidInput
+	scenarioServiceError
+)
+
+// Bindings the scenarios use.
+const (
+	sandboxOtherAction = "sandbox-other-action"
+	sandboxOtherHost   = "hostname-mismatch.sandbox.invalid"
+	sandboxBoundIP     = "192.0.2.1"
+)
+
+// SandboxScenario describes one scenario.
+type SandboxScenario struct {
+	Name        string `json:"name" required:"true"`
+	Description string `json:"description" required:"true"`
+	// Expect is what /sandbox/siteverify answers for the token.
+	HTTPStatus int      `json:"http_status" required:"true" doc:"Status /sandbox/siteverify answers."`
+	Success    bool     `json:"success" required:"true"`
+	ErrorCodes []string `json:"error-codes" required:"true" doc:"error-codes of the answer (or the error of a 503)."`
+	code       byte
+}
+
+var sandboxScenarios = []SandboxScenario{
+	{Name: "success", code: scenarioSuccess, HTTPStatus: 200, Success: true, ErrorCodes: []string{},
+		Description: "A valid checkbox token with score 0.9, bound to the requested action and hostname, not bound to an address."},
+	{Name: "low_score", code: scenarioLowScore, HTTPStatus: 200, ErrorCodes: []string{"low-score"},
+		Description: "A score_enforced token scoring 0.100, below the site's threshold: low-score, token consumed."},
+	{Name: "action_mismatch", code: scenarioActionMismatch, HTTPStatus: 200, ErrorCodes: []string{"action-mismatch"},
+		Description: "Bound to the action sandbox-other-action: action-mismatch when siteverify sends the expected action; the answer's action is the bound one."},
+	{Name: "hostname_mismatch", code: scenarioHostnameMismatch, HTTPStatus: 200, Success: true, ErrorCodes: []string{},
+		Description: "Succeeds, but bound to hostname-mismatch.sandbox.invalid: your hostname allow-list check must refuse it."},
+	{Name: "remoteip_mismatch", code: scenarioRemoteIPMismatch, HTTPStatus: 200, ErrorCodes: []string{"remoteip-mismatch"},
+		Description: "Bound to 192.0.2.1: remoteip-mismatch when siteverify sends any other remoteip (and success when remoteip is absent)."},
+	{Name: "replay", code: scenarioReplay, HTTPStatus: 200, ErrorCodes: []string{"timeout-or-duplicate"},
+		Description: "Already consumed when issued: the first siteverify is a duplicate and echoes the bound context."},
+	{Name: "expired", code: scenarioExpired, HTTPStatus: 200, ErrorCodes: []string{"timeout-or-duplicate"},
+		Description: "Its lifetime ended before it was issued: timeout-or-duplicate."},
+	{Name: "invalid_input", code: scenarioInvalidInput, HTTPStatus: 200, ErrorCodes: []string{"invalid-input-response"},
+		Description: "Carries the sandbox prefix but no valid signature: invalid-input-response with null context and score 0."},
+	{Name: "service_error", code: scenarioServiceError, HTTPStatus: 503, ErrorCodes: []string{"service-unavailable"},
+		Description: "Simulates an unavailable owner: HTTP 503 {success:false,error:service-unavailable}; the token is not consumed, so a retry sees the same."},
+}
+
+// SandboxScenarioList is the answer of GET /sandbox/scenarios.
+type SandboxScenarioList struct {
+	Scenarios []SandboxScenario `json:"scenarios" required:"true"`
+}
+
+// SandboxIssueInput asks for a sandbox token.
+type SandboxIssueInput struct {
+	SiteKey  string `json:"site_key" required:"true" doc:"A sandbox site's key."`
+	Scenario string `json:"scenario" required:"true" enum:"success|low_score|action_mismatch|hostname_mismatch|remoteip_mismatch|replay|expired|invalid_input|service_error"`
+	Action   string `json:"action" doc:"Action to bind (as the widget would)."`
+	Hostname string `json:"hostname" doc:"Hostname to bind; default localhost."`
+}
+
+// SandboxIssueView is the answer of POST /sandbox/issue.
+type SandboxIssueView struct {
+	Token     string          `json:"token" required:"true" doc:"A sandbox response token (prefix sbx1_); production endpoints answer invalid-input-response."`
+	Scenario  string          `json:"scenario" required:"true"`
+	ExpiresIn int             `json:"expires_in" required:"true" doc:"Seconds until expiry (negative for the expired scenario)."`
+	Expect    SandboxScenario `json:"expect" required:"true" doc:"What /sandbox/siteverify will answer."`
+}
+
+func (s *Server) sandboxRoutes() []Route {
+	issueErrors := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrInvalidSitekey, ErrUnavailable}
+	return []Route{
+		{Method: "GET", Path: "/sandbox/scenarios", ID: "listSandboxScenarios", Tag: "Sandbox",
+			Summary: "The sandbox scenarios and what /sandbox/siteverify answers for each.",
+			Result:  &SandboxScenarioList{}, Handle: func(c *Call) { c.ok(&SandboxScenarioList{Scenarios: sandboxScenarios}) }},
+		{Method: "POST", Path: "/sandbox/issue", ID: "issueSandboxToken", Tag: "Sandbox", Auth: []Auth{AuthSiteKey},
+			Summary: "Mint a sandbox response token for a scenario with a sandbox site key (no browser, no challenge).",
+			Body:    &SandboxIssueInput{}, Result: &SandboxIssueView{}, Errors: issueErrors, Handle: s.sandboxIssue},
+		{Method: "POST", Path: "/sandbox/siteverify", ID: "sandboxSiteverify", Tag: "Sandbox", Auth: []Auth{AuthSiteSecret}, Form: true, SpecErrors: true,
+			Summary: "Verify a sandbox token with a sandbox secret: the production verifier and the section 2.2 shape, in the sandbox's own key space.",
+			Body:    &SiteverifyInput{}, Result: &SiteverifyResult{}, Errors: siteverifyErrors, Handle: s.sandboxSiteverify},
+	}
+}
+
+func (s *Server) sandboxIssue(c *Call) {
+	var in SandboxIssueInput
+	if !c.decode(&in) {
+		return
+	}
+	site := c.cat.SiteByKey(in.SiteKey)
+	if site == nil || !site.Sandbox() {
+		c.fail(ErrInvalidSitekey, "a sandbox site key is required")
+		return
+	}
+	var sc *SandboxScenario
+	for i := range sandboxScenarios {
+		if sandboxScenarios[i].Name == in.Scenario {
+			sc = &sandboxScenarios[i]
+		}
+	}
+	if sc == nil {
+		c.failErr(invalid("scenario", "unknown scenario; see GET /sandbox/scenarios"))
+		return
+	}
+	if !validAction(in.Action) {
+		c.failErr(invalid("action", "up to 64 of A-Z a-z 0-9 _ - . /"))
+		return
+	}
+	if in.Hostname == "" {
+		in.Hostname = "localhost"
+	}
+	if !validHostname(in.Hostname) {
+		c.failErr(invalid("hostname", "a lowercase hostname or IP literal"))
+		return
+	}
+	k := s.mods.hv.signer(c.cat, catalog.KeySandbox)
+	if k == nil {
+		c.fail(ErrUnavailable, "no sandbox signing key yet")
+		return
+	}
+	ttl := min(max(site.TokenTTLSeconds, 30), 300)
+	now := c.Now().Unix()
+	t := token.Response{ID: randomID(), SiteID: site.ID, Hostname: in.Hostname, Action: in.Action, Mode: token.ModeCheckbox,
+		Score: 900, Issued: now, Expires: now + int64(ttl), Scenario: sc.code}
+	switch sc.code {
+	case scenarioLowScore:
+		t.Mode, t.Score = token.ModeScoreEnforced, 100
+	case scenarioActionMismatch:
+		t.Action = sandboxOtherAction
+	case scenarioHostnameMismatch:
+		t.Hostname = sandboxOtherHost
+	case scenarioRemoteIPMismatch:
+		t.HasIP, t.IPHash = true, ipHash(k, sandboxBoundIP)
+	case scenarioExpired:
+		t.Issued, t.Expires = now-600, now-300
+	case scenarioReplay:
+		used := &actors.Redeem{ID: markerKey("sbx/tok/", t.ID), Expires: t.Expires*1e9 + markerSkew}
+		if err := c.ask(used.ID, used); err != nil {
+			c.failErr(err)
+			return
+		}
+	}
+	text := t.Sign(k, token.SandboxPrefix)
+	if sc.code == scenarioInvalidInput {
+		junk := randomID()
+		text = token.SandboxPrefix + base64.RawURLEncoding.EncodeToString(junk[:])
+	}
+	c.ok(&SandboxIssueView{Token: text, Scenario: sc.Name, ExpiresIn: int(t.Expires - now), Expect: *sc})
+}
+
+func (s *Server) sandboxSiteverify(c *Call) {
+	b := s.mods.hv.bufs.Get().(*svBuf)
+	defer s.mods.hv.bufs.Put(b)
+	var q svRequest
+	fail := func(e ErrorCode) { c.specError(e.Status, e.Code) }
+	if !c.readVerifyRequest(b, &q) || !validIdemKey(q.idem) {
+		fail(svBadRequest)
+		return
+	}
+	site := c.checkSecret(&q, true, fail)
+	if site == nil || !c.admitCredential(site.ID, site.WorkspaceID) {
+		return
+	}
+	if len(q.response) == 0 {
+		fail(svMissingResponse)
+		return
+	}
+	v, err := s.verifyToken(c, site, &q, true, b)
+	if err != nil {
+		fail(svUnavailable)
+		return
+	}
+	b.out = appendResult(b.out[:0], &v)
+	c.rawJSON(200, b.out)
+}

@@ -1,0 +1,161 @@
+package token
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func mustKeys(t testing.TB) (*Key, Lookup) {
+	t.Helper()
+	k := NewKey("l1234567", []byte("0123456789abcdef0123456789abcdef"))
+	return k, func(id string) *Key {
+		if id == k.ID {
+			return k
+		}
+		return nil
+	}
+}
+
+func sampleResponse() Response {
+	return Response{ID: [16]byte{1, 2, 3}, SiteID: "9f1c2d3e-0000-4000-8000-000000000001", Hostname: "shop.example.com",
+		Action: "login", CData: "sess-42", HasIP: true, IPHash: [16]byte{9, 9}, Mode: ModeVisual, Variant: "image",
+		Score: 870, Reasons: 0b1010, Issued: 1_700_000_000, Expires: 1_700_000_300}
+}
+
+func TestResponseRoundTrip(t *testing.T) {
+	k, keys := mustKeys(t)
+	in := sampleResponse()
+	text := in.Sign(k, LivePrefix)
+	out, err := DecodeResponse(text, LivePrefix, keys, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.KeyID = k.ID
+	if out != in {
+		t.Fatalf("round trip changed the token:\n got %+v\nwant %+v", out, in)
+	}
+}
+
+func TestResponseRefusals(t *testing.T) {
+	k, keys := mustKeys(t)
+	good := func() string { r := sampleResponse(); return r.Sign(k, LivePrefix) }()
+	other := NewKey(k.ID, []byte("another secret of the same id....."))
+	forged := func() string { r := sampleResponse(); return r.Sign(other, LivePrefix) }()
+	unknown := func() string { r := sampleResponse(); return r.Sign(NewKey("zz", []byte("x")), LivePrefix) }()
+	sandbox := func() string { r := sampleResponse(); return r.Sign(k, SandboxPrefix) }()
+	flipped := []byte(good)
+	flipped[len(LivePrefix)+20] ^= 0x01
+	if flipped[len(LivePrefix)+20] == '-' || flipped[len(LivePrefix)+20] == '_' {
+		flipped[len(LivePrefix)+20] = 'A'
+	}
+	tests := []struct {
+		name string
+		text string
+		want error
+	}{
+		{"an empty string is malformed", "", ErrMalformed},
+		{"a value without the prefix is malformed", "hello", ErrMalformed},
+		{"bad base64 is malformed", LivePrefix + "!!!!", ErrMalformed},
+		{"a truncated value is malformed", good[:len(good)-10], ErrSignature},
+		{"an over-long value is refused before decoding", LivePrefix + strings.Repeat("A", 5000), ErrMalformed},
+		{"a flipped payload bit breaks the signature", string(flipped), ErrSignature},
+		{"a token signed with another secret is forged", forged, ErrSignature},
+		{"a token of an unknown key is refused", unknown, ErrUnknownKey},
+		{"a sandbox token is not a live token", sandbox, ErrMalformed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := DecodeResponse(tc.text, LivePrefix, keys, nil)
+			if err == nil {
+				t.Fatal("decoded; want an error")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSandboxPrefixIsUnderTheMAC(t *testing.T) {
+	k, keys := mustKeys(t)
+	r := sampleResponse()
+	text := r.Sign(k, SandboxPrefix)
+	relabelled := LivePrefix + strings.TrimPrefix(text, SandboxPrefix)
+	if _, err := DecodeResponse(relabelled, LivePrefix, keys, nil); !errors.Is(err, ErrSignature) {
+		t.Fatalf("a sandbox token relabelled as live: err = %v, want ErrSignature", err)
+	}
+}
+
+func TestChallengePuzzleClearanceRoundTrip(t *testing.T) {
+	k, keys := mustKeys(t)
+	ch := Challenge{ID: [16]byte{7}, SiteID: "s", Hostname: "h.example", Action: "signup", CData: "c", IPHash: [16]byte{1},
+		Mode: ModeScoreEnforced, Salt: [16]byte{4, 4}, Iterations: 1000, Difficulty: 9, Risk: 2, HasPuzzle: true,
+		PuzzleSeed: [16]byte{5}, Issued: 10, Expires: 130}
+	gotC, err := DecodeChallenge(ch.Sign(k), keys)
+	ch.KeyID = k.ID
+	if err != nil || gotC != ch {
+		t.Fatalf("challenge round trip: %v\n got %+v\nwant %+v", err, gotC, ch)
+	}
+	pz := Puzzle{Seed: [16]byte{3}, Expires: 99}
+	gotP, err := DecodePuzzle(pz.Sign(k), keys)
+	pz.KeyID = k.ID
+	if err != nil || gotP != pz {
+		t.Fatalf("puzzle round trip: %v", err)
+	}
+	cl := Clearance{ID: [16]byte{2}, SiteID: "s", AssessmentID: "a", Host: "h", Action: "pay", Path: "/checkout",
+		HasSubject: true, SubjectHash: [16]byte{8}, Issued: 1, Expires: 2}
+	gotL, err := DecodeClearance(cl.Sign(k), keys)
+	cl.KeyID = k.ID
+	if err != nil || gotL != cl {
+		t.Fatalf("clearance round trip: %v", err)
+	}
+	// A challenge is not a clearance even under the same key.
+	if _, err := DecodeClearance(ch.Sign(k), keys); err == nil {
+		t.Fatal("a challenge decoded as a clearance")
+	}
+}
+
+func TestHash16SeparatesLabels(t *testing.T) {
+	k, _ := mustKeys(t)
+	if k.Hash16("ip", "1.2.3.4") == k.Hash16("subject", "1.2.3.4") {
+		t.Fatal("the same value under two labels hashed alike")
+	}
+	if k.Hash16("ip", "1.2.3.4") != k.Hash16("ip", "1.2.3.4") {
+		t.Fatal("hash is not deterministic")
+	}
+}
+
+func FuzzDecodeResponse(f *testing.F) {
+	k, keys := mustKeys(f)
+	r := sampleResponse()
+	f.Add(r.Sign(k, LivePrefix))
+	f.Add(LivePrefix + "AAAA")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = DecodeResponse(s, LivePrefix, keys, nil)
+		_, _ = DecodeChallenge(s, keys)
+		_, _ = DecodeClearance(s, keys)
+	})
+}
+
+func BenchmarkResponseSign(b *testing.B) {
+	k, _ := mustKeys(b)
+	r := sampleResponse()
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = r.Sign(k, LivePrefix)
+	}
+}
+
+func BenchmarkResponseVerify(b *testing.B) {
+	k, keys := mustKeys(b)
+	r := sampleResponse()
+	text := r.Sign(k, LivePrefix)
+	scratch := make([]byte, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeResponse(text, LivePrefix, keys, scratch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
