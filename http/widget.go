@@ -134,13 +134,13 @@ func (s *Server) widgetRoutes() []Route {
 		"js_bytes", len(assets.js.body), "js_gzip_bytes", len(assets.js.gz),
 		"css_bytes", len(assets.css.body), "css_gzip_bytes", len(assets.css.gz))
 	rs := []Route{
-		{Method: "GET", Path: "/widget/api.js", ID: "getWidgetScript", Tag: "Human verification",
+		{Method: "GET", Path: "/widget/api.js", ID: "getWidgetScript", Tag: "Widget",
 			Summary: "The browser widget (" + strconv.Itoa(len(assets.js.body)) + " bytes, " + strconv.Itoa(len(assets.js.gz)) + " gzipped). " +
 				"Mounts on every div.service-widget[data-sitekey] and exposes window.trustd and a Turnstile-compatible window.turnstile. " +
 				"Cached 5 minutes with an ETag; with ?v=<X-Widget-Version> cached for a year as immutable. ?render=explicit turns off auto-mounting, ?onload=<fn> calls a global when ready.",
 			ContentType: "application/javascript", Conditional: true,
 			Handle: func(c *Call) { assets.js.serve(c) }},
-		{Method: "GET", Path: "/widget/api.css", ID: "getWidgetStylesheet", Tag: "Human verification",
+		{Method: "GET", Path: "/widget/api.css", ID: "getWidgetStylesheet", Tag: "Widget",
 			Summary:     "The widget's stylesheet, loaded by api.js with its script's CSP nonce. Caching as for api.js.",
 			ContentType: "text/css", Conditional: true,
 			Handle: func(c *Call) { assets.css.serve(c) }},
