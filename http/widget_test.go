@@ -3,6 +3,7 @@ package http_test
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"io"
 	"net/url"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/pow"
 )
 
 func TestWidgetFilesAreServedCacheable(t *testing.T) {
@@ -177,11 +179,63 @@ func TestDemoPageIsCSPCleanAndVerifiesThroughSiteverify(t *testing.T) {
 		t.Fatalf("POST /v1/demo/login = %d, CSP %q", r.status, r.header.Get("Content-Security-Policy"))
 	}
 	res := string(r.body)
-	for _, want := range []string{"Sign-in refused", `id="siteverify-result"`, "&#34;success&#34;: false"} {
+	for _, want := range []string{"Sign-in refused", `id="siteverify-result"`, "&#34;success&#34;: false", "invalid-input-response"} {
 		if !strings.Contains(res, want) {
 			t.Errorf("result page lacks %s:\n%s", want, res)
 		}
 	}
+
+	// A real token, got as the widget gets one, signs in once.
+	tok := widgetToken(t, tn, dev.SiteKey, "login")
+	r = tn.doForm("/v1/demo/login", url.Values{"username": {"ada"}, "service-response": {tok}})
+	res = string(r.body)
+	for _, want := range []string{"&#34;success&#34;: true", "&#34;action&#34;: &#34;login&#34;", "&#34;hostname&#34;: &#34;127.0.0.1&#34;", `<li class="ok">success is exactly true</li>`} {
+		if !strings.Contains(res, want) {
+			t.Errorf("result page lacks %s:\n%s", want, res)
+		}
+	}
+	r = tn.doForm("/v1/demo/login", url.Values{"username": {"ada"}, "service-response": {tok}})
+	if !strings.Contains(string(r.body), "timeout-or-duplicate") || !strings.Contains(string(r.body), "Sign-in refused") {
+		t.Errorf("a replayed token is not refused:\n%s", r.body)
+	}
+}
+
+// widgetToken does what the widget does: get a challenge for the site as
+// a page on 127.0.0.1, solve its proof of work, redeem it.
+func widgetToken(t *testing.T, tn *testNode, siteKey, action string) string {
+	t.Helper()
+	origin := []string{"Origin", "http://127.0.0.1"}
+	var ch struct {
+		Challenge string `json:"challenge"`
+		Pow       struct {
+			Salt       string `json:"salt"`
+			Iterations int    `json:"iterations"`
+			Difficulty int    `json:"difficulty"`
+		} `json:"pow"`
+	}
+	r := tn.do("POST", "/v1/challenge", "", map[string]string{"sitekey": siteKey, "action": action}, origin...)
+	if r.status != 200 {
+		t.Fatalf("POST /v1/challenge = %d %s", r.status, r.body)
+	}
+	r.decode(t, &ch)
+	salt, err := base64.RawURLEncoding.DecodeString(ch.Pow.Salt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce, ok := pow.Solve(salt, ch.Pow.Iterations, ch.Pow.Difficulty, 1<<24)
+	if !ok {
+		t.Fatal("no proof-of-work solution")
+	}
+	var red struct {
+		Token string `json:"token"`
+	}
+	r = tn.do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce,
+		"signals": map[string]any{"interaction": true, "elapsed_ms": 1500, "pointer_moves": 12, "visible": true}}, origin...)
+	if r.status != 200 {
+		t.Fatalf("POST /v1/challenge/redeem = %d %s", r.status, r.body)
+	}
+	r.decode(t, &red)
+	return red.Token
 }
 
 // doForm posts a form-encoded body.
