@@ -77,14 +77,17 @@ func TestBrowserEndToEnd(t *testing.T) {
 	if !n.serves(t, "createChallenge") {
 		t.Skip("skipping: this build has no challenge protocol (POST /v1/challenge) for the widget to talk to")
 	}
-	runNodeTest(t, nodeBin, "e2e.mjs", "TRUSTD_API="+n.APIBase, "TRUSTD_SECRET="+n.Secret)
+	runNodeTest(t, nodeBin, "e2e.mjs", "TRUSTD_API="+n.APIBase, "TRUSTD_SECRET="+n.Secret,
+		"TRUSTD_ADMIN_TOKEN="+n.AdminToken, "TRUSTD_WORKSPACE="+n.WorkspaceID)
 }
 
 // devNode is a running `trustd --dev` process.
 type devNode struct {
-	APIBase string `json:"api_base"`
-	SiteKey string `json:"site_key"`
-	Secret  string `json:"secret"`
+	APIBase     string `json:"api_base"`
+	SiteKey     string `json:"site_key"`
+	Secret      string `json:"secret"`
+	AdminToken  string `json:"admin_token"`
+	WorkspaceID string `json:"workspace_id"`
 }
 
 // serves reports whether the node's contract has the operation.

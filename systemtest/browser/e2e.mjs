@@ -6,8 +6,9 @@
 // folder.
 //
 // systemtest/browser_test.go builds and starts the node and runs this with
-//   TRUSTD_API     the node's API base, e.g. http://127.0.0.1:41234/v1
-//   TRUSTD_SECRET  the dev site's secret (for the replay check)
+//   TRUSTD_API          the node's API base, e.g. http://127.0.0.1:41234/v1
+//   TRUSTD_SECRET       the dev site's secret (for the replay check)
+//   TRUSTD_ADMIN_TOKEN  and TRUSTD_WORKSPACE, to add sites in other modes
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,19 +21,50 @@ if (!api || !secret) {
   throw new Error('set TRUSTD_API and TRUSTD_SECRET (systemtest/browser_test.go does)');
 }
 const apiHost = new URL(api).hostname;
+const adminToken = process.env.TRUSTD_ADMIN_TOKEN;
+const workspace = process.env.TRUSTD_WORKSPACE;
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-async function siteverify(token) {
+async function siteverify(token, siteSecret = secret) {
   const res = await fetch(api + '/siteverify', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ secret, response: token }),
+    body: JSON.stringify({ secret: siteSecret, response: token }),
   });
   assert.equal(res.status, 200);
   return res.json();
+}
+
+// addSite creates a production site for this host in another challenge
+// mode, through the admin API, as an operator would.
+async function addSite(mode) {
+  assert.ok(adminToken && workspace, 'set TRUSTD_ADMIN_TOKEN and TRUSTD_WORKSPACE');
+  const admin = new URL(api).origin + '/admin/v1/workspaces/' + workspace + '/sites';
+  const res = await fetch(admin, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + adminToken },
+    body: JSON.stringify({ name: 'e2e ' + mode, hostnames: [apiHost], environment: 'production', challenge_mode: mode }),
+  });
+  const body = await res.json();
+  assert.equal(res.status, 201, JSON.stringify(body));
+  return body;
+}
+
+// renderInto adds a container to the demo form and renders a widget with
+// the explicit API; it resolves with the token (or rejects with the error).
+function renderInto(page, id, options) {
+  return page.evaluate(([slotId, opts]) => {
+    const slot = document.createElement('div');
+    slot.id = slotId;
+    document.getElementById('login').appendChild(slot);
+    window.results = window.results || {};
+    window.results[slotId] = new Promise((resolve, reject) => {
+      window.trustd.render(slot, { ...opts, callback: resolve, 'error-callback': (c) => reject(new Error(c)) });
+    });
+  }, [id, options]);
 }
 
 // gateRedeem holds the page's next redeem request until the returned
@@ -179,6 +211,66 @@ test('a token left unused expires and the widget says so', async () => {
   assert.equal(await page.evaluate(() => window.turnstile.isExpired('#manual')), true);
   assert.equal(await page.locator('#manual [role="status"]').textContent(), 'Expired. Verify again.');
   await shot(page.locator('#manual .trustd'), 'widget-expired');
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
+
+test('score-based mode verifies on load with no interaction', async () => {
+  const site = await addSite('score_based');
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(api + '/demo?theme=light');
+  await page.locator('#widget .trustd-cb').waitFor();
+  await renderInto(page, 'score', { sitekey: site.site_key, action: 'signup' });
+  const token = await page.evaluate(() => window.results.score);
+  assert.equal(await page.locator('#score .trustd').getAttribute('data-mode'), 'score_based');
+  await shot(page.locator('#score .trustd'), 'widget-score-based-success');
+  const result = await siteverify(token, site.secret);
+  assert.equal(result.success, true, JSON.stringify(result));
+  assert.equal(result.challenge_type, 'score_based');
+  assert.equal(result.action, 'signup');
+  assert.equal(result.score_enforced, false);
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
+
+test('a visual challenge is solved through its text alternative, as with a screen reader', async () => {
+  const site = await addSite('visual');
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(api + '/demo?theme=light');
+  await page.locator('#widget .trustd-cb').waitFor();
+  await renderInto(page, 'visual', { sitekey: site.site_key, action: 'login' });
+  await page.locator('#visual').getByRole('checkbox', { name: 'Verify you are human' }).click();
+  await waitState(page, '#visual', 'interactive');
+  const image = page.locator('#visual').getByRole('img', { name: /^Distorted characters\./ });
+  await image.waitFor();
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#visual .trustd-puzzle-img');
+    return img && img.complete && img.naturalWidth > 0;
+  });
+  assert.equal(await image.evaluate((img) => img.naturalWidth), 200, 'the server-rendered PNG loaded');
+  // The demo page styles label and input[type=text]; none of it leaks in.
+  assert.equal(await image.evaluate((img) => img.clientWidth), 200, "the image keeps its own size");
+  assert.equal(await page.locator('#visual .trustd-answer-label').evaluate((el) => getComputedStyle(el).fontWeight), '400');
+  assert.equal(await page.locator('#visual .trustd-answer').evaluate((el) => getComputedStyle(el).paddingTop), '4px');
+  await shot(page.locator('#visual .trustd'), 'widget-visual-puzzle');
+
+  // Read the question as assistive technology would, and answer it.
+  const question = await page.locator('#visual .trustd-alternative span').textContent();
+  const m = /result of (\w+) (plus|minus) (\w+)/.exec(question);
+  assert.ok(m, 'a question of the documented form: ' + question);
+  const words = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'];
+  const [a, b] = [words.indexOf(m[1]), words.indexOf(m[3])];
+  const answer = String(m[2] === 'plus' ? a + b : a - b);
+  const field = page.locator('#visual').getByRole('textbox', { name: 'Your answer' });
+  await field.fill(answer);
+  await field.press('Enter');
+  const token = await page.evaluate(() => window.results.visual);
+  await waitState(page, '#visual', 'success');
+
+  const result = await siteverify(token, site.secret);
+  assert.equal(result.success, true, JSON.stringify(result));
+  assert.equal(result.challenge_type, 'visual');
+  assert.equal(result.challenge_variant, 'alt_text');
   assert.deepEqual(await problems(), []);
   await context.close();
 });
