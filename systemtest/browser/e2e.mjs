@@ -249,7 +249,7 @@ test('a visual challenge is solved through its text alternative, as with a scree
   });
   assert.equal(await image.evaluate((img) => img.naturalWidth), 200, 'the server-rendered PNG loaded');
   // The demo page styles label and input[type=text]; none of it leaks in.
-  assert.equal(await image.evaluate((img) => img.clientWidth), 200, "the image keeps its own size");
+  assert.equal(await image.evaluate((img) => img.clientWidth), 200, 'the image keeps its own size');
   assert.equal(await page.locator('#visual .trustd-answer-label').evaluate((el) => getComputedStyle(el).fontWeight), '400');
   assert.equal(await page.locator('#visual .trustd-answer').evaluate((el) => getComputedStyle(el).paddingTop), '4px');
   await shot(page.locator('#visual .trustd'), 'widget-visual-puzzle');
