@@ -457,7 +457,8 @@
     this.root.setAttribute('data-state', state);
     this.box.setAttribute('aria-checked', state === 'success' ? 'true' : 'false');
     this.box.setAttribute('aria-disabled', state === 'verifying' || state === 'success' ? 'true' : 'false');
-    this.root.setAttribute('aria-busy', state === 'verifying' ? 'true' : 'false');
+    // No aria-busy here: on an ancestor of the live region it would hold
+    // back the very announcements the region exists for.
     this.status.textContent = state === 'idle' ? '' : text || this.t[state] || '';
     this.updateVisibility();
   };

@@ -57,6 +57,7 @@ test('a checkbox widget is an accessible checkbox that a keyboard user can tick'
   assert.equal(focusRing, 'solid', 'the focused checkbox shows a focus ring');
   await page.keyboard.press('Space');
   await waitState(page, '#w', 'success');
+  assert.equal(await page.locator('#w [aria-busy="true"]').count(), 0, 'nothing around the live region is marked busy');
 
   assert.equal(await box.getAttribute('aria-checked'), 'true');
   assert.equal(await status.textContent(), 'Success!');
