@@ -98,6 +98,7 @@ test('the demo login is verified end to end and its token works exactly once', a
   await box.click();
   await waitState(page, '#widget', 'verifying');
   assert.equal(await page.locator('#widget [role="status"]').textContent(), 'Verifying…');
+  assert.equal(await page.locator('#widget [aria-busy="true"]').count(), 0, 'no busy ancestor mutes the live region');
   await shot(widget, 'widget-verifying');
   release();
 
