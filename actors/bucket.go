@@ -4,8 +4,8 @@ import "github.com/trustd/trustd/ratelimit"
 
 // Rate-limit state: one entry per workspace + policy + keyed hash of the
 // scope value (the caller builds the key; simulation state of observe-mode
-// policies lives under keys starting with "sim/", so it can never touch
-// live capacity). An entry holds the policy's token bucket and, when the
+// policies lives under its own keys (the caller marks the space in the
+// key's first byte), so it can never touch live capacity). An entry holds the policy's token bucket and, when the
 // policy has one, its fixed quota; both are changed by one op, so the
 // owning shard checks and consumes them atomically.
 //
@@ -19,10 +19,11 @@ import "github.com/trustd/trustd/ratelimit"
 // bucketEntry is one key's state. cfg and window are the settings of the
 // latest op, which the sweeper uses to decide whether the entry is idle.
 type bucketEntry struct {
-	b      ratelimit.Bucket
-	cfg    ratelimit.BucketConfig
-	q      ratelimit.Quota
-	window ratelimit.Window // 0: the policy has no quota
+	b         ratelimit.Bucket
+	cfg       ratelimit.BucketConfig
+	q         ratelimit.Quota
+	window    ratelimit.Window // 0: the policy has no quota
+	partition int32            // for hand-off (bucket_wire.go)
 }
 
 // idle reports whether dropping e loses nothing at now.
@@ -88,7 +89,7 @@ func (o *Reserve) Apply(st *State) {
 	t := Slot(st, KindBucket, newBucketTable)
 	e := t.m[o.Key]
 	if e == nil {
-		e = &bucketEntry{b: ratelimit.NewBucket(o.Bucket, st.Now)}
+		e = &bucketEntry{b: ratelimit.NewBucket(o.Bucket, st.Now), partition: int32(st.Partition)}
 		t.m[o.Key] = e
 	}
 	e.cfg = o.Bucket

@@ -1,23 +1,83 @@
 package actors
 
+import (
+	gproto "google.golang.org/protobuf/proto"
+
+	"github.com/trustd/trustd/proto/actorpb"
+)
+
 // Single-use markers: a response token, nonce, proof or de-duplication key
 // is consumed exactly once because the one shard that owns its id decides.
 // An entry is kept until its expiry (callers add their clock-skew
 // allowance), after which the id would be refused by its own expiry check
 // anyway, so forgetting it opens no replay window.
+//
+// In a cluster a Consume is Replicated: the owner applies it, then the
+// partition's replica applies it too, and the use counts as first only if
+// both saw it first. The replica is the node that becomes owner when this
+// one dies or leaves, and the old owner is the replica of a node that
+// joins, so the successor always already holds every marker.
 
-type markerTable struct {
-	m map[string]int64 // id → expiry, Unix ns
+type marker struct {
+	expires   int64 // Unix ns
+	partition int32
 }
 
-func newMarkerTable() *markerTable { return &markerTable{m: make(map[string]int64)} }
+type markerTable struct {
+	m map[string]marker
+}
+
+func newMarkerTable() *markerTable { return &markerTable{m: make(map[string]marker)} }
 
 func (t *markerTable) Sweep(now int64) {
-	for id, exp := range t.m {
-		if exp <= now {
+	for id, mk := range t.m {
+		if mk.expires <= now {
 			delete(t.m, id)
 		}
 	}
+}
+
+// mark records id as used until expires, keeping the later expiry of two.
+func (t *markerTable) mark(id string, expires int64, partition int) {
+	if cur, ok := t.m[id]; ok && cur.expires >= expires {
+		return
+	}
+	t.m[id] = marker{expires: expires, partition: int32(partition)}
+}
+
+func (t *markerTable) Replicated() bool { return true }
+
+func (t *markerTable) Export(in func(int) bool, out func(int, []byte)) {
+	sets := map[int32]*actorpb.MarkerSet{}
+	for id, mk := range t.m {
+		if !in(int(mk.partition)) {
+			continue
+		}
+		s := sets[mk.partition]
+		if s == nil {
+			s = &actorpb.MarkerSet{}
+			sets[mk.partition] = s
+		}
+		s.Markers = append(s.Markers, &actorpb.Marker{Id: id, Expires: mk.expires, Partition: uint32(mk.partition)})
+	}
+	for p, s := range sets {
+		if b, err := gproto.Marshal(s); err == nil {
+			out(int(p), b)
+		}
+	}
+}
+
+func (t *markerTable) Import(data []byte, now int64) error {
+	var s actorpb.MarkerSet
+	if err := gproto.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	for _, mk := range s.Markers {
+		if mk.Expires > now {
+			t.mark(mk.Id, mk.Expires, int(mk.Partition))
+		}
+	}
+	return nil
 }
 
 // Consume marks ID as used until Expires. First reports whether this call
@@ -33,12 +93,66 @@ type Consume struct {
 // Apply implements Op.
 func (o *Consume) Apply(st *State) {
 	t := Slot(st, KindMarker, newMarkerTable)
-	if exp, ok := t.m[o.ID]; ok && exp > st.Now {
+	if mk, ok := t.m[o.ID]; ok && mk.expires > st.Now {
 		o.First = false
 		return
 	}
-	t.m[o.ID] = o.Expires
+	t.mark(o.ID, o.Expires, st.Partition)
 	o.First = true
+}
+
+func (*Consume) OpKind() string { return "marker.consume" }
+
+func (o *Consume) AppendOp(b []byte) ([]byte, error) {
+	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Marker{Id: o.ID, Expires: o.Expires})
+}
+
+func (o *Consume) UnmarshalOp(data []byte) error {
+	var m actorpb.Marker
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	o.ID, o.Expires = m.Id, m.Expires
+	return nil
+}
+
+func (o *Consume) AppendResult(b []byte) ([]byte, error) {
+	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.MarkerResult{Yes: o.First})
+}
+
+func (o *Consume) UnmarshalResult(data []byte) error {
+	var m actorpb.MarkerResult
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	o.First = m.Yes
+	return nil
+}
+
+// ReplicaOp implements Replicated: only a first use needs the replica's
+// confirmation; a refused replay is final already.
+func (o *Consume) ReplicaOp() WireOp {
+	if !o.First {
+		return nil
+	}
+	return &Consume{ID: o.ID, Expires: o.Expires}
+}
+
+// MergeReplica implements Replicated.
+func (o *Consume) MergeReplica(replica WireOp) {
+	if r, ok := replica.(*Consume); ok && !r.First {
+		o.First = false
+	}
+}
+
+// Revert implements Replicated: a first use the replica did not confirm is
+// forgotten on the owner, so the caller's retry (after ErrUnavailable) can
+// still succeed; the replica, if it did apply it, keeps refusing.
+func (o *Consume) Revert() Op {
+	if !o.First {
+		return nil
+	}
+	return &release{ID: o.ID}
 }
 
 // Seen reports, without consuming, whether ID is marked as used.
@@ -51,6 +165,41 @@ type Seen struct {
 // Apply implements Op.
 func (o *Seen) Apply(st *State) {
 	t := Slot(st, KindMarker, newMarkerTable)
-	exp, ok := t.m[o.ID]
-	o.Used = ok && exp > st.Now
+	mk, ok := t.m[o.ID]
+	o.Used = ok && mk.expires > st.Now
 }
+
+func (*Seen) OpKind() string { return "marker.seen" }
+
+func (o *Seen) AppendOp(b []byte) ([]byte, error) {
+	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Marker{Id: o.ID})
+}
+
+func (o *Seen) UnmarshalOp(data []byte) error {
+	var m actorpb.Marker
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	o.ID = m.Id
+	return nil
+}
+
+func (o *Seen) AppendResult(b []byte) ([]byte, error) {
+	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.MarkerResult{Yes: o.Used})
+}
+
+func (o *Seen) UnmarshalResult(data []byte) error {
+	var m actorpb.MarkerResult
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	o.Used = m.Yes
+	return nil
+}
+
+// release forgets a marker: the owner's undo of a Consume whose replica
+// could not confirm it. It is deliberately not a WireOp: no other node
+// may make this one forget a use.
+type release struct{ ID string }
+
+func (o *release) Apply(st *State) { delete(Slot(st, KindMarker, newMarkerTable).m, o.ID) }

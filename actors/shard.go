@@ -52,8 +52,11 @@ type Sweeper interface {
 type State struct {
 	// Now is the shard clock in Unix nanoseconds, set before every Apply so
 	// that all ops of a message see one instant.
-	Now   int64
-	slots [numKinds]any
+	Now int64
+	// Partition is the partition of the op being applied, so that tables
+	// whose entries move with their partition (Exporter) can record it.
+	Partition int
+	slots     [numKinds]any
 }
 
 // Slot returns the shard's table for kind k, creating it with mk on first use.
@@ -82,8 +85,9 @@ var ErrStopped = errors.New("actors: system stopped")
 // request is the message sent to a shard. The reply travels through done, a
 // channel carried in the message: no futures on the hot path.
 type request struct {
-	op   Op
-	done chan struct{}
+	op        Op
+	partition int
+	done      chan struct{}
 }
 
 type sweepTick struct{}
@@ -152,7 +156,7 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	default:
 	}
 	req := s.reqs.Get().(*request)
-	req.op = op
+	req.op, req.partition = op, partition
 	s.as.Root.Send(s.pids[partition%len(s.pids)], req)
 	t, _ := s.timers.Get().(*time.Timer)
 	if t == nil {
@@ -212,7 +216,7 @@ type shard struct {
 func (a *shard) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *request:
-		a.st.Now = a.clock()
+		a.st.Now, a.st.Partition = a.clock(), m.partition
 		m.op.Apply(&a.st)
 		m.done <- struct{}{}
 	case sweepTick:

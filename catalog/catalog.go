@@ -160,6 +160,11 @@ type SigningKey struct {
 	Secret    []byte    `json:"secret"`
 	CreatedAt time.Time `json:"created_at"`
 	Retired   bool      `json:"retired"`
+	// ActiveFrom is when the key starts signing (zero: at once). A key
+	// added to a running cluster verifies from the moment it is applied,
+	// but signs only from CreatedAt + KeyActivationDelay, so every node
+	// has it before any token signed with it reaches one (see keys.go).
+	ActiveFrom time.Time `json:"active_from,omitzero"`
 }
 
 // Catalog is one immutable version of the replicated configuration. Never
@@ -179,11 +184,17 @@ type Catalog struct {
 	Feedback        map[string]*FeedbackRecord `json:"feedback"`
 	FeedbackTallies map[string]*FeedbackTally  `json:"feedback_tallies"`
 
+	// Traffic control (concurrency.go, dependency.go).
+	ConcurrencyConstraints map[string]*ConcurrencyConstraint `json:"concurrency_constraints"`
+	Dependencies           map[string]*Dependency            `json:"dependencies"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site
 	appsBySecret  map[Hash]*MobileApp
 	credsByHash   map[Hash]*Credential
+
+	traffic trafficIndex
 }
 
 // Empty returns the catalog of a new cluster.
@@ -219,6 +230,7 @@ func (c *Catalog) reindex() {
 	for _, cr := range c.Credentials {
 		c.credsByHash[cr.TokenHash] = cr
 	}
+	c.reindexTraffic()
 }
 
 // SiteByKey finds a site by its public site key.
@@ -264,16 +276,9 @@ func (c *Catalog) CheckAdminToken(token string) bool {
 	return c.HasAdminToken && c.AdminTokenHash.Equal(HashSecret(token))
 }
 
-// SigningKey returns the newest unretired key of purpose, or nil.
-func (c *Catalog) SigningKey(purpose string) *SigningKey {
-	var best *SigningKey
-	for _, k := range c.Keys {
-		if k.Purpose == purpose && !k.Retired && (best == nil || k.CreatedAt.After(best.CreatedAt)) {
-			best = k
-		}
-	}
-	return best
-}
+// SigningKey returns the key that signs for purpose now, or nil: the
+// newest active unretired key (SigningKeyAt).
+func (c *Catalog) SigningKey(purpose string) *SigningKey { return c.SigningKeyAt(purpose, time.Now()) }
 
 // KeyByID returns an unretired key of purpose by id, for verification.
 func (c *Catalog) KeyByID(purpose, id string) *SigningKey {

@@ -40,6 +40,11 @@ var commands = map[string]func() Command{
 	"api_protection_policy.delete":  func() Command { return &DeleteAPIProtectionPolicy{} },
 
 	"detection_feedback.record": func() Command { return &RecordFeedback{} },
+	// Traffic control.
+	"concurrency_constraint.put":    func() Command { return &PutConcurrencyConstraint{} },
+	"concurrency_constraint.delete": func() Command { return &DeleteConcurrencyConstraint{} },
+	"dependency.put":                func() Command { return &PutDependency{} },
+	"dependency.delete":             func() Command { return &DeleteDependency{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -173,6 +178,8 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteRateLimitPolicies,
 	deleteAPIProtectionPolicies,
 	deleteWorkspaceFeedback,
+	deleteConcurrencyConstraintsOf,
+	deleteDependenciesOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -14,19 +15,33 @@ import (
 // closed).
 var ErrUnavailable = errors.New("cluster: owner of the key is unavailable")
 
+// ErrNotWire is joined to ErrUnavailable when an op owned by another node
+// does not implement actors.WireOp and so cannot be carried there.
+var ErrNotWire = errors.New("cluster: op cannot cross nodes (no actors.WireOp)")
+
 // Forwarder carries an op to the shard of another node. The cluster's peer
-// transport implements it; a single node has none.
+// transport implements it; a single node has none. With replica set the
+// receiver applies op as the partition's replica: locally, without
+// ownership checks and without replicating further.
 type Forwarder interface {
-	Forward(m Member, epoch uint64, partition int, op actors.Op, timeout time.Duration) error
+	Forward(m Member, epoch uint64, partition int, op actors.WireOp, replica bool, timeout time.Duration) error
 }
 
 // Router is the only way a handler reaches per-key state: Ask finds the
 // owner of the key under the current ring and runs the op there.
+//
+// Ownership is fenced by the ring epoch: a forwarded ask carries the
+// sender's epoch, and an owner that does not own the partition under its
+// own newer ring answers misdirected; the sender then refreshes its ring
+// and retries once. An op that implements actors.Replicated is applied on
+// the owner and then on the partition's replica before the answer.
 type Router struct {
 	ring    atomic.Pointer[Ring]
+	seen    atomic.Uint64 // highest ring epoch seen from any peer
 	local   *actors.System
 	fwd     Forwarder
 	timeout time.Duration
+	refresh atomic.Pointer[func(atLeast uint64) *Ring]
 }
 
 // NewRouter routes over ring, running locally owned ops on local. fwd may be
@@ -48,6 +63,12 @@ func SingleNode(nodeID string, local *actors.System, timeout time.Duration) *Rou
 // Ring returns the current ring.
 func (r *Router) Ring() *Ring { return r.ring.Load() }
 
+// Local is the node's own shard system.
+func (r *Router) Local() *actors.System { return r.local }
+
+// Timeout is the bound of one ask.
+func (r *Router) Timeout() time.Duration { return r.timeout }
+
 // SetRing swaps in a new ring; rings with an older epoch are ignored.
 func (r *Router) SetRing(next *Ring) {
 	for {
@@ -61,6 +82,31 @@ func (r *Router) SetRing(next *Ring) {
 	}
 }
 
+// SetRefresher installs the membership's "rebuild the ring now" hook,
+// used when a peer reports a newer epoch. It returns the ring to use.
+func (r *Router) SetRefresher(f func(atLeast uint64) *Ring) { r.refresh.Store(&f) }
+
+// Observe records an epoch seen from a peer, so the next ring this node
+// builds is numbered after it (epochs are Lamport clocks across nodes).
+func (r *Router) Observe(epoch uint64) {
+	for {
+		cur := r.seen.Load()
+		if epoch <= cur || r.seen.CompareAndSwap(cur, epoch) {
+			return
+		}
+	}
+}
+
+// Seen is the highest epoch observed from peers.
+func (r *Router) Seen() uint64 { return r.seen.Load() }
+
+func (r *Router) refreshed(atLeast uint64) *Ring {
+	if f := r.refresh.Load(); f != nil {
+		return (*f)(atLeast)
+	}
+	return r.ring.Load()
+}
+
 // Ask runs op on the shard that owns key, wherever it lives.
 func (r *Router) Ask(key string, op actors.Op) error {
 	return r.AskPartition(Partition(key), op)
@@ -69,24 +115,94 @@ func (r *Router) Ask(key string, op actors.Op) error {
 // AskPartition runs op on the owner of partition p.
 func (r *Router) AskPartition(p int, op actors.Op) error {
 	ring := r.ring.Load()
-	owner := ring.Owner(p)
-	if owner < 0 {
-		return ErrUnavailable
+	for attempt := 0; ; attempt++ {
+		owner := ring.Owner(p)
+		if owner < 0 {
+			return ErrUnavailable
+		}
+		if owner == ring.Self {
+			return r.own(ring, p, op)
+		}
+		w, ok := op.(actors.WireOp)
+		if !ok {
+			return errors.Join(ErrUnavailable, fmt.Errorf("%w: %T", ErrNotWire, op))
+		}
+		if r.fwd == nil {
+			return ErrUnavailable
+		}
+		err := r.fwd.Forward(ring.Members[owner], ring.Epoch, p, w, false, r.timeout)
+		var mis *MisdirectedError
+		if errors.As(err, &mis) && attempt == 0 {
+			r.Observe(mis.Epoch)
+			ring = r.refreshed(mis.Epoch)
+			continue
+		}
+		if err != nil {
+			return errors.Join(ErrUnavailable, err)
+		}
+		return nil
 	}
-	if owner == ring.Self {
-		return r.askLocal(p, op)
+}
+
+// own runs op as the owner of p under ring: locally, then on the replica
+// when op is Replicated.
+func (r *Router) own(ring *Ring, p int, op actors.Op) error {
+	if err := r.askLocal(p, op); err != nil {
+		return err
+	}
+	rep, ok := op.(actors.Replicated)
+	if !ok {
+		return nil
+	}
+	ri := ring.Replica(p)
+	if ri < 0 || ri == ring.Self {
+		return nil
+	}
+	rop := rep.ReplicaOp()
+	if rop == nil {
+		return nil
 	}
 	if r.fwd == nil {
-		return ErrUnavailable
+		return r.unreplicated(p, rep, ErrUnavailable)
 	}
-	if err := r.fwd.Forward(ring.Members[owner], ring.Epoch, p, op, r.timeout); err != nil {
-		return errors.Join(ErrUnavailable, err)
+	if err := r.fwd.Forward(ring.Members[ri], ring.Epoch, p, rop, true, r.timeout/2); err != nil {
+		return r.unreplicated(p, rep, err)
 	}
+	rep.MergeReplica(rop)
 	return nil
 }
 
+// unreplicated undoes the owner's half of an op its replica did not
+// confirm, so the answer is "unavailable" rather than a use that only
+// one node remembers.
+func (r *Router) unreplicated(p int, op actors.Replicated, err error) error {
+	if rev := op.Revert(); rev != nil {
+		_ = r.askLocal(p, rev)
+	}
+	return errors.Join(ErrUnavailable, fmt.Errorf("cluster: replica did not confirm: %w", err))
+}
+
+// Serve runs an op that a peer forwarded here. As replica it is applied
+// locally; as owner it is fenced by the ring epoch: when this node does
+// not own p it answers a MisdirectedError with its epoch, after first
+// catching up with membership if the sender's ring is newer than its own.
+func (r *Router) Serve(epoch uint64, p int, op actors.WireOp, replica bool) (uint64, error) {
+	r.Observe(epoch)
+	ring := r.ring.Load()
+	if replica {
+		return ring.Epoch, r.askLocal(p, op)
+	}
+	if !ring.OwnsLocally(p) && epoch >= ring.Epoch {
+		ring = r.refreshed(epoch)
+	}
+	if !ring.OwnsLocally(p) {
+		return ring.Epoch, &MisdirectedError{Epoch: ring.Epoch}
+	}
+	return ring.Epoch, r.own(ring, p, op)
+}
+
 // AskLocal runs op on this node's shard for partition p regardless of the
-// ring; the peer transport uses it for asks forwarded here.
+// ring (hand-off imports, tests).
 func (r *Router) AskLocal(p int, op actors.Op) error { return r.askLocal(p, op) }
 
 func (r *Router) askLocal(p int, op actors.Op) error {

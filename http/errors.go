@@ -47,6 +47,15 @@ var (
 	ErrUnknownAssessment  = ErrorCode{"unknown-assessment", 404, "No successful verification of this site has this assessment_id (or it expired)."}
 	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or application identifier does not match the registration of the mobile secret."}
 	ErrClearanceRequired  = ErrorCode{"clearance-required", 401, "No valid pre-clearance for this request: missing, forged, expired, or bound to another site, host, path, action, subject or device."}
+	// Concurrency leases and dependency resilience.
+	ErrInvalidLease         = ErrorCode{"invalid-lease", 400, "The lease token is malformed, forged or signed by an unknown key."}
+	ErrLeaseExpired         = ErrorCode{"lease-expired", 409, "The lease no longer holds its slots: it expired, was released, or its holder lost it; acquire a new one."}
+	ErrLeaseContextMismatch = ErrorCode{"lease-context-mismatch", 403, "The lease was issued to another workspace, application, action or scope value."}
+	ErrUnknownDependency    = ErrorCode{"unknown-dependency", 400, "No dependency of this name is configured in the workspace."}
+	ErrInvalidAdmission     = ErrorCode{"invalid-admission", 400, "The admission token is malformed, forged or signed by an unknown key."}
+	ErrAdmissionExpired     = ErrorCode{"admission-expired", 409, "The admission token expired before its feedback; its bulkhead slot and probe were already given back."}
+	ErrAdmissionUsed        = ErrorCode{"admission-used", 409, "Feedback for this admission was already received; an admission reports once."}
+	ErrAdmissionContext     = ErrorCode{"admission-context-mismatch", 403, "The admission was issued to another workspace, application or action."}
 )
 
 // apiErrors lists every ApiError code, for the contract.
@@ -56,6 +65,8 @@ var apiErrors = []ErrorCode{
 	ErrUnavailable, ErrInternal,
 	ErrInvalidSitekey, ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed,
 	ErrInvalidSolution, ErrUnknownAssessment, ErrInvalidAppIdentity, ErrClearanceRequired,
+	ErrInvalidLease, ErrLeaseExpired, ErrLeaseContextMismatch,
+	ErrUnknownDependency, ErrInvalidAdmission, ErrAdmissionExpired, ErrAdmissionUsed, ErrAdmissionContext,
 }
 
 // APIError is the one error body of every operation other than the two

@@ -83,6 +83,17 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 		if tag == "-" {
 			continue
 		}
+		if f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+			// An embedded struct is inlined by the JSON codec; so here.
+			inner := g.object(f.Type)
+			for k, v := range inner["properties"].(map[string]any) {
+				props[k] = v
+			}
+			if req, ok := inner["required"].([]string); ok {
+				required = append(required, req...)
+			}
+			continue
+		}
 		name, _, _ := strings.Cut(tag, ",")
 		if name == "" {
 			name = f.Name

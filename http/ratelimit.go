@@ -1,6 +1,7 @@
 package http
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"sync"
 	"sync/atomic"
@@ -91,8 +92,8 @@ type compiledPolicy struct {
 	mode          policyMode
 	failClosed    bool
 	enforcePct    uint64
-	livePrefix    string // "rl/<workspace>/<policy>/"
-	simPrefix     string // "sim/rl/<workspace>/<policy>/"
+	livePrefix    string // "l" + policyTag: live state
+	simPrefix     string // "s" + policyTag: observe-mode simulation state
 	jsonHead      []byte // `{"policy_id":…,"name":…,"scope":…,"mode":…`
 	quotaWindowJS string
 	stats         *policyStats
@@ -222,8 +223,8 @@ func (m *rateLimitModule) compile(ws *catalog.Workspace, p *catalog.RateLimitPol
 		mode:       resolveMode(p.Mode, ws.Settings.DefaultMode),
 		failClosed: p.DegradedBehaviour == "fail_closed",
 		enforcePct: uint64(p.EnforcePercentage),
-		livePrefix: "rl/" + ws.ID + "/" + p.ID + "/",
-		simPrefix:  "sim/rl/" + ws.ID + "/" + p.ID + "/",
+		livePrefix: "l" + policyTag(ws.ID, p.ID),
+		simPrefix:  "s" + policyTag(ws.ID, p.ID),
 	}
 	if p.Quota != nil {
 		if w, err := ratelimit.ParseWindow(p.Quota.Window); err == nil {
@@ -282,6 +283,16 @@ func (p *compiledPolicy) enforcedFor(h *[32]byte) bool {
 	return v%100 < p.enforcePct
 }
 
+// policyTag names a workspace's policy inside bucket keys: 96 bits of a
+// hash of both ids, base64url. Held keys are most of a bucket's memory
+// (10 million of them must fit in 2 GiB), so a key is 39 bytes: one byte of
+// space (live or simulation), the tag, and the first 128 bits of the
+// scope value's keyed hash, all far beyond accidental collision.
+func policyTag(workspaceID, policyID string) string {
+	sum := sha256.Sum256([]byte(workspaceID + "/" + policyID))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}
+
 // bucketKey is the key of the policy's bucket for scope hash h.
 func (p *compiledPolicy) bucketKey(buf []byte, sim bool, h *[32]byte) string {
 	pfx := p.livePrefix
@@ -289,7 +300,7 @@ func (p *compiledPolicy) bucketKey(buf []byte, sim bool, h *[32]byte) string {
 		pfx = p.simPrefix
 	}
 	buf = append(buf[:0], pfx...)
-	buf = base64.RawURLEncoding.AppendEncode(buf, h[:])
+	buf = base64.RawURLEncoding.AppendEncode(buf, h[:16])
 	return string(buf)
 }
 

@@ -19,8 +19,10 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.platformRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
 	rs = append(rs, s.widgetRoutes()...)
+	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.apiProtectionRoutes()...)
 	rs = append(rs, s.hvRoutes()...)
+	rs = append(rs, s.trafficRoutes()...)
 	return rs
 }

@@ -54,6 +54,9 @@ type Config struct {
 	DemoSite func() (siteKey, secret string)
 	// NodeID names this node in logs and headers.
 	NodeID string
+	// Cluster serves the cluster admin operations; nil answers them as
+	// unavailable.
+	Cluster ClusterControl
 }
 
 // Server is the public and admin API of one node.

@@ -49,7 +49,23 @@ type Config struct {
 	// FastRaft shortens Raft timeouts (tests on loopback).
 	FastRaft bool
 	Logger   *slog.Logger
+
+	// Cluster settings. A node started without Join founds a cluster (it
+	// bootstraps Raft when its data dir is new); with Join it joins the
+	// members listed there. Empty addresses bind 127.0.0.1 on a free port.
+	Join                    []string
+	ClusterName, ClusterKey string
+	GossipAddr, PeerAddr    string
+	// Advertise* are the addresses other nodes dial, when they differ from
+	// the bound ones (containers, NAT).
+	AdvertiseGossip, AdvertisePeer, AdvertiseRaft, AdvertiseHTTP string
+	// ReapAfter is how long a failed node stays a Raft member.
+	ReapAfter time.Duration
 }
+
+// ErrLeft is reported on Done after the node left the cluster at an
+// operator's request; the process should then exit.
+var ErrLeft = errors.New("node: left the cluster")
 
 // Node is a running trustd node.
 type Node struct {
@@ -58,6 +74,7 @@ type Node struct {
 	store    *persistence.Store
 	actors   *actors.System
 	router   *cluster.Router
+	cluster  *cluster.Cluster
 	api      *api.Server
 	apiLn    net.Listener
 	ops      *nethttp.Server
@@ -91,33 +108,67 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.RaftAddr == "" {
 		cfg.RaftAddr = "127.0.0.1:8300"
 	}
-	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 2)}
+	if cfg.GossipAddr == "" {
+		cfg.GossipAddr = "127.0.0.1:0"
+	}
+	if cfg.PeerAddr == "" {
+		cfg.PeerAddr = "127.0.0.1:0"
+	}
+	founding := len(cfg.Join) == 0
+	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3)}
 	var err error
 	n.store, err = persistence.Open(persistence.Config{DataDir: cfg.DataDir, NodeID: cfg.NodeID,
-		BindAddr: cfg.RaftAddr, Bootstrap: true, Fast: cfg.FastRaft, Logger: cfg.Logger})
+		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, Bootstrap: founding, Fast: cfg.FastRaft, Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
 	}
-	if err := n.store.WaitReady(ctx); err != nil {
-		n.store.Close()
-		return nil, err
-	}
-	if err := n.waitLeader(ctx); err != nil {
-		n.store.Close()
-		return nil, err
-	}
-	if err := n.bootstrapSecrets(ctx); err != nil {
-		n.store.Close()
-		return nil, err
-	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards}, nil)
-	n.router = cluster.SingleNode(cfg.NodeID, n.actors, 500*time.Millisecond)
-
+	trans := cluster.NewTransport(cfg.ClusterKey)
+	n.router = cluster.NewRouter(cluster.NewRing(0, nil, cfg.NodeID), n.actors, trans, 500*time.Millisecond)
 	n.apiLn, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		n.closeCore()
 		return nil, fmt.Errorf("node: listen on %s: %w", cfg.HTTPAddr, err)
 	}
+	apiAddr := cfg.AdvertiseHTTP
+	if apiAddr == "" {
+		apiAddr = n.apiLn.Addr().String()
+	}
+	n.cluster, err = cluster.Start(cluster.Config{NodeID: cfg.NodeID, Name: cfg.ClusterName, Key: cfg.ClusterKey,
+		GossipAddr: cfg.GossipAddr, AdvertiseGossip: cfg.AdvertiseGossip, PeerAddr: cfg.PeerAddr, AdvertisePeer: cfg.AdvertisePeer,
+		APIAddr: apiAddr, RaftAddr: n.store.RaftAddr(), Join: cfg.Join, PeersFile: filepath.Join(cfg.DataDir, "cluster-peers"),
+		Version: api.ContractVersion, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,
+	}, n.router, trans, n.store)
+	if err != nil {
+		n.apiLn.Close()
+		n.closeCore()
+		return nil, err
+	}
+	n.store.SetForwarder(n.cluster)
+	n.cluster.OnLeave(func() { n.served <- ErrLeft })
+	fail := func(err error) (*Node, error) {
+		n.apiLn.Close()
+		n.closeCore()
+		return nil, err
+	}
+	if err := n.store.WaitReady(ctx); err != nil {
+		return fail(err)
+	}
+	if founding {
+		err = n.bootstrapSecrets(ctx)
+	} else {
+		err = n.awaitCatalog(ctx)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(cfg.DataDir, "admin-token")); err == nil {
+		n.adminTok = strings.TrimSpace(string(b))
+	}
+	if err := n.cluster.SetReady(); err != nil {
+		return fail(err)
+	}
+
 	base := cfg.BaseURL
 	if base == "" {
 		base = "http://" + n.apiLn.Addr().String()
@@ -129,6 +180,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
+		Cluster: n.cluster,
 	}, n.store, n.router, reg, cfg.Logger)
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
@@ -138,29 +190,38 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
-	if cfg.Dev {
+	if cfg.Dev && founding {
 		dev, err := n.seedDev(ctx)
 		if err != nil {
 			n.Close(context.Background())
 			return nil, fmt.Errorf("node: seed dev workspace: %w", err)
 		}
 		n.dev.Store(dev)
+	} else if cfg.Dev {
+		n.log.Info("--dev on a joining node: the dev workspace is the founding node's; not seeding another")
 	}
-	n.log.Info("node ready", "node_id", cfg.NodeID, "api", n.APIURL(), "ops", n.OpsAddr(), "data_dir", cfg.DataDir)
+	n.log.Info("node ready", "node_id", cfg.NodeID, "api", n.APIURL(), "ops", n.OpsAddr(), "data_dir", cfg.DataDir,
+		"gossip", n.cluster.GossipAddr(), "peer", n.cluster.PeerAddr(), "raft", n.store.RaftAddr())
 	return n, nil
 }
 
-func (n *Node) waitLeader(ctx context.Context) error {
+// awaitCatalog waits until a joining node has received the cluster's
+// configuration through Raft: the admin token and signing keys the
+// founding node created are the first entries of every cluster's log.
+func (n *Node) awaitCatalog(ctx context.Context) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
-	for !n.store.IsLeader() {
+	for {
+		c := n.store.Catalog()
+		if c.HasAdminToken && c.SigningKey(catalog.KeyLive) != nil && c.SigningKey(catalog.KeySandbox) != nil {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("node: no raft leader: %w", ctx.Err())
+			return fmt.Errorf("node: the cluster's configuration has not arrived through raft: %w", ctx.Err())
 		case <-t.C:
 		}
 	}
-	return nil
 }
 
 // APIURL is the base address of the API listener.
@@ -180,6 +241,21 @@ func (n *Node) AdminToken() string { return n.adminTok }
 // Dev returns the --dev credentials, or nil.
 func (n *Node) Dev() *DevCredentials { return n.dev.Load() }
 
+// Cluster is the node's cluster membership.
+func (n *Node) Cluster() *cluster.Cluster { return n.cluster }
+
+// Router is the node's router.
+func (n *Node) Router() *cluster.Router { return n.router }
+
+// Leave takes the node out of the cluster gracefully (drain, hand off,
+// leave gossip and Raft). Close it afterwards. A node alone skips it.
+func (n *Node) Leave(ctx context.Context) error {
+	if len(n.cluster.Members()) <= 1 {
+		return nil
+	}
+	return n.cluster.Leave(ctx)
+}
+
 // Store exposes the Raft store (tests, cluster tooling).
 func (n *Node) Store() *persistence.Store { return n.store }
 
@@ -197,16 +273,15 @@ func (n *Node) bootstrapSecrets(ctx context.Context) error {
 			return fmt.Errorf("node: install admin token: %w", err)
 		}
 	}
-	if b, err := os.ReadFile(path); err == nil {
-		n.adminTok = strings.TrimSpace(string(b))
-	}
 	for _, purpose := range []string{catalog.KeyLive, catalog.KeySandbox} {
 		if n.store.Catalog().SigningKey(purpose) != nil {
 			continue
 		}
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
-		k := catalog.SigningKey{ID: purpose[:1] + uuid.NewString()[:7], Purpose: purpose, Secret: secret, CreatedAt: time.Now().UTC()}
+		now := time.Now().UTC()
+		// The first keys sign at once: no other node exists to lag behind.
+		k := catalog.SigningKey{ID: purpose[:1] + uuid.NewString()[:7], Purpose: purpose, Secret: secret, CreatedAt: now, ActiveFrom: now}
 		if _, err := n.store.Apply(ctx, &catalog.AddSigningKey{Key: k}); err != nil {
 			return fmt.Errorf("node: create %s signing key: %w", purpose, err)
 		}
@@ -268,6 +343,9 @@ func (n *Node) Close(ctx context.Context) error {
 }
 
 func (n *Node) closeCore() error {
+	if n.cluster != nil {
+		n.cluster.Close()
+	}
 	if n.actors != nil {
 		n.actors.Stop()
 	}

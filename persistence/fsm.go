@@ -3,6 +3,7 @@ package persistence
 import (
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/hashicorp/raft"
@@ -21,13 +22,65 @@ type result struct {
 // fsm applies batches of catalog commands. Raft calls Apply, Snapshot and
 // Restore from one goroutine; readers only load the atomic pointer.
 type fsm struct {
-	cur atomic.Pointer[catalog.Catalog]
+	cur  atomic.Pointer[catalog.Catalog]
+	self string
+
+	mu      sync.Mutex
+	waiters map[uint64]waiter // by Batch.Seq, for batches this node forwarded
 }
 
-func newFSM() *fsm {
-	f := &fsm{}
+type waiter struct {
+	batch []*pending
+	done  chan struct{}
+}
+
+func newFSM(self string) *fsm {
+	f := &fsm{self: self, waiters: map[uint64]waiter{}}
 	f.cur.Store(catalog.Empty())
 	return f
+}
+
+// await registers callers waiting for a forwarded batch; the returned
+// channel closes once their results were delivered.
+func (f *fsm) await(seq uint64, batch []*pending) <-chan struct{} {
+	w := waiter{batch: batch, done: make(chan struct{})}
+	f.mu.Lock()
+	f.waiters[seq] = w
+	f.mu.Unlock()
+	return w.done
+}
+
+// abandon unregisters a forwarded batch that failed; it returns its
+// callers, or nil when the FSM already answered them.
+func (f *fsm) abandon(seq uint64) []*pending {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w, ok := f.waiters[seq]
+	if !ok {
+		return nil
+	}
+	delete(f.waiters, seq)
+	return w.batch
+}
+
+// deliver hands the results of a batch this node forwarded to its callers.
+func (f *fsm) deliver(b *raftpb.Batch, out []result) {
+	if b.Origin != f.self || b.Seq == 0 {
+		return
+	}
+	f.mu.Lock()
+	w, ok := f.waiters[b.Seq]
+	delete(f.waiters, b.Seq)
+	f.mu.Unlock()
+	if !ok {
+		return
+	}
+	for i, p := range w.batch {
+		if i < len(out) {
+			p.done <- out[i]
+		}
+	}
+	close(w.done)
 }
 
 // Apply decodes one log entry (a Batch) and applies its commands in order
@@ -52,6 +105,7 @@ func (f *fsm) Apply(l *raft.Log) any {
 		out[i].value, out[i].err = cmd.Apply(tx)
 	}
 	f.cur.Store(tx.Commit(l.Index))
+	f.deliver(&b, out)
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -45,8 +46,21 @@ type Config struct {
 	LogOutput io.Writer
 }
 
+// Forwarder carries an encoded batch of commands from a follower to the
+// Raft leader, which appends it to the log. The cluster's peer transport
+// implements it; without one a follower answers ErrNotLeader.
+type Forwarder interface {
+	ForwardApply(ctx context.Context, batch []byte) error
+}
+
+// forwardTimeout bounds a forwarded write from submission to the moment
+// this node's FSM applied it.
+const forwardTimeout = 10 * time.Second
+
 // Store is a node's Raft group member and its catalog.
 type Store struct {
+	fwd     atomic.Pointer[Forwarder]
+	seq     atomic.Uint64
 	cfg     Config
 	raft    *raft.Raft
 	fsm     *fsm
@@ -113,7 +127,7 @@ func Open(cfg Config) (*Store, error) {
 		logs.Close()
 		return nil, fmt.Errorf("persistence: raft transport on %s: %w", cfg.BindAddr, err)
 	}
-	f := newFSM()
+	f := newFSM(cfg.NodeID)
 	r, err := raft.NewRaft(rc, f, logs, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
@@ -136,8 +150,32 @@ func Open(cfg Config) (*Store, error) {
 			}
 		}
 	}
+	// Forwarded batches are matched to their callers by (origin, seq); a
+	// clock-based start keeps a restarted node's numbers clear of the
+	// entries it forwarded before, which the FSM replays.
+	s.seq.Store(uint64(time.Now().UnixNano()))
 	go s.batchLoop()
 	return s, nil
+}
+
+// SetForwarder installs the way writes on a follower reach the leader.
+// The cluster is built after the store (it needs the Raft node), hence a
+// setter rather than a constructor parameter.
+func (s *Store) SetForwarder(f Forwarder) { s.fwd.Store(&f) }
+
+// ApplyBatch appends an encoded batch that a follower forwarded to this
+// node, the leader, and returns its log index once committed. The batch
+// is checked to decode, so nothing undecodable enters the log.
+func (s *Store) ApplyBatch(data []byte, timeout time.Duration) (uint64, error) {
+	var b raftpb.Batch
+	if err := gproto.Unmarshal(data, &b); err != nil {
+		return 0, fmt.Errorf("persistence: undecodable forwarded batch: %w", err)
+	}
+	f := s.raft.Apply(data, timeout)
+	if err := f.Error(); err != nil {
+		return 0, err
+	}
+	return f.Index(), nil
 }
 
 // Catalog returns the newest applied catalog. It never blocks.
@@ -233,7 +271,9 @@ func (s *Store) submit(batch []*pending) {
 			p.done <- result{err: err}
 		}
 	}
-	if s.raft.State() != raft.Leader {
+	leader := s.raft.State() == raft.Leader
+	fwd := s.fwd.Load()
+	if !leader && fwd == nil {
 		fail(ErrNotLeader)
 		return
 	}
@@ -241,9 +281,16 @@ func (s *Store) submit(batch []*pending) {
 	for i, p := range batch {
 		b.Commands[i] = p.cmd
 	}
+	if !leader {
+		b.Origin, b.Seq = s.cfg.NodeID, s.seq.Add(1)
+	}
 	data, err := gproto.Marshal(b)
 	if err != nil {
 		fail(fmt.Errorf("persistence: encode batch: %w", err))
+		return
+	}
+	if !leader {
+		s.forward(*fwd, b.Seq, data, batch)
 		return
 	}
 	f := s.raft.Apply(data, 10*time.Second)
@@ -261,6 +308,33 @@ func (s *Store) submit(batch []*pending) {
 				p.done <- rs[i]
 			} else {
 				p.done <- rs[0]
+			}
+		}
+	}()
+}
+
+// forward sends a batch to the leader. The results come from this node's
+// own FSM when it applies the entry (every FSM computes the same results),
+// which also makes the write visible here before the caller is answered.
+func (s *Store) forward(fwd Forwarder, seq uint64, data []byte, batch []*pending) {
+	delivered := s.fsm.await(seq, batch)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
+		defer cancel()
+		err := fwd.ForwardApply(ctx, data)
+		if err == nil {
+			select {
+			case <-delivered:
+				return
+			case <-ctx.Done():
+				err = fmt.Errorf("persistence: forwarded write not applied here in time: %w", ctx.Err())
+			case <-s.done:
+				err = ErrClosed
+			}
+		}
+		if waiting := s.fsm.abandon(seq); waiting != nil {
+			for _, p := range waiting {
+				p.done <- result{err: errors.Join(ErrNotLeader, err)}
 			}
 		}
 	}()

@@ -8,4 +8,4 @@
 // (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.8).
 package proto
 
-//go:generate protoc --go_out=. --go_opt=module=github.com/trustd/trustd/proto raft.proto
+//go:generate protoc --go_out=. --go_opt=module=github.com/trustd/trustd/proto raft.proto peer.proto shardops.proto

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -45,6 +46,16 @@ func run(args []string) error {
 	fs.IntVar(&cfg.IngressCredRate, "ingress-credential-rate", 50000, "default requests per second per credential (0: off; workspaces may override)")
 	fs.IntVar(&cfg.MaxBodyBytes, "max-body-bytes", 1<<20, "request body size limit")
 	fs.IntVar(&cfg.Shards, "shards", 0, "shard actors on this node (default 8)")
+	var join string
+	fs.StringVar(&join, "join", "", "gossip addresses of existing members, host:port[,host:port]; empty: found a new cluster (or rejoin the remembered one)")
+	fs.StringVar(&cfg.ClusterName, "cluster-name", "trustd", "cluster name; nodes of differently named clusters never merge")
+	fs.StringVar(&cfg.GossipAddr, "gossip-addr", "127.0.0.1:7946", "memberlist bind address (TCP and UDP)")
+	fs.StringVar(&cfg.AdvertiseGossip, "advertise-gossip-addr", "", "gossip address other nodes dial (default: --gossip-addr)")
+	fs.StringVar(&cfg.PeerAddr, "peer-addr", "127.0.0.1:8090", "cluster-internal forwarding listen address")
+	fs.StringVar(&cfg.AdvertisePeer, "advertise-peer-addr", "", "forwarding address other nodes dial (default: --peer-addr)")
+	fs.StringVar(&cfg.AdvertiseRaft, "advertise-raft-addr", "", "Raft address other nodes dial (default: --raft-addr)")
+	fs.StringVar(&cfg.AdvertiseHTTP, "advertise-http-addr", "", "API address shown to operators (default: --http-addr)")
+	fs.DurationVar(&cfg.ReapAfter, "reap-after", 10*time.Minute, "how long a failed node stays a Raft member before the leader removes it")
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
@@ -52,6 +63,14 @@ func run(args []string) error {
 		return err
 	}
 	cfg.AdminToken = os.Getenv("TRUSTD_ADMIN_TOKEN")
+	// The cluster key is a secret: environment only, never a flag that
+	// shows in the process list.
+	cfg.ClusterKey = os.Getenv("TRUSTD_CLUSTER_KEY")
+	for _, a := range strings.Split(join, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			cfg.Join = append(cfg.Join, a)
+		}
+	}
 	logger, err := newLogger(logFormat, logLevel)
 	if err != nil {
 		return err
@@ -71,8 +90,19 @@ func run(args []string) error {
 	}
 	select {
 	case <-ctx.Done():
+		// SIGTERM or SIGINT: leave the cluster gracefully (drain, hand
+		// off, leave gossip and Raft), then stop.
+		leaveCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		if err := n.Leave(leaveCtx); err != nil {
+			logger.Warn("graceful leave incomplete", "err", err)
+		}
+		cancel()
 	case err := <-n.Done():
-		logger.Error("listener stopped", "err", err)
+		if errors.Is(err, node.ErrLeft) {
+			logger.Info("left the cluster")
+		} else {
+			logger.Error("listener stopped", "err", err)
+		}
 	}
 	logger.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

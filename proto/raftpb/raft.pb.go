@@ -79,8 +79,13 @@ func (x *Command) GetBody() []byte {
 // Batch packs several commands into one log entry, so a burst of admin
 // writes costs one Raft round trip instead of one each.
 type Batch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Commands      []*Command             `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Commands []*Command             `protobuf:"bytes,1,rep,name=commands,proto3" json:"commands,omitempty"`
+	// origin and seq name the node and request that proposed the batch, so
+	// that a follower which forwarded it to the leader can hand the results
+	// of its own FSM to the waiting callers.
+	Origin        string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	Seq           uint64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -122,6 +127,20 @@ func (x *Batch) GetCommands() []*Command {
 	return nil
 }
 
+func (x *Batch) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+func (x *Batch) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -130,9 +149,11 @@ const file_raft_proto_rawDesc = "" +
 	"raft.proto\x12\vtrustd.raft\"1\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\fR\x04body\"9\n" +
+	"\x04body\x18\x02 \x01(\fR\x04body\"c\n" +
 	"\x05Batch\x120\n" +
-	"\bcommands\x18\x01 \x03(\v2\x14.trustd.raft.CommandR\bcommandsB'Z%github.com/trustd/trustd/proto/raftpbb\x06proto3"
+	"\bcommands\x18\x01 \x03(\v2\x14.trustd.raft.CommandR\bcommands\x12\x16\n" +
+	"\x06origin\x18\x02 \x01(\tR\x06origin\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seqB'Z%github.com/trustd/trustd/proto/raftpbb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once

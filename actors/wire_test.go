@@ -1,0 +1,127 @@
+package actors
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/trustd/trustd/ratelimit"
+)
+
+// roundTrip sends op's inputs and result across an encoding, the way the
+// cluster carries a forwarded ask, and returns the receiver's copy.
+func roundTrip(t *testing.T, op WireOp) WireOp {
+	t.Helper()
+	in, err := op.AppendOp(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := NewWireOp(op.OpKind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.UnmarshalOp(in); err != nil {
+		t.Fatal(err)
+	}
+	res, err := op.AppendResult(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := got.UnmarshalResult(res); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+var sampleAssessment = Assessment{ID: "a1", WorkspaceID: "w", AppID: "app", PolicyID: "p", Risk: 0.73, CreatedNs: 1, ExpiresNs: 2,
+	SubjectKey: "s", Feedback: AssessmentFeedback{ID: "f", Label: "fraud", Reason: "r", AtNs: 3}}
+
+func TestWireOpsSurviveTheWire(t *testing.T) {
+	cfg := ratelimit.BucketConfig{Capacity: 10, RefillAmount: 2, RefillInterval: int64(time.Second)}
+	tests := []struct {
+		name string
+		op   WireOp
+	}{
+		{"a consume keeps its id, expiry and first use", &Consume{ID: "tok", Expires: 42, First: true}},
+		{"a seen keeps its id and answer", &Seen{ID: "tok", Used: true}},
+		{"a reserve keeps its policy, cost and every result field", &Reserve{Key: "rl/ws/p/k", Bucket: cfg, QuotaLimit: 50,
+			QuotaWindow: ratelimit.Hour, Cost: 3, OK: false, Refused: RefusedQuota, Remaining: 7, RetryAfterNs: 99,
+			QuotaRemaining: 1, QuotaResetNs: 1234, QuotaStart: 1000}},
+		{"a refund keeps its key, cost and quota window", &Refund{Key: "rl/ws/p/k", Bucket: cfg, Cost: 3, QuotaStart: 1000, QuotaLimit: 50}},
+		{"a velocity hit keeps its window and count", &CountHit{Key: "v", WindowNs: 60e9, Count: 7, EndNs: 99}},
+		{"an idempotency claim keeps its fingerprint and outcome", &ClaimIdempotency{Key: "i", Fingerprint: [32]byte{1, 2, 3, 31: 9}, Expires: 5, Outcome: IdempotencyReplay}},
+		{"a stored assessment keeps every field", &PutAssessment{Assessment: sampleAssessment}},
+		{"a found assessment comes back whole", &GetAssessment{ID: "a1", Found: true, Assessment: sampleAssessment}},
+		{"an annotation keeps its feedback and answer", &AnnotateAssessment{ID: "a1", WorkspaceID: "w", FeedbackID: "f", Label: "fraud",
+			Reason: "chargeback", DedupNs: 10, Found: true, Duplicate: true, SubjectKey: "s"}},
+		{"a subject label keeps its expiry", &LabelSubject{Key: "s", Label: "fraud", Expires: 77}},
+		{"a subject label read keeps its answer", &SubjectLabel{Key: "s", Label: "fraud"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := roundTrip(t, tc.op); !reflect.DeepEqual(got, tc.op) {
+				t.Fatalf("got %+v, want %+v", got, tc.op)
+			}
+		})
+	}
+}
+
+func TestUnknownOpKindIsRefused(t *testing.T) {
+	if _, err := NewWireOp("marker.release"); err == nil {
+		t.Fatal("a peer could make a node forget a marker")
+	}
+}
+
+func TestHandoffMovesMarkersAndBuckets(t *testing.T) {
+	from, to := mustNewSystem(t, nil), mustNewSystem(t, nil)
+	exp := time.Now().Add(time.Minute).UnixNano()
+	cfg := ratelimit.BucketConfig{Capacity: 10, RefillAmount: 1, RefillInterval: int64(time.Hour)}
+	for p := 0; p < 8; p++ {
+		if err := from.Ask(p, &Consume{ID: string(rune('a' + p)), Expires: exp}, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := from.Ask(p, &Reserve{Key: string(rune('a' + p)), Bucket: cfg, Cost: 4}, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	moving := func(p int) bool { return p%2 == 0 }
+	for i := 0; i < from.Shards(); i++ {
+		ex := &Export{In: moving}
+		if err := from.Ask(i, ex, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for _, ch := range ex.Chunks {
+			if !moving(ch.Partition) {
+				t.Fatalf("exported partition %d, which is not moving", ch.Partition)
+			}
+			im := &Import{Chunk: ch}
+			if err := to.Ask(ch.Partition, im, time.Second); err != nil || im.Err != nil {
+				t.Fatal(err, im.Err)
+			}
+		}
+	}
+	for p := 0; p < 8; p++ {
+		c := &Consume{ID: string(rune('a' + p)), Expires: exp}
+		r := &Reserve{Key: string(rune('a' + p)), Bucket: cfg, Cost: 4}
+		if err := to.Ask(p, c, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if err := to.Ask(p, r, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if moving(p) && (c.First || r.Remaining != 2) {
+			t.Errorf("partition %d moved: marker first=%v, bucket remaining %d; want refused and 2", p, c.First, r.Remaining)
+		}
+		if !moving(p) && (!c.First || r.Remaining != 6) {
+			t.Errorf("partition %d stayed: marker first=%v, bucket remaining %d; want first and 6", p, c.First, r.Remaining)
+		}
+	}
+}
+
+func TestEveryRegisteredKindNamesItsOwnOp(t *testing.T) {
+	for kind, mk := range wireOps {
+		if got := mk().OpKind(); got != kind {
+			t.Errorf("registry kind %q makes an op of kind %q", kind, got)
+		}
+	}
+}

@@ -1,0 +1,264 @@
+// Package clustertest starts real trustd nodes in one process on loopback
+// ports, for tests of the cluster: Start(t, 3) returns three nodes that
+// have joined one another, share one Raft group and one ring.
+package clustertest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/node"
+)
+
+// AdminToken is accepted by every node of a test cluster.
+const AdminToken = "adm_clustertest_token"
+
+// Cluster is a running test cluster.
+type Cluster struct {
+	t     testing.TB
+	mu    sync.Mutex
+	Nodes []*node.Node
+	down  map[int]bool
+}
+
+// Start starts n nodes: the first founds the cluster, the others join it.
+// It returns once every node's ring holds all n. Nodes are closed when the
+// test ends.
+func Start(t testing.TB, n int) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, down: map[int]bool{}}
+	t.Cleanup(c.closeAll)
+	for i := 0; i < n; i++ {
+		c.Add()
+	}
+	c.WaitRing(n)
+	return c
+}
+
+// Add starts one more node that joins the cluster (or founds it when it
+// is the first) and returns its index.
+func (c *Cluster) Add() int {
+	c.t.Helper()
+	c.mu.Lock()
+	i := len(c.Nodes)
+	var join []string
+	for j, n := range c.Nodes {
+		if !c.down[j] {
+			join = append(join, n.Cluster().GossipAddr())
+		}
+	}
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{
+		DataDir: c.t.TempDir(), NodeID: fmt.Sprintf("node-%d", i),
+		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
+		Join: join, ClusterName: "clustertest", ClusterKey: "clustertest-key", AdminToken: AdminToken,
+		FastRaft: true, ReapAfter: time.Minute,
+	})
+	if err != nil {
+		c.t.Fatalf("start node-%d: %v", i, err)
+	}
+	c.mu.Lock()
+	c.Nodes = append(c.Nodes, n)
+	c.mu.Unlock()
+	return i
+}
+
+// Live returns the indexes of the nodes not killed or left.
+func (c *Cluster) Live() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []int
+	for i := range c.Nodes {
+		if !c.down[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Kill closes node i abruptly: no leave, no hand-off. The others detect
+// the failure through gossip.
+func (c *Cluster) Kill(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	c.down[i] = true
+	n := c.Nodes[i]
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = n.Close(ctx)
+}
+
+// Leave makes node i leave gracefully, then closes it.
+func (c *Cluster) Leave(i int) {
+	c.t.Helper()
+	c.mu.Lock()
+	c.down[i] = true
+	n := c.Nodes[i]
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := n.Leave(ctx); err != nil {
+		c.t.Fatalf("node-%d leave: %v", i, err)
+	}
+	_ = n.Close(ctx)
+}
+
+func (c *Cluster) closeAll() {
+	for _, i := range c.Live() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = c.Nodes[i].Close(ctx)
+		cancel()
+	}
+}
+
+// Owner returns the index of the node owning key in node from's ring.
+func (c *Cluster) Owner(from int, key string) int {
+	r := c.Nodes[from].Router().Ring()
+	o := r.Owner(cluster.Partition(key))
+	if o < 0 {
+		return -1
+	}
+	return c.index(r.Members[o].ID)
+}
+
+// Replica returns the index of key's replica in node from's ring.
+func (c *Cluster) Replica(from int, key string) int {
+	r := c.Nodes[from].Router().Ring()
+	o := r.Replica(cluster.Partition(key))
+	if o < 0 {
+		return -1
+	}
+	return c.index(r.Members[o].ID)
+}
+
+func (c *Cluster) index(id string) int {
+	for i, n := range c.Nodes {
+		if n.Cluster().NodeID() == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// Leader returns the index of the live node that leads Raft, or -1.
+func (c *Cluster) Leader() int {
+	for _, i := range c.Live() {
+		if c.Nodes[i].Store().IsLeader() {
+			return i
+		}
+	}
+	return -1
+}
+
+// WaitLeader waits for a live Raft leader.
+func (c *Cluster) WaitLeader() int {
+	c.t.Helper()
+	var l int
+	Eventually(c.t, 10*time.Second, func() error {
+		if l = c.Leader(); l < 0 {
+			return fmt.Errorf("no leader among %v", c.Live())
+		}
+		return nil
+	})
+	return l
+}
+
+// WaitRing waits until every live node's ring holds exactly the live
+// nodes, want of them.
+func (c *Cluster) WaitRing(want int) {
+	c.t.Helper()
+	Eventually(c.t, 15*time.Second, func() error {
+		live := c.Live()
+		if len(live) != want {
+			return fmt.Errorf("%d live nodes, want %d", len(live), want)
+		}
+		var ids []string
+		for _, i := range live {
+			ids = append(ids, c.Nodes[i].Cluster().NodeID())
+		}
+		for _, i := range live {
+			var got []string
+			for _, m := range c.Nodes[i].Router().Ring().Members {
+				got = append(got, m.ID)
+			}
+			if !slices.Equal(got, ids) {
+				return fmt.Errorf("node-%d ring %v, want %v", i, got, ids)
+			}
+		}
+		return nil
+	})
+}
+
+// Eventually polls f until it returns nil or the deadline passes.
+func Eventually(t testing.TB, within time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %v: %v", within, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Do sends an admin-authenticated request to node i's API and returns the
+// status and body.
+func (c *Cluster) Do(i int, method, path string, body []byte) (int, []byte, error) {
+	return c.DoAs(i, method, path, AdminToken, body)
+}
+
+// DoAs sends a request with bearer as its Authorization to node i's API.
+func (c *Cluster) DoAs(i int, method, path, bearer string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := nethttp.NewRequest(method, c.Nodes[i].APIURL()+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+bearer)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	cl := &nethttp.Client{Timeout: 15 * time.Second}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+// MustCreate POSTs an admin create through node i until it is answered
+// 201 (an election under load answers 503 for a moment) and returns the
+// answer.
+func (c *Cluster) MustCreate(i int, path, body string) []byte {
+	c.t.Helper()
+	var out []byte
+	Eventually(c.t, 10*time.Second, func() error {
+		st, b, err := c.Do(i, "POST", path, []byte(body))
+		if err != nil || st != 201 {
+			return fmt.Errorf("POST %s through node-%d: %d %s %v", path, i, st, b, err)
+		}
+		out = b
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/raft"
+	gproto "google.golang.org/protobuf/proto"
+
+	"github.com/trustd/trustd/proto/clusterpb"
+)
+
+// ErrLeaving is returned by Leave when a leave is already under way.
+var ErrLeaving = errors.New("cluster: this node is already leaving")
+
+// Leave takes this node out of the cluster gracefully:
+//
+//  1. drain: gossip state Draining, so every ring (this node's at once)
+//     drops it, and hand this node's partitions to their new owners;
+//  2. wait (bounded) until the other members' rings no longer hold it;
+//  3. hand Raft leadership over if this node has it;
+//  4. leave gossip, after which the leader removes it from Raft; wait
+//     (bounded) for that removal, then stop gossip.
+//
+// The caller closes the node afterwards.
+func (c *Cluster) Leave(ctx context.Context) error {
+	if !c.leaving.CompareAndSwap(false, true) {
+		return ErrLeaving
+	}
+	prev := c.router.Ring()
+	c.state.Store(int32(Draining))
+	if err := c.updateMeta(); err != nil {
+		return err
+	}
+	if err := c.ml.UpdateNode(time.Second); err != nil {
+		c.log.Warn("gossip of draining state incomplete", "err", err)
+	}
+	if c.rebuild(0) != prev {
+		c.handoffs.Wait() // state is on the successors before we go
+	}
+	c.waitPeersDropped(ctx)
+
+	r := c.cons.Raft()
+	if r.State() == raft.Leader && c.raftServers() > 1 {
+		if err := r.LeadershipTransfer().Error(); err != nil {
+			c.log.Warn("leadership transfer failed", "err", err)
+		}
+	}
+	if err := c.ml.Leave(2 * time.Second); err != nil {
+		c.log.Warn("gossip leave incomplete", "err", err)
+	}
+	c.leftGossip.Store(true)
+	c.waitRemovedFromRaft(ctx)
+	c.log.Info("left the cluster")
+	return nil
+}
+
+// requestedLeave runs a leave a peer or the admin API asked for, then the
+// OnLeave hook (the node shuts down).
+func (c *Cluster) requestedLeave() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Leave(ctx); err != nil {
+		if errors.Is(err, ErrLeaving) {
+			return
+		}
+		c.log.Error("leave failed", "err", err)
+	}
+	c.mu.Lock()
+	f := c.onLeave
+	c.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// RequestLeave makes node id ("" or this node's id: this node) leave
+// gracefully. It returns once the leave has started.
+func (c *Cluster) RequestLeave(id string) error {
+	if id == "" || id == c.cfg.NodeID {
+		if c.leaving.Load() {
+			return ErrLeaving
+		}
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.requestedLeave()
+		}()
+		return nil
+	}
+	for _, m := range c.Members() {
+		if m.ID == id {
+			_, err := c.trans.call(m.PeerAddr, pathLeave, nil, nil, 2*time.Second)
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrUnknownNode, id)
+}
+
+// ErrUnknownNode is returned for a node id that is not a live member.
+var ErrUnknownNode = errors.New("cluster: no live member with that id")
+
+func (c *Cluster) waitPeersDropped(ctx context.Context) {
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		holding := false
+		for _, m := range c.Members() {
+			if m.ID == c.cfg.NodeID {
+				continue
+			}
+			st, err := c.peerStatus(m.PeerAddr, 500*time.Millisecond)
+			if err == nil && slices.Contains(st.RingMembers, c.cfg.NodeID) {
+				holding = true
+				break
+			}
+		}
+		if !holding {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (c *Cluster) waitRemovedFromRaft(ctx context.Context) {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		if !c.inRaft() {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.log.Warn("still in the raft configuration after leaving; the leader will remove it")
+}
+
+func (c *Cluster) inRaft() bool {
+	f := c.cons.Raft().GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == c.cfg.NodeID {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Cluster) raftServers() int {
+	f := c.cons.Raft().GetConfiguration()
+	if f.Error() != nil {
+		return 0
+	}
+	return len(f.Configuration().Servers)
+}
+
+func (c *Cluster) peerStatus(addr string, timeout time.Duration) (*clusterpb.NodeStatus, error) {
+	out, err := c.trans.call(addr, pathStatus, nil, nil, timeout)
+	if err != nil {
+		return nil, err
+	}
+	var st clusterpb.NodeStatus
+	if err := gproto.Unmarshal(out, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}

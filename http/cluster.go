@@ -1,0 +1,109 @@
+package http
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/trustd/trustd/cluster"
+)
+
+// The cluster admin API: who is in the cluster, who owns what, who leads
+// Raft, and a graceful leave. The cluster package does the work; this file
+// only shapes it for the contract.
+
+// ClusterControl is what the admin API needs of the cluster.
+type ClusterControl interface {
+	Status(ctx context.Context, timeout time.Duration) cluster.Status
+	RequestLeave(nodeID string) error
+}
+
+// ClusterNode is one node in GET /admin/v1/cluster.
+type ClusterNode struct {
+	NodeID         string  `json:"node_id" required:"true"`
+	APIAddr        string  `json:"api_addr" required:"true" doc:"Address of the node's API listener (empty for a failed node)."`
+	PeerAddr       string  `json:"peer_addr" required:"true" doc:"Address of the node's cluster-internal forwarding listener."`
+	RaftAddr       string  `json:"raft_addr" required:"true"`
+	State          string  `json:"state" required:"true" enum:"joining|ready|draining|failed" doc:"Only ready nodes own partitions; failed: a Raft member gossip no longer sees."`
+	RaftRole       string  `json:"raft_role" required:"true" enum:"leader|voter|nonvoter|none"`
+	Self           bool    `json:"self" required:"true" doc:"This is the node that answered."`
+	Partitions     int     `json:"partitions" required:"true" doc:"Partitions (of 1024) the node owns in the answering node's ring."`
+	OwnershipShare float64 `json:"ownership_share" required:"true" doc:"Partitions as a fraction of all, 0 to 1."`
+	Health         string  `json:"health" required:"true" enum:"ok|unreachable" doc:"Whether the node answered a status probe within 500 ms."`
+	LastIndex      uint64  `json:"last_index" required:"true" doc:"Last Raft log index the node holds."`
+	AppliedIndex   uint64  `json:"applied_index" required:"true" doc:"Last Raft log index the node applied."`
+	RingEpoch      uint64  `json:"ring_epoch" required:"true" doc:"Epoch of the node's ring."`
+}
+
+// ClusterStatus is the answer of GET /admin/v1/cluster. Ownership is as
+// the answering node (the one with self true) sees it.
+type ClusterStatus struct {
+	Leader string        `json:"leader" required:"true" doc:"Node id of the Raft leader; empty during an election."`
+	Nodes  []ClusterNode `json:"nodes" required:"true"`
+}
+
+// LeaveInput names the node to take out of the cluster.
+type LeaveInput struct {
+	NodeID string `json:"node_id,omitempty" doc:"Node to leave; default the node that receives the request."`
+}
+
+// LeaveResult acknowledges a leave that has started.
+type LeaveResult struct {
+	NodeID string `json:"node_id" required:"true"`
+	State  string `json:"state" required:"true" enum:"draining" doc:"The node drains, hands its partitions over, then leaves gossip and Raft and stops."`
+}
+
+func (s *Server) clusterRoutes() []Route {
+	a := []Auth{AuthAdmin}
+	return []Route{
+		{Method: "GET", Path: "/cluster", Admin: true, ID: "getCluster", Tag: "Admin", Auth: a,
+			Summary: "Members, ring ownership, Raft roles, leader, log indexes and health of every node.",
+			Result:  &ClusterStatus{}, Errors: adminErrors, Handle: s.admin(s.clusterStatus)},
+		{Method: "POST", Path: "/cluster/leave", Admin: true, ID: "leaveCluster", Tag: "Admin", Auth: a,
+			Summary: "Make a node leave gracefully: drain, hand its partitions over, leave gossip and Raft, stop.",
+			Body:    &LeaveInput{}, Status: 202, Result: &LeaveResult{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.leaveCluster)},
+	}
+}
+
+func (s *Server) clusterStatus(c *Call) {
+	if s.cfg.Cluster == nil {
+		c.fail(ErrUnavailable, "this node runs without cluster membership")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st := s.cfg.Cluster.Status(ctx, 500*time.Millisecond)
+	out := ClusterStatus{Leader: st.Leader, Nodes: make([]ClusterNode, 0, len(st.Nodes))}
+	for _, n := range st.Nodes {
+		out.Nodes = append(out.Nodes, ClusterNode{NodeID: n.NodeID, APIAddr: n.APIAddr, PeerAddr: n.PeerAddr, RaftAddr: n.RaftAddr,
+			State: n.State, RaftRole: n.RaftRole, Self: n.NodeID == st.NodeID, Partitions: n.Partitions,
+			OwnershipShare: float64(n.Partitions) / cluster.Partitions, Health: n.Health,
+			LastIndex: n.LastIndex, AppliedIndex: n.AppliedIndex, RingEpoch: n.RingEpoch})
+	}
+	c.ok(&out)
+}
+
+func (s *Server) leaveCluster(c *Call) {
+	var in LeaveInput
+	if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
+		return
+	}
+	if s.cfg.Cluster == nil {
+		c.fail(ErrUnavailable, "this node runs without cluster membership")
+		return
+	}
+	id := in.NodeID
+	if id == "" {
+		id = s.cfg.NodeID
+	}
+	switch err := s.cfg.Cluster.RequestLeave(id); {
+	case errors.Is(err, cluster.ErrUnknownNode):
+		c.fail(ErrNotFound, err.Error())
+	case errors.Is(err, cluster.ErrLeaving):
+		c.fail(ErrConflict, "node "+id+" is already leaving")
+	case err != nil:
+		c.fail(ErrUnavailable, err.Error())
+	default:
+		c.ok(&LeaveResult{NodeID: id, State: "draining"})
+	}
+}

@@ -1,0 +1,429 @@
+package http
+
+import (
+	"errors"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/resilience"
+)
+
+// Admin API of traffic control: a workspace's concurrency constraints and
+// dependencies. Create and patch share one path: the input's fields are
+// laid over the defaults (create) or the stored record (patch), and the
+// result is validated whole, so no combination of patches can store an
+// inconsistent configuration.
+
+// trafficRoutes assembles the traffic-control module: leases, admissions
+// and their admin API.
+func (s *Server) trafficRoutes() []Route {
+	var rs []Route
+	rs = append(rs, s.concurrencyRoutes()...)
+	rs = append(rs, s.dependencyRoutes()...)
+	rs = append(rs, s.trafficAdminRoutes()...)
+	return rs
+}
+
+// ConcurrencyConstraintInput creates or patches a concurrency constraint.
+type ConcurrencyConstraintInput struct {
+	Name          *string `json:"name,omitempty" required:"true" doc:"1 to 64 letters, digits, '.', '_', ':' or '-'; unique in the workspace. Refusals name it."`
+	Scope         *string `json:"scope,omitempty" enum:"workspace|application|subject|device|custom" doc:"Which value keys the slots: one pool for the workspace, or one per application, subject_id, device_id or scope_key. Default workspace."`
+	ApplicationID *string `json:"application_id,omitempty" doc:"A site_id or mobile_app_id of the workspace to limit the constraint to; empty for every application."`
+	ActionPattern *string `json:"action_pattern,omitempty" required:"true" doc:"*, an action (export.report) or a prefix pattern (export.*)."`
+	Capacity      *int    `json:"capacity,omitempty" required:"true" doc:"Leases held at once per scope value, 1 to 1000000."`
+	MinTTLMs      *int64  `json:"min_ttl_ms,omitempty" doc:"Shortest lease lifetime, default 1000."`
+	MaxTTLMs      *int64  `json:"max_ttl_ms,omitempty" doc:"Longest lease lifetime, default 300000; at most 86400000."`
+	DefaultTTLMs  *int64  `json:"default_ttl_ms,omitempty" doc:"Lifetime when the acquire sends no ttl_ms, default 30000; within the bounds."`
+}
+
+// ConcurrencyConstraintView is a constraint as the admin API shows it.
+type ConcurrencyConstraintView struct {
+	ConstraintID  string    `json:"constraint_id" required:"true" format:"uuid"`
+	WorkspaceID   string    `json:"workspace_id" required:"true" format:"uuid"`
+	Name          string    `json:"name" required:"true"`
+	Scope         string    `json:"scope" required:"true" enum:"workspace|application|subject|device|custom"`
+	ApplicationID string    `json:"application_id" required:"true" doc:"Empty when the constraint covers every application."`
+	ActionPattern string    `json:"action_pattern" required:"true"`
+	Capacity      int       `json:"capacity" required:"true"`
+	MinTTLMs      int64     `json:"min_ttl_ms" required:"true"`
+	MaxTTLMs      int64     `json:"max_ttl_ms" required:"true"`
+	DefaultTTLMs  int64     `json:"default_ttl_ms" required:"true"`
+	CreatedAt     time.Time `json:"created_at" required:"true"`
+	UpdatedAt     time.Time `json:"updated_at" required:"true"`
+}
+
+// ConcurrencyConstraintList is the answer of GET …/concurrency-constraints.
+type ConcurrencyConstraintList struct {
+	Constraints []ConcurrencyConstraintView `json:"concurrency_constraints" required:"true"`
+}
+
+// DependencyInput creates or patches a dependency. Unset fields take the
+// defaults of resilience4j's breaker and Finagle's retry budget.
+type DependencyInput struct {
+	Name                 *string  `json:"name,omitempty" required:"true" doc:"1 to 64 letters, digits, '.', '_', ':' or '-'; unique in the workspace; admit names it."`
+	WindowSize           *int     `json:"window_size,omitempty" doc:"Calls the failure rate is computed over, 1 to 1024; default 100."`
+	MinimumCalls         *int     `json:"minimum_calls,omitempty" doc:"Calls the window must hold before the failure rate may open the circuit, 1 to window_size; default window_size."`
+	FailureRateThreshold *float64 `json:"failure_rate_threshold,omitempty" doc:"Failure fraction that opens the circuit, (0, 1]; default 0.5."`
+	ConsecutiveFailures  *int     `json:"consecutive_failures,omitempty" doc:"Failures in a row that open the circuit whatever the rate; 0 (default) is off."`
+	OpenDurationMs       *int64   `json:"open_duration_ms,omitempty" doc:"How long an open circuit refuses before probing, 10 to 86400000; default 60000."`
+	HalfOpenProbes       *int     `json:"half_open_probes,omitempty" doc:"Probes admitted half-open; all must succeed to close, 1 to 1000; default 10."`
+	SlowCallMs           *int64   `json:"slow_call_ms,omitempty" doc:"A success slower than this counts as a failure; 0 (default) is off."`
+	RetryRatio           *float64 `json:"retry_ratio,omitempty" doc:"Retries allowed per first attempt, 0 to 100; default 0.2."`
+	RetryMinPerSecond    *int64   `json:"retry_min_per_second,omitempty" doc:"Retries always allowed per second, 0 to 100000; default 10."`
+	RetryTTLMs           *int64   `json:"retry_ttl_ms,omitempty" doc:"Window of the retry budget, 1000 to 3600000; default 10000."`
+	MaxConcurrent        *int     `json:"max_concurrent,omitempty" doc:"Bulkhead: admitted calls in flight at once, 0 (default, no bulkhead) to 1000000."`
+	AdmissionTTLMs       *int64   `json:"admission_ttl_ms,omitempty" doc:"Lifetime of an admission token; an admission without feedback holds its bulkhead slot or probe this long. 100 to 3600000; default 30000."`
+}
+
+// DependencyView is a dependency as the admin API shows it.
+type DependencyView struct {
+	DependencyID         string          `json:"dependency_id" required:"true" format:"uuid"`
+	WorkspaceID          string          `json:"workspace_id" required:"true" format:"uuid"`
+	Name                 string          `json:"name" required:"true"`
+	WindowSize           int             `json:"window_size" required:"true"`
+	MinimumCalls         int             `json:"minimum_calls" required:"true"`
+	FailureRateThreshold float64         `json:"failure_rate_threshold" required:"true"`
+	ConsecutiveFailures  int             `json:"consecutive_failures" required:"true"`
+	OpenDurationMs       int64           `json:"open_duration_ms" required:"true"`
+	HalfOpenProbes       int             `json:"half_open_probes" required:"true"`
+	SlowCallMs           int64           `json:"slow_call_ms" required:"true"`
+	RetryRatio           float64         `json:"retry_ratio" required:"true"`
+	RetryMinPerSecond    int64           `json:"retry_min_per_second" required:"true"`
+	RetryTTLMs           int64           `json:"retry_ttl_ms" required:"true"`
+	MaxConcurrent        int             `json:"max_concurrent" required:"true"`
+	AdmissionTTLMs       int64           `json:"admission_ttl_ms" required:"true"`
+	CreatedAt            time.Time       `json:"created_at" required:"true"`
+	UpdatedAt            time.Time       `json:"updated_at" required:"true"`
+	Live                 *DependencyLive `json:"live,omitempty" doc:"The breaker's current state; only on GET of one dependency."`
+}
+
+// DependencyLive is the live state of a dependency's breaker.
+type DependencyLive struct {
+	State    string `json:"state" required:"true" enum:"closed|open|half-open" doc:"An open circuit whose open period has passed reads open until the next admit probes it."`
+	Calls    int    `json:"calls" required:"true" doc:"Outcomes in the closed circuit's window."`
+	Failures int    `json:"failures" required:"true"`
+	InFlight int    `json:"in_flight" required:"true"`
+}
+
+// DependencyList is the answer of GET …/dependencies.
+type DependencyList struct {
+	Dependencies []DependencyView `json:"dependencies" required:"true"`
+}
+
+func (s *Server) trafficAdminRoutes() []Route {
+	ws := "/workspaces/{workspace_id}"
+	a := []Auth{AuthAdmin}
+	errs := append([]ErrorCode{ErrConflict}, adminErrors...)
+	return []Route{
+		{Method: "POST", Path: ws + "/concurrency-constraints", Admin: true, ID: "createConcurrencyConstraint", Tag: "Admin", Auth: a,
+			Summary: "Create a concurrency constraint.", Body: &ConcurrencyConstraintInput{}, Status: 201,
+			Result: &ConcurrencyConstraintView{}, Errors: errs, Handle: s.admin(s.putConstraint)},
+		{Method: "GET", Path: ws + "/concurrency-constraints", Admin: true, ID: "listConcurrencyConstraints", Tag: "Admin", Auth: a,
+			Summary: "List a workspace's concurrency constraints.", Result: &ConcurrencyConstraintList{}, Errors: adminErrors,
+			Handle: s.admin(func(c *Call) {
+				if w := c.workspace(); w != nil {
+					out := ConcurrencyConstraintList{Constraints: []ConcurrencyConstraintView{}}
+					for _, k := range c.cat.ConstraintsOf(w.ID) {
+						out.Constraints = append(out.Constraints, constraintView(k))
+					}
+					c.ok(&out)
+				}
+			})},
+		{Method: "GET", Path: ws + "/concurrency-constraints/{constraint_id}", Admin: true, ID: "getConcurrencyConstraint", Tag: "Admin", Auth: a,
+			Summary: "Read a concurrency constraint.", Result: &ConcurrencyConstraintView{}, Errors: adminErrors,
+			Handle: s.admin(func(c *Call) {
+				if k := c.constraint(); k != nil {
+					v := constraintView(k)
+					c.ok(&v)
+				}
+			})},
+		{Method: "PATCH", Path: ws + "/concurrency-constraints/{constraint_id}", Admin: true, ID: "updateConcurrencyConstraint", Tag: "Admin", Auth: a,
+			Summary: "Change a concurrency constraint; held leases keep their slots, new acquires see the change.",
+			Body:    &ConcurrencyConstraintInput{}, Result: &ConcurrencyConstraintView{}, Errors: errs, Handle: s.admin(s.putConstraint)},
+		{Method: "DELETE", Path: ws + "/concurrency-constraints/{constraint_id}", Admin: true, ID: "deleteConcurrencyConstraint", Tag: "Admin", Auth: a,
+			Summary: "Delete a concurrency constraint.", Status: 204, Errors: adminErrors,
+			Handle: s.admin(func(c *Call) {
+				if k := c.constraint(); k != nil {
+					if _, ok := c.apply(&catalog.DeleteConcurrencyConstraint{WorkspaceID: k.WorkspaceID, ID: k.ID}); ok {
+						c.noContent()
+					}
+				}
+			})},
+		{Method: "POST", Path: ws + "/dependencies", Admin: true, ID: "createDependency", Tag: "Admin", Auth: a,
+			Summary: "Configure a dependency's circuit breaker, retry budget and bulkhead.", Body: &DependencyInput{}, Status: 201,
+			Result: &DependencyView{}, Errors: errs, Handle: s.admin(s.putDependency)},
+		{Method: "GET", Path: ws + "/dependencies", Admin: true, ID: "listDependencies", Tag: "Admin", Auth: a,
+			Summary: "List a workspace's dependencies.", Result: &DependencyList{}, Errors: adminErrors,
+			Handle: s.admin(func(c *Call) {
+				if w := c.workspace(); w != nil {
+					out := DependencyList{Dependencies: []DependencyView{}}
+					for _, d := range c.cat.Dependencies {
+						if d.WorkspaceID == w.ID {
+							out.Dependencies = append(out.Dependencies, dependencyView(d))
+						}
+					}
+					sort.Slice(out.Dependencies, func(i, j int) bool { return out.Dependencies[i].Name < out.Dependencies[j].Name })
+					c.ok(&out)
+				}
+			})},
+		{Method: "GET", Path: ws + "/dependencies/{dependency_id}", Admin: true, ID: "getDependency", Tag: "Admin", Auth: a,
+			Summary: "Read a dependency and its breaker's live state.", Result: &DependencyView{}, Errors: adminErrors,
+			Handle: s.admin(func(c *Call) {
+				d := c.dependency()
+				if d == nil {
+					return
+				}
+				v := dependencyView(d)
+				peek := &actors.BreakerPeek{Key: breakerKey(d.WorkspaceID, d.ID)}
+				if err := s.router.Ask(peek.Key, peek); err == nil {
+					v.Live = &DependencyLive{State: peek.State.String(), Calls: peek.Calls, Failures: peek.Failures, InFlight: peek.InFlight}
+				}
+				c.ok(&v)
+			})},
+		{Method: "PATCH", Path: ws + "/dependencies/{dependency_id}", Admin: true, ID: "updateDependency", Tag: "Admin", Auth: a,
+			Summary: "Change a dependency; the next admission uses the new settings.", Body: &DependencyInput{},
+			Result: &DependencyView{}, Errors: errs, Handle: s.admin(s.putDependency)},
+		{Method: "DELETE", Path: ws + "/dependencies/{dependency_id}", Admin: true, ID: "deleteDependency", Tag: "Admin", Auth: a,
+			Summary: "Delete a dependency.", Status: 204, Errors: adminErrors,
+			Handle: s.admin(func(c *Call) {
+				if d := c.dependency(); d != nil {
+					if _, ok := c.apply(&catalog.DeleteDependency{WorkspaceID: d.WorkspaceID, ID: d.ID}); ok {
+						c.noContent()
+					}
+				}
+			})},
+	}
+}
+
+// constraint resolves {workspace_id} and {constraint_id}, answering 404 itself.
+func (c *Call) constraint() *catalog.ConcurrencyConstraint {
+	w := c.workspace()
+	if w == nil {
+		return nil
+	}
+	k := c.cat.ConcurrencyConstraints[c.Param("constraint_id")]
+	if k == nil || k.WorkspaceID != w.ID {
+		c.fail(ErrNotFound, "no concurrency constraint "+c.Param("constraint_id")+" in workspace "+w.ID)
+		return nil
+	}
+	return k
+}
+
+// dependency resolves {workspace_id} and {dependency_id}, answering 404 itself.
+func (c *Call) dependency() *catalog.Dependency {
+	w := c.workspace()
+	if w == nil {
+		return nil
+	}
+	d := c.cat.Dependencies[c.Param("dependency_id")]
+	if d == nil || d.WorkspaceID != w.ID {
+		c.fail(ErrNotFound, "no dependency "+c.Param("dependency_id")+" in workspace "+w.ID)
+		return nil
+	}
+	return d
+}
+
+func constraintView(k *catalog.ConcurrencyConstraint) ConcurrencyConstraintView {
+	return ConcurrencyConstraintView{ConstraintID: k.ID, WorkspaceID: k.WorkspaceID, Name: k.Name, Scope: k.Scope,
+		ApplicationID: k.ApplicationID, ActionPattern: k.ActionPattern, Capacity: k.Capacity, MinTTLMs: k.MinTTLMs,
+		MaxTTLMs: k.MaxTTLMs, DefaultTTLMs: k.DefaultTTLMs, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
+}
+
+func dependencyView(d *catalog.Dependency) DependencyView {
+	return DependencyView{DependencyID: d.ID, WorkspaceID: d.WorkspaceID, Name: d.Name, WindowSize: d.WindowSize,
+		MinimumCalls: d.MinimumCalls, FailureRateThreshold: d.FailureRateThreshold, ConsecutiveFailures: d.ConsecutiveFailures,
+		OpenDurationMs: d.OpenDurationMs, HalfOpenProbes: d.HalfOpenProbes, SlowCallMs: d.SlowCallMs, RetryRatio: d.RetryRatio,
+		RetryMinPerSecond: d.RetryMinPerSecond, RetryTTLMs: d.RetryTTLMs, MaxConcurrent: d.MaxConcurrent,
+		AdmissionTTLMs: d.AdmissionTTLMs, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+// validConfigName accepts 1 to 64 letters, digits, '.', '_', ':' or '-'.
+func validConfigName(v string) bool {
+	if len(v) == 0 || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		ch := v[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '_' || ch == ':' || ch == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func setIf[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func (s *Server) putConstraint(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	create := c.route.Method == "POST"
+	k := catalog.ConcurrencyConstraint{ID: uuid.NewString(), WorkspaceID: w.ID, Scope: catalog.ScopeWorkspace,
+		MinTTLMs: 1000, MaxTTLMs: 300_000, DefaultTTLMs: 30_000, CreatedAt: c.Now().UTC()}
+	if !create {
+		cur := c.constraint()
+		if cur == nil {
+			return
+		}
+		k = *cur
+	}
+	var in ConcurrencyConstraintInput
+	if !c.decode(&in) {
+		return
+	}
+	if create && (in.Name == nil || in.ActionPattern == nil || in.Capacity == nil) {
+		c.failErr(invalid("name, action_pattern, capacity", "required"))
+		return
+	}
+	setIf(&k.Name, in.Name)
+	setIf(&k.Scope, in.Scope)
+	setIf(&k.ApplicationID, in.ApplicationID)
+	setIf(&k.ActionPattern, in.ActionPattern)
+	setIf(&k.Capacity, in.Capacity)
+	setIf(&k.MinTTLMs, in.MinTTLMs)
+	setIf(&k.MaxTTLMs, in.MaxTTLMs)
+	setIf(&k.DefaultTTLMs, in.DefaultTTLMs)
+	k.UpdatedAt = c.Now().UTC()
+	if err := validateConstraint(c.cat, &k); err != nil {
+		c.failErr(err)
+		return
+	}
+	if create && len(c.cat.ConstraintsOf(w.ID)) >= maxLeaseConstraints {
+		c.failErr(invalid("name", "a workspace holds at most "+strconv.Itoa(maxLeaseConstraints)+" concurrency constraints"))
+		return
+	}
+	if v, ok := c.apply(&catalog.PutConcurrencyConstraint{Constraint: k}); ok {
+		out := constraintView(v.(*catalog.ConcurrencyConstraint))
+		c.ok(&out)
+	}
+}
+
+func validateConstraint(cat *catalog.Catalog, k *catalog.ConcurrencyConstraint) error {
+	switch {
+	case !validConfigName(k.Name):
+		return invalid("name", "1 to 64 letters, digits, '.', '_', ':' or '-'")
+	case k.Scope != catalog.ScopeWorkspace && k.Scope != catalog.ScopeApplication && k.Scope != catalog.ScopeSubject &&
+		k.Scope != catalog.ScopeDevice && k.Scope != catalog.ScopeCustom:
+		return invalid("scope", "must be workspace, application, subject, device or custom")
+	case !ratelimit.ValidPattern(k.ActionPattern):
+		return invalid("action_pattern", "must be *, an action name or a prefix pattern such as export.*")
+	case k.Capacity < 1 || k.Capacity > 1_000_000:
+		return invalid("capacity", "must be 1 to 1000000")
+	case k.MinTTLMs < minLeaseTTLMs || k.MinTTLMs > maxLeaseTTLMs:
+		return invalid("min_ttl_ms", "must be 100 to 86400000")
+	case k.MaxTTLMs < k.MinTTLMs || k.MaxTTLMs > maxLeaseTTLMs:
+		return invalid("max_ttl_ms", "must be min_ttl_ms to 86400000")
+	case k.DefaultTTLMs < k.MinTTLMs || k.DefaultTTLMs > k.MaxTTLMs:
+		return invalid("default_ttl_ms", "must be within min_ttl_ms and max_ttl_ms")
+	}
+	if k.ApplicationID != "" {
+		site, app := cat.Sites[k.ApplicationID], cat.MobileApps[k.ApplicationID]
+		if (site == nil || site.WorkspaceID != k.WorkspaceID) && (app == nil || app.WorkspaceID != k.WorkspaceID) {
+			return invalid("application_id", "no site or mobile app "+k.ApplicationID+" in this workspace")
+		}
+	}
+	return nil
+}
+
+func (s *Server) putDependency(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	create := c.route.Method == "POST"
+	d := catalog.Dependency{ID: uuid.NewString(), WorkspaceID: w.ID, FailureRateThreshold: 0.5, OpenDurationMs: 60_000,
+		HalfOpenProbes: 10, WindowSize: 100, RetryRatio: 0.2, RetryMinPerSecond: 10, RetryTTLMs: 10_000,
+		AdmissionTTLMs: 30_000, CreatedAt: c.Now().UTC()}
+	if !create {
+		cur := c.dependency()
+		if cur == nil {
+			return
+		}
+		d = *cur
+	}
+	var in DependencyInput
+	if !c.decode(&in) {
+		return
+	}
+	if create && in.Name == nil {
+		c.failErr(invalid("name", "required"))
+		return
+	}
+	setIf(&d.Name, in.Name)
+	setIf(&d.WindowSize, in.WindowSize)
+	setIf(&d.MinimumCalls, in.MinimumCalls)
+	if create && in.MinimumCalls == nil {
+		d.MinimumCalls = d.WindowSize
+	}
+	setIf(&d.FailureRateThreshold, in.FailureRateThreshold)
+	setIf(&d.ConsecutiveFailures, in.ConsecutiveFailures)
+	setIf(&d.OpenDurationMs, in.OpenDurationMs)
+	setIf(&d.HalfOpenProbes, in.HalfOpenProbes)
+	setIf(&d.SlowCallMs, in.SlowCallMs)
+	setIf(&d.RetryRatio, in.RetryRatio)
+	setIf(&d.RetryMinPerSecond, in.RetryMinPerSecond)
+	setIf(&d.RetryTTLMs, in.RetryTTLMs)
+	setIf(&d.MaxConcurrent, in.MaxConcurrent)
+	setIf(&d.AdmissionTTLMs, in.AdmissionTTLMs)
+	d.UpdatedAt = c.Now().UTC()
+	if err := validateDependency(&d); err != nil {
+		c.failErr(err)
+		return
+	}
+	if v, ok := c.apply(&catalog.PutDependency{Dependency: d}); ok {
+		out := dependencyView(v.(*catalog.Dependency))
+		c.ok(&out)
+	}
+}
+
+func validateDependency(d *catalog.Dependency) error {
+	switch {
+	case !validConfigName(d.Name):
+		return invalid("name", "1 to 64 letters, digits, '.', '_', ':' or '-'")
+	case d.OpenDurationMs < 10 || d.OpenDurationMs > 86_400_000:
+		return invalid("open_duration_ms", "must be 10 to 86400000")
+	case d.SlowCallMs < 0 || d.SlowCallMs > 3_600_000:
+		return invalid("slow_call_ms", "must be 0 to 3600000")
+	case d.MaxConcurrent < 0 || d.MaxConcurrent > 1_000_000:
+		return invalid("max_concurrent", "must be 0 to 1000000")
+	case d.AdmissionTTLMs < 100 || d.AdmissionTTLMs > 3_600_000:
+		return invalid("admission_ttl_ms", "must be 100 to 3600000")
+	case d.RetryTTLMs < 1000 || d.RetryTTLMs > 3_600_000:
+		return invalid("retry_ttl_ms", "must be 1000 to 3600000")
+	}
+	cfg := dependencyConfig(d)
+	if err := cfg.Breaker.Validate(); err != nil {
+		field := map[error]string{
+			resilience.ErrWindowSize: "window_size", resilience.ErrMinimumCalls: "minimum_calls",
+			resilience.ErrFailureRate: "failure_rate_threshold", resilience.ErrConsecutiveFailures: "consecutive_failures",
+			resilience.ErrOpenDuration: "open_duration_ms", resilience.ErrHalfOpenProbes: "half_open_probes",
+		}
+		for sentinel, name := range field {
+			if errors.Is(err, sentinel) {
+				return invalid(name, err.Error())
+			}
+		}
+		return invalid("dependency", err.Error())
+	}
+	if err := cfg.Budget.Validate(); err != nil {
+		switch {
+		case errors.Is(err, resilience.ErrMinPerSecond):
+			return invalid("retry_min_per_second", err.Error())
+		case errors.Is(err, resilience.ErrRetryRatio):
+			return invalid("retry_ratio", err.Error())
+		}
+		return invalid("retry_ttl_ms", err.Error())
+	}
+	return nil
+}
