@@ -219,6 +219,12 @@ func (s *Server) openAPI() map[string]any {
 			okResp["content"] = map[string]any{"application/json": map[string]any{"schema": g.ref(r.Result)}}
 		}
 		responses[strconv.Itoa(status)] = okResp
+		if r.Conditional {
+			responses["304"] = map[string]any{"description": "Not Modified: If-None-Match names the current version (ETag); no body."}
+			params = append(params, map[string]any{"name": "If-None-Match", "in": "header", "required": false,
+				"description": "ETags of a cached copy.", "schema": map[string]any{"type": "string"}})
+			op["parameters"] = params
+		}
 		errBody := apiErr
 		if r.SpecErrors {
 			errBody = specErr

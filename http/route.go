@@ -41,6 +41,9 @@ type Route struct {
 	Result any
 	// ContentType of a non-JSON answer (script, HTML, image).
 	ContentType string
+	// Conditional reports that the operation honours If-None-Match and
+	// answers 304 Not Modified (static assets).
+	Conditional bool
 	// Errors lists the error codes the operation can answer with.
 	Errors []ErrorCode
 	// SpecErrors marks operations whose error body is the spec's

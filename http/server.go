@@ -49,6 +49,9 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
+	// DemoSite returns the dev site's key and secret for the demo page
+	// (--dev); empty strings until the dev workspace is seeded.
+	DemoSite func() (siteKey, secret string)
 	// NodeID names this node in logs and headers.
 	NodeID string
 	// Cluster serves the cluster admin operations; nil answers them as

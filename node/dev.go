@@ -89,6 +89,14 @@ func (n *Node) seedDev(ctx context.Context) (*DevCredentials, error) {
 	return d, nil
 }
 
+// demoSite gives the demo page the dev site's key and secret once seeded.
+func (n *Node) demoSite() (siteKey, secret string) {
+	if d := n.dev.Load(); d != nil {
+		return d.SiteKey, d.Secret
+	}
+	return "", ""
+}
+
 func (n *Node) adminCall(ctx context.Context, path string, body, out any) error {
 	b, _ := json.Marshal(body)
 	req, err := nethttp.NewRequestWithContext(ctx, "POST", n.APIURL()+path, bytes.NewReader(b))

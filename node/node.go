@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -79,8 +80,10 @@ type Node struct {
 	ops      *nethttp.Server
 	opsLn    net.Listener
 	adminTok string
-	dev      *DevCredentials
-	served   chan error
+	// dev is set once the dev workspace is seeded, while the API already
+	// serves (the seeding goes through it).
+	dev    atomic.Pointer[DevCredentials]
+	served chan error
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -174,7 +177,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(n.raftCollector())
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
-		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes,
+		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster,
@@ -188,10 +191,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	if cfg.Dev && founding {
-		if n.dev, err = n.seedDev(ctx); err != nil {
+		dev, err := n.seedDev(ctx)
+		if err != nil {
 			n.Close(context.Background())
 			return nil, fmt.Errorf("node: seed dev workspace: %w", err)
 		}
+		n.dev.Store(dev)
 	} else if cfg.Dev {
 		n.log.Info("--dev on a joining node: the dev workspace is the founding node's; not seeding another")
 	}
@@ -234,7 +239,7 @@ func (n *Node) OpsAddr() string {
 func (n *Node) AdminToken() string { return n.adminTok }
 
 // Dev returns the --dev credentials, or nil.
-func (n *Node) Dev() *DevCredentials { return n.dev }
+func (n *Node) Dev() *DevCredentials { return n.dev.Load() }
 
 // Cluster is the node's cluster membership.
 func (n *Node) Cluster() *cluster.Cluster { return n.cluster }
