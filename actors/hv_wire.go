@@ -153,7 +153,9 @@ func verificationOf(m *actorpb.Verification) Verification {
 func (*PutVerification) OpKind() string { return "verification.put" }
 
 // AppendOp implements WireOp.
-func (o *PutVerification) AppendOp(b []byte) ([]byte, error) { return appendPB(b, verificationPB(&o.A)) }
+func (o *PutVerification) AppendOp(b []byte) ([]byte, error) {
+	return appendPB(b, verificationPB(&o.A))
+}
 
 // UnmarshalOp implements WireOp.
 func (o *PutVerification) UnmarshalOp(data []byte) error {
