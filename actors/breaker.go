@@ -74,6 +74,7 @@ type breakerEntry struct {
 	admissions map[string]admission
 	nextExpiry int64
 	touched    int64
+	partition  int32
 }
 
 type breakerTable struct {
@@ -82,10 +83,11 @@ type breakerTable struct {
 
 func newBreakerTable() *breakerTable { return &breakerTable{m: make(map[string]*breakerEntry)} }
 
-func (t *breakerTable) get(key string, cfg *DependencyConfig, now int64) *breakerEntry {
+func (t *breakerTable) get(key string, cfg *DependencyConfig, st *State) *breakerEntry {
+	now := st.Now
 	e := t.m[key]
 	if e == nil {
-		e = &breakerEntry{admissions: make(map[string]admission)}
+		e = &breakerEntry{admissions: make(map[string]admission), partition: int32(st.Partition)}
 		t.m[key] = e
 	}
 	if cfg != nil && e.budgetCfg != cfg.Budget {
@@ -174,7 +176,7 @@ type BreakerAdmit struct {
 // Apply implements Op.
 func (o *BreakerAdmit) Apply(st *State) {
 	now := st.Now
-	e := Slot(st, KindBreaker, newBreakerTable).get(o.Key, &o.Config, now)
+	e := Slot(st, KindBreaker, newBreakerTable).get(o.Key, &o.Config, st)
 	o.Admitted, o.Reason, o.RetryAfter, o.Probe, o.Bulkhead = false, AdmitOK, 0, false, false
 	defer func() {
 		o.State, o.InFlight = e.br.State, e.bulk.InFlight
@@ -238,7 +240,7 @@ type BreakerFeedback struct {
 // Apply implements Op.
 func (o *BreakerFeedback) Apply(st *State) {
 	now := st.Now
-	e := Slot(st, KindBreaker, newBreakerTable).get(o.Key, &o.Config, now)
+	e := Slot(st, KindBreaker, newBreakerTable).get(o.Key, &o.Config, st)
 	a, held := e.admissions[o.AdmissionID]
 	if held {
 		delete(e.admissions, o.AdmissionID)

@@ -27,8 +27,11 @@ type Exporter interface {
 
 // exporters constructs, by kind, the tables that take part in hand-off.
 var exporters = map[Kind]func() Exporter{
-	KindMarker: func() Exporter { return newMarkerTable() },
-	KindBucket: func() Exporter { return newBucketTable() },
+	KindMarker:  func() Exporter { return newMarkerTable() },
+	KindBucket:  func() Exporter { return newBucketTable() },
+	KindRedeem:  func() Exporter { return newRedeemTable() },
+	KindLease:   func() Exporter { return newLeaseTable() },
+	KindBreaker: func() Exporter { return newBreakerTable() },
 }
 
 // Chunk is the exported state of one kind in one partition.

@@ -29,6 +29,7 @@ type leaseSet struct {
 	// can have expired before it, so purge skips the scan until then.
 	nextExpiry int64
 	touched    int64
+	partition  int32
 }
 
 type leaseTable struct {
@@ -37,17 +38,17 @@ type leaseTable struct {
 
 func newLeaseTable() *leaseTable { return &leaseTable{m: make(map[string]*leaseSet)} }
 
-func (t *leaseTable) get(key string, now int64, create bool) *leaseSet {
+func (t *leaseTable) get(key string, st *State, create bool) *leaseSet {
 	s := t.m[key]
 	if s == nil {
 		if !create {
 			return nil
 		}
-		s = &leaseSet{holders: make(map[string]leaseHolder)}
+		s = &leaseSet{holders: make(map[string]leaseHolder), partition: int32(st.Partition)}
 		t.m[key] = s
 	}
-	s.touched = now
-	s.purge(now)
+	s.touched = st.Now
+	s.purge(st.Now)
 	return s
 }
 
@@ -121,7 +122,7 @@ type LeaseReserve struct {
 
 // Apply implements Op.
 func (o *LeaseReserve) Apply(st *State) {
-	s := Slot(st, KindLease, newLeaseTable).get(o.Key, st.Now, true)
+	s := Slot(st, KindLease, newLeaseTable).get(o.Key, st, true)
 	if h, ok := s.holders[o.LeaseID]; ok {
 		o.Granted, o.Existing, o.Fence, o.HeldUntil, o.InUse = true, true, h.fence, h.expires, len(s.holders)
 		return
@@ -155,7 +156,7 @@ type LeaseRenew struct {
 
 // Apply implements Op.
 func (o *LeaseRenew) Apply(st *State) {
-	s := Slot(st, KindLease, newLeaseTable).get(o.Key, st.Now, false)
+	s := Slot(st, KindLease, newLeaseTable).get(o.Key, st, false)
 	if s == nil {
 		o.Held = false
 		return
@@ -183,7 +184,7 @@ type LeaseRelease struct {
 
 // Apply implements Op.
 func (o *LeaseRelease) Apply(st *State) {
-	s := Slot(st, KindLease, newLeaseTable).get(o.Key, st.Now, false)
+	s := Slot(st, KindLease, newLeaseTable).get(o.Key, st, false)
 	if s == nil {
 		o.Released = false
 		return
@@ -207,7 +208,7 @@ type LeaseUsage struct {
 
 // Apply implements Op.
 func (o *LeaseUsage) Apply(st *State) {
-	if s := Slot(st, KindLease, newLeaseTable).get(o.Key, st.Now, false); s != nil {
+	if s := Slot(st, KindLease, newLeaseTable).get(o.Key, st, false); s != nil {
 		o.InUse, o.Fence = len(s.holders), s.fence
 	} else {
 		o.InUse, o.Fence = 0, 0

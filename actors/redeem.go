@@ -7,6 +7,13 @@ package actors
 // detection feedback de-duplicates exact retries the same way. The check,
 // the consumption and the storing of the outcome are one Apply, so no
 // interleaving can split them.
+//
+// In a cluster a Redeem is Replicated like a Consume: the owner applies
+// it, then the partition's replica, and a use is first only if both saw it
+// first. A replay (same key) is confirmed by the replica too, and the
+// replica's stored record wins: when the replica knew the id first, the
+// owner adopts its record (Adopter), so the owner and its successor hold
+// the same first outcome and an idempotent retry after a failover gets it.
 
 // Outcome is what the first use of an id decided, opaque to the actor.
 type Outcome struct {
@@ -20,9 +27,10 @@ type Outcome struct {
 }
 
 type redemption struct {
-	expires int64
-	key     string
-	outcome Outcome
+	expires   int64
+	key       string
+	outcome   Outcome
+	partition int32
 }
 
 type redeemTable struct {
@@ -51,19 +59,99 @@ type Redeem struct {
 
 	First    bool
 	Replayed bool
+
+	// held is the stored record when the use was not first; it travels
+	// in the result so an owner can adopt its replica's record.
+	held *redemption
+	// adopt is the replica's record the owner takes over (MergeReplica).
+	adopt *redemption
 }
 
 // Apply implements Op.
 func (o *Redeem) Apply(st *State) {
 	t := Slot(st, KindRedeem, newRedeemTable)
+	o.held, o.adopt = nil, nil
 	if r, ok := t.m[o.ID]; ok && r.expires > st.Now {
 		o.First = false
 		o.Replayed = o.Key != "" && r.key == o.Key
 		if o.Replayed {
 			o.Outcome = r.outcome
 		}
+		o.held = &r
 		return
 	}
-	t.m[o.ID] = redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome}
+	t.m[o.ID] = redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome, partition: int32(st.Partition)}
 	o.First, o.Replayed = true, false
+}
+
+// ReplicaOp implements Replicated: a first use and a replay both need the
+// replica's word (a replay answers the stored outcome, which must be the
+// one both nodes hold); a duplicate is final already.
+func (o *Redeem) ReplicaOp() WireOp {
+	if !o.First && !o.Replayed {
+		return nil
+	}
+	return &Redeem{ID: o.ID, Expires: o.Expires, Key: o.Key, Outcome: o.Outcome}
+}
+
+// MergeReplica implements Replicated: when the replica already held the
+// id, its record decides the answer and is adopted by the owner.
+func (o *Redeem) MergeReplica(replica WireOp) {
+	r, ok := replica.(*Redeem)
+	if !ok || r.First {
+		return
+	}
+	o.First, o.Replayed = false, r.Replayed
+	if r.Replayed {
+		o.Outcome = r.Outcome
+	}
+	if r.held != nil && (o.held == nil || *o.held != *r.held) {
+		o.adopt = r.held
+	}
+}
+
+// Adopt implements Adopter: the owner takes over the replica's record.
+func (o *Redeem) Adopt() Op {
+	if o.adopt == nil {
+		return nil
+	}
+	return &adoptRedemption{ID: o.ID, R: *o.adopt}
+}
+
+// Revert implements Replicated: a first use the replica did not confirm
+// is forgotten on the owner, so the caller's retry can still succeed. A
+// replay changed nothing.
+func (o *Redeem) Revert() Op {
+	if !o.First {
+		return nil
+	}
+	return &releaseRedemption{ID: o.ID, Key: o.Key, Outcome: o.Outcome}
+}
+
+// adoptRedemption overwrites the owner's record of ID with its replica's.
+// It is not a WireOp: only the owner's own router applies it.
+type adoptRedemption struct {
+	ID string
+	R  redemption
+}
+
+func (o *adoptRedemption) Apply(st *State) {
+	o.R.partition = int32(st.Partition)
+	Slot(st, KindRedeem, newRedeemTable).m[o.ID] = o.R
+}
+
+// releaseRedemption forgets the record of ID that an unconfirmed first
+// use stored, unless another record replaced it since. It is not a
+// WireOp: no other node may make this one forget a use.
+type releaseRedemption struct {
+	ID      string
+	Key     string
+	Outcome Outcome
+}
+
+func (o *releaseRedemption) Apply(st *State) {
+	t := Slot(st, KindRedeem, newRedeemTable)
+	if r, ok := t.m[o.ID]; ok && r.key == o.Key && r.outcome == o.Outcome {
+		delete(t.m, o.ID)
+	}
 }

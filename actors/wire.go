@@ -42,6 +42,14 @@ type Replicated interface {
 	Revert() Op
 }
 
+// Adopter is a Replicated op whose owner takes over the replica's state
+// when the replica knew better: after MergeReplica, the router applies
+// Adopt's op (if any) on the owner before answering.
+type Adopter interface {
+	Replicated
+	Adopt() Op
+}
+
 // wireOps constructs a wire op by kind. Adding a cross-node op is one line
 // here and its encoding next to the op.
 var wireOps = map[string]func() WireOp{
@@ -57,6 +65,20 @@ var wireOps = map[string]func() WireOp{
 	"assessment.annotate": func() WireOp { return &AnnotateAssessment{} },
 	"reputation.label":    func() WireOp { return &LabelSubject{} },
 	"reputation.get":      func() WireOp { return &SubjectLabel{} },
+
+	"redeem":             func() WireOp { return &Redeem{} },
+	"challenge_rate.hit": func() WireOp { return &Hit{} },
+	"verification.put":   func() WireOp { return &PutVerification{} },
+	"verification.get":   func() WireOp { return &GetVerification{} },
+
+	"lease.reserve": func() WireOp { return &LeaseReserve{} },
+	"lease.renew":   func() WireOp { return &LeaseRenew{} },
+	"lease.release": func() WireOp { return &LeaseRelease{} },
+	"lease.usage":   func() WireOp { return &LeaseUsage{} },
+
+	"breaker.admit":    func() WireOp { return &BreakerAdmit{} },
+	"breaker.feedback": func() WireOp { return &BreakerFeedback{} },
+	"breaker.peek":     func() WireOp { return &BreakerPeek{} },
 }
 
 // NewWireOp returns an empty op of kind, ready for UnmarshalOp.

@@ -169,6 +169,11 @@ func (r *Router) own(ring *Ring, p int, op actors.Op) error {
 		return r.unreplicated(p, rep, err)
 	}
 	rep.MergeReplica(rop)
+	if a, ok := op.(actors.Adopter); ok {
+		if fix := a.Adopt(); fix != nil {
+			return r.askLocal(p, fix)
+		}
+	}
 	return nil
 }
 

@@ -1365,6 +1365,2019 @@ func (x *SubjectLabelResult) GetLabel() string {
 	return ""
 }
 
+// Outcome is what the first use of a redemption decided (actors.Outcome).
+type Outcome struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Codes         uint32                 `protobuf:"varint,1,opt,name=codes,proto3" json:"codes,omitempty"`
+	Ref           string                 `protobuf:"bytes,2,opt,name=ref,proto3" json:"ref,omitempty"`
+	At            int64                  `protobuf:"varint,3,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Outcome) Reset() {
+	*x = Outcome{}
+	mi := &file_shardops_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Outcome) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Outcome) ProtoMessage() {}
+
+func (x *Outcome) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Outcome.ProtoReflect.Descriptor instead.
+func (*Outcome) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *Outcome) GetCodes() uint32 {
+	if x != nil {
+		return x.Codes
+	}
+	return 0
+}
+
+func (x *Outcome) GetRef() string {
+	if x != nil {
+		return x.Ref
+	}
+	return ""
+}
+
+func (x *Outcome) GetAt() int64 {
+	if x != nil {
+		return x.At
+	}
+	return 0
+}
+
+// Redemption is a single-use id with the outcome of its first use: the
+// input of Redeem, the record a replica holds, and the hand-off entry.
+type Redemption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// expires is Unix ns.
+	Expires int64 `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
+	// key is the idempotency key of the first use, or empty.
+	Key           string   `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Outcome       *Outcome `protobuf:"bytes,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Partition     uint32   `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Redemption) Reset() {
+	*x = Redemption{}
+	mi := &file_shardops_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Redemption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Redemption) ProtoMessage() {}
+
+func (x *Redemption) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Redemption.ProtoReflect.Descriptor instead.
+func (*Redemption) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Redemption) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Redemption) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *Redemption) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Redemption) GetOutcome() *Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *Redemption) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+// RedeemResult is the answer of Redeem. held is the stored record when
+// the use was not first, so an owner can adopt its replica's record.
+type RedeemResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	First         bool                   `protobuf:"varint,1,opt,name=first,proto3" json:"first,omitempty"`
+	Replayed      bool                   `protobuf:"varint,2,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	Outcome       *Outcome               `protobuf:"bytes,3,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Held          *Redemption            `protobuf:"bytes,4,opt,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedeemResult) Reset() {
+	*x = RedeemResult{}
+	mi := &file_shardops_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedeemResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedeemResult) ProtoMessage() {}
+
+func (x *RedeemResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedeemResult.ProtoReflect.Descriptor instead.
+func (*RedeemResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RedeemResult) GetFirst() bool {
+	if x != nil {
+		return x.First
+	}
+	return false
+}
+
+func (x *RedeemResult) GetReplayed() bool {
+	if x != nil {
+		return x.Replayed
+	}
+	return false
+}
+
+func (x *RedeemResult) GetOutcome() *Outcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return nil
+}
+
+func (x *RedeemResult) GetHeld() *Redemption {
+	if x != nil {
+		return x.Held
+	}
+	return nil
+}
+
+// RedemptionSet is the hand-off form of a redemption table.
+type RedemptionSet struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*Redemption          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedemptionSet) Reset() {
+	*x = RedemptionSet{}
+	mi := &file_shardops_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedemptionSet) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedemptionSet) ProtoMessage() {}
+
+func (x *RedemptionSet) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedemptionSet.ProtoReflect.Descriptor instead.
+func (*RedemptionSet) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RedemptionSet) GetEntries() []*Redemption {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// Hit counts an event in a velocity window (human verification).
+type Hit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Window        int64                  `protobuf:"varint,2,opt,name=window,proto3" json:"window,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Hit) Reset() {
+	*x = Hit{}
+	mi := &file_shardops_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Hit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Hit) ProtoMessage() {}
+
+func (x *Hit) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Hit.ProtoReflect.Descriptor instead.
+func (*Hit) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *Hit) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Hit) GetWindow() int64 {
+	if x != nil {
+		return x.Window
+	}
+	return 0
+}
+
+type HitResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rate          float64                `protobuf:"fixed64,1,opt,name=rate,proto3" json:"rate,omitempty"`
+	Baseline      float64                `protobuf:"fixed64,2,opt,name=baseline,proto3" json:"baseline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HitResult) Reset() {
+	*x = HitResult{}
+	mi := &file_shardops_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HitResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HitResult) ProtoMessage() {}
+
+func (x *HitResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HitResult.ProtoReflect.Descriptor instead.
+func (*HitResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *HitResult) GetRate() float64 {
+	if x != nil {
+		return x.Rate
+	}
+	return 0
+}
+
+func (x *HitResult) GetBaseline() float64 {
+	if x != nil {
+		return x.Baseline
+	}
+	return 0
+}
+
+// Verification is one successful human verification (actors.Verification).
+type Verification struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	WorkspaceId   string                 `protobuf:"bytes,2,opt,name=workspace_id,json=workspaceId,proto3" json:"workspace_id,omitempty"`
+	SiteId        string                 `protobuf:"bytes,3,opt,name=site_id,json=siteId,proto3" json:"site_id,omitempty"`
+	Hostname      string                 `protobuf:"bytes,4,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Action        string                 `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	ChallengeType string                 `protobuf:"bytes,6,opt,name=challenge_type,json=challengeType,proto3" json:"challenge_type,omitempty"`
+	Score         uint32                 `protobuf:"varint,7,opt,name=score,proto3" json:"score,omitempty"`
+	Reasons       uint32                 `protobuf:"varint,8,opt,name=reasons,proto3" json:"reasons,omitempty"`
+	VerifiedAt    int64                  `protobuf:"varint,9,opt,name=verified_at,json=verifiedAt,proto3" json:"verified_at,omitempty"`
+	Expires       int64                  `protobuf:"varint,10,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Verification) Reset() {
+	*x = Verification{}
+	mi := &file_shardops_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Verification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Verification) ProtoMessage() {}
+
+func (x *Verification) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Verification.ProtoReflect.Descriptor instead.
+func (*Verification) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *Verification) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Verification) GetWorkspaceId() string {
+	if x != nil {
+		return x.WorkspaceId
+	}
+	return ""
+}
+
+func (x *Verification) GetSiteId() string {
+	if x != nil {
+		return x.SiteId
+	}
+	return ""
+}
+
+func (x *Verification) GetHostname() string {
+	if x != nil {
+		return x.Hostname
+	}
+	return ""
+}
+
+func (x *Verification) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *Verification) GetChallengeType() string {
+	if x != nil {
+		return x.ChallengeType
+	}
+	return ""
+}
+
+func (x *Verification) GetScore() uint32 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *Verification) GetReasons() uint32 {
+	if x != nil {
+		return x.Reasons
+	}
+	return 0
+}
+
+func (x *Verification) GetVerifiedAt() int64 {
+	if x != nil {
+		return x.VerifiedAt
+	}
+	return 0
+}
+
+func (x *Verification) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+// GetVerification looks a verification up by assessment id.
+type GetVerification struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetVerification) Reset() {
+	*x = GetVerification{}
+	mi := &file_shardops_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetVerification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetVerification) ProtoMessage() {}
+
+func (x *GetVerification) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetVerification.ProtoReflect.Descriptor instead.
+func (*GetVerification) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *GetVerification) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type GetVerificationResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Found         bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	Verification  *Verification          `protobuf:"bytes,2,opt,name=verification,proto3" json:"verification,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetVerificationResult) Reset() {
+	*x = GetVerificationResult{}
+	mi := &file_shardops_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetVerificationResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetVerificationResult) ProtoMessage() {}
+
+func (x *GetVerificationResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetVerificationResult.ProtoReflect.Descriptor instead.
+func (*GetVerificationResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetVerificationResult) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *GetVerificationResult) GetVerification() *Verification {
+	if x != nil {
+		return x.Verification
+	}
+	return nil
+}
+
+// LeaseReserve takes a slot of a concurrency constraint key.
+type LeaseReserve struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	LeaseId       string                 `protobuf:"bytes,2,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	Capacity      int64                  `protobuf:"varint,3,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Expires       int64                  `protobuf:"varint,4,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseReserve) Reset() {
+	*x = LeaseReserve{}
+	mi := &file_shardops_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseReserve) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseReserve) ProtoMessage() {}
+
+func (x *LeaseReserve) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseReserve.ProtoReflect.Descriptor instead.
+func (*LeaseReserve) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *LeaseReserve) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *LeaseReserve) GetLeaseId() string {
+	if x != nil {
+		return x.LeaseId
+	}
+	return ""
+}
+
+func (x *LeaseReserve) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *LeaseReserve) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+type LeaseReserveResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Granted       bool                   `protobuf:"varint,1,opt,name=granted,proto3" json:"granted,omitempty"`
+	Existing      bool                   `protobuf:"varint,2,opt,name=existing,proto3" json:"existing,omitempty"`
+	Fence         uint64                 `protobuf:"varint,3,opt,name=fence,proto3" json:"fence,omitempty"`
+	HeldUntil     int64                  `protobuf:"varint,4,opt,name=held_until,json=heldUntil,proto3" json:"held_until,omitempty"`
+	InUse         int64                  `protobuf:"varint,5,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
+	RetryAfter    int64                  `protobuf:"varint,6,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseReserveResult) Reset() {
+	*x = LeaseReserveResult{}
+	mi := &file_shardops_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseReserveResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseReserveResult) ProtoMessage() {}
+
+func (x *LeaseReserveResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseReserveResult.ProtoReflect.Descriptor instead.
+func (*LeaseReserveResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *LeaseReserveResult) GetGranted() bool {
+	if x != nil {
+		return x.Granted
+	}
+	return false
+}
+
+func (x *LeaseReserveResult) GetExisting() bool {
+	if x != nil {
+		return x.Existing
+	}
+	return false
+}
+
+func (x *LeaseReserveResult) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+func (x *LeaseReserveResult) GetHeldUntil() int64 {
+	if x != nil {
+		return x.HeldUntil
+	}
+	return 0
+}
+
+func (x *LeaseReserveResult) GetInUse() int64 {
+	if x != nil {
+		return x.InUse
+	}
+	return 0
+}
+
+func (x *LeaseReserveResult) GetRetryAfter() int64 {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return 0
+}
+
+// LeaseRef names one holding: LeaseRenew (with expires), LeaseRelease, and
+// LeaseUsage (key only).
+type LeaseRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	LeaseId       string                 `protobuf:"bytes,2,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	Fence         uint64                 `protobuf:"varint,3,opt,name=fence,proto3" json:"fence,omitempty"`
+	Expires       int64                  `protobuf:"varint,4,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseRef) Reset() {
+	*x = LeaseRef{}
+	mi := &file_shardops_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseRef) ProtoMessage() {}
+
+func (x *LeaseRef) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseRef.ProtoReflect.Descriptor instead.
+func (*LeaseRef) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *LeaseRef) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *LeaseRef) GetLeaseId() string {
+	if x != nil {
+		return x.LeaseId
+	}
+	return ""
+}
+
+func (x *LeaseRef) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+func (x *LeaseRef) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+// Flag answers ops whose result is one yes or no.
+type Flag struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Yes           bool                   `protobuf:"varint,1,opt,name=yes,proto3" json:"yes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Flag) Reset() {
+	*x = Flag{}
+	mi := &file_shardops_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Flag) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Flag) ProtoMessage() {}
+
+func (x *Flag) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Flag.ProtoReflect.Descriptor instead.
+func (*Flag) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *Flag) GetYes() bool {
+	if x != nil {
+		return x.Yes
+	}
+	return false
+}
+
+type LeaseUsageResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	InUse         int64                  `protobuf:"varint,1,opt,name=in_use,json=inUse,proto3" json:"in_use,omitempty"`
+	Fence         uint64                 `protobuf:"varint,2,opt,name=fence,proto3" json:"fence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseUsageResult) Reset() {
+	*x = LeaseUsageResult{}
+	mi := &file_shardops_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseUsageResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseUsageResult) ProtoMessage() {}
+
+func (x *LeaseUsageResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseUsageResult.ProtoReflect.Descriptor instead.
+func (*LeaseUsageResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LeaseUsageResult) GetInUse() int64 {
+	if x != nil {
+		return x.InUse
+	}
+	return 0
+}
+
+func (x *LeaseUsageResult) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+// LeaseHolder is one live holding of a lease set.
+type LeaseHolder struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LeaseId       string                 `protobuf:"bytes,1,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	Expires       int64                  `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
+	Fence         uint64                 `protobuf:"varint,3,opt,name=fence,proto3" json:"fence,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseHolder) Reset() {
+	*x = LeaseHolder{}
+	mi := &file_shardops_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseHolder) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseHolder) ProtoMessage() {}
+
+func (x *LeaseHolder) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseHolder.ProtoReflect.Descriptor instead.
+func (*LeaseHolder) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *LeaseHolder) GetLeaseId() string {
+	if x != nil {
+		return x.LeaseId
+	}
+	return ""
+}
+
+func (x *LeaseHolder) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *LeaseHolder) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+// LeaseEntry is one constraint key's lease set, for hand-off.
+type LeaseEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Fence         uint64                 `protobuf:"varint,2,opt,name=fence,proto3" json:"fence,omitempty"`
+	Holders       []*LeaseHolder         `protobuf:"bytes,3,rep,name=holders,proto3" json:"holders,omitempty"`
+	Touched       int64                  `protobuf:"varint,4,opt,name=touched,proto3" json:"touched,omitempty"`
+	Partition     uint32                 `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseEntry) Reset() {
+	*x = LeaseEntry{}
+	mi := &file_shardops_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseEntry) ProtoMessage() {}
+
+func (x *LeaseEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseEntry.ProtoReflect.Descriptor instead.
+func (*LeaseEntry) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *LeaseEntry) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *LeaseEntry) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+func (x *LeaseEntry) GetHolders() []*LeaseHolder {
+	if x != nil {
+		return x.Holders
+	}
+	return nil
+}
+
+func (x *LeaseEntry) GetTouched() int64 {
+	if x != nil {
+		return x.Touched
+	}
+	return 0
+}
+
+func (x *LeaseEntry) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+// LeaseTable is the hand-off form of a lease table.
+type LeaseTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*LeaseEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseTable) Reset() {
+	*x = LeaseTable{}
+	mi := &file_shardops_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseTable) ProtoMessage() {}
+
+func (x *LeaseTable) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseTable.ProtoReflect.Descriptor instead.
+func (*LeaseTable) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *LeaseTable) GetEntries() []*LeaseEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+// BreakerConfig is resilience.BreakerConfig.
+type BreakerConfig struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	WindowSize           int64                  `protobuf:"varint,1,opt,name=window_size,json=windowSize,proto3" json:"window_size,omitempty"`
+	MinimumCalls         int64                  `protobuf:"varint,2,opt,name=minimum_calls,json=minimumCalls,proto3" json:"minimum_calls,omitempty"`
+	FailureRateThreshold float64                `protobuf:"fixed64,3,opt,name=failure_rate_threshold,json=failureRateThreshold,proto3" json:"failure_rate_threshold,omitempty"`
+	ConsecutiveFailures  int64                  `protobuf:"varint,4,opt,name=consecutive_failures,json=consecutiveFailures,proto3" json:"consecutive_failures,omitempty"`
+	OpenDurationNs       int64                  `protobuf:"varint,5,opt,name=open_duration_ns,json=openDurationNs,proto3" json:"open_duration_ns,omitempty"`
+	HalfOpenProbes       int64                  `protobuf:"varint,6,opt,name=half_open_probes,json=halfOpenProbes,proto3" json:"half_open_probes,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *BreakerConfig) Reset() {
+	*x = BreakerConfig{}
+	mi := &file_shardops_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerConfig) ProtoMessage() {}
+
+func (x *BreakerConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerConfig.ProtoReflect.Descriptor instead.
+func (*BreakerConfig) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *BreakerConfig) GetWindowSize() int64 {
+	if x != nil {
+		return x.WindowSize
+	}
+	return 0
+}
+
+func (x *BreakerConfig) GetMinimumCalls() int64 {
+	if x != nil {
+		return x.MinimumCalls
+	}
+	return 0
+}
+
+func (x *BreakerConfig) GetFailureRateThreshold() float64 {
+	if x != nil {
+		return x.FailureRateThreshold
+	}
+	return 0
+}
+
+func (x *BreakerConfig) GetConsecutiveFailures() int64 {
+	if x != nil {
+		return x.ConsecutiveFailures
+	}
+	return 0
+}
+
+func (x *BreakerConfig) GetOpenDurationNs() int64 {
+	if x != nil {
+		return x.OpenDurationNs
+	}
+	return 0
+}
+
+func (x *BreakerConfig) GetHalfOpenProbes() int64 {
+	if x != nil {
+		return x.HalfOpenProbes
+	}
+	return 0
+}
+
+// RetryBudgetConfig is resilience.RetryBudgetConfig.
+type RetryBudgetConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TtlNs         int64                  `protobuf:"varint,1,opt,name=ttl_ns,json=ttlNs,proto3" json:"ttl_ns,omitempty"`
+	MinPerSecond  int64                  `protobuf:"varint,2,opt,name=min_per_second,json=minPerSecond,proto3" json:"min_per_second,omitempty"`
+	Ratio         float64                `protobuf:"fixed64,3,opt,name=ratio,proto3" json:"ratio,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryBudgetConfig) Reset() {
+	*x = RetryBudgetConfig{}
+	mi := &file_shardops_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryBudgetConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryBudgetConfig) ProtoMessage() {}
+
+func (x *RetryBudgetConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryBudgetConfig.ProtoReflect.Descriptor instead.
+func (*RetryBudgetConfig) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *RetryBudgetConfig) GetTtlNs() int64 {
+	if x != nil {
+		return x.TtlNs
+	}
+	return 0
+}
+
+func (x *RetryBudgetConfig) GetMinPerSecond() int64 {
+	if x != nil {
+		return x.MinPerSecond
+	}
+	return 0
+}
+
+func (x *RetryBudgetConfig) GetRatio() float64 {
+	if x != nil {
+		return x.Ratio
+	}
+	return 0
+}
+
+// DependencyConfig is a dependency's resilience settings.
+type DependencyConfig struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Breaker       *BreakerConfig         `protobuf:"bytes,1,opt,name=breaker,proto3" json:"breaker,omitempty"`
+	Budget        *RetryBudgetConfig     `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	MaxConcurrent int64                  `protobuf:"varint,3,opt,name=max_concurrent,json=maxConcurrent,proto3" json:"max_concurrent,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DependencyConfig) Reset() {
+	*x = DependencyConfig{}
+	mi := &file_shardops_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DependencyConfig) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DependencyConfig) ProtoMessage() {}
+
+func (x *DependencyConfig) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DependencyConfig.ProtoReflect.Descriptor instead.
+func (*DependencyConfig) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *DependencyConfig) GetBreaker() *BreakerConfig {
+	if x != nil {
+		return x.Breaker
+	}
+	return nil
+}
+
+func (x *DependencyConfig) GetBudget() *RetryBudgetConfig {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *DependencyConfig) GetMaxConcurrent() int64 {
+	if x != nil {
+		return x.MaxConcurrent
+	}
+	return 0
+}
+
+// BreakerAdmit asks whether a call to a dependency may go ahead.
+type BreakerAdmit struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	AdmissionId   string                 `protobuf:"bytes,2,opt,name=admission_id,json=admissionId,proto3" json:"admission_id,omitempty"`
+	Retry         bool                   `protobuf:"varint,3,opt,name=retry,proto3" json:"retry,omitempty"`
+	Config        *DependencyConfig      `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	Expires       int64                  `protobuf:"varint,5,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerAdmit) Reset() {
+	*x = BreakerAdmit{}
+	mi := &file_shardops_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerAdmit) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerAdmit) ProtoMessage() {}
+
+func (x *BreakerAdmit) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerAdmit.ProtoReflect.Descriptor instead.
+func (*BreakerAdmit) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *BreakerAdmit) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *BreakerAdmit) GetAdmissionId() string {
+	if x != nil {
+		return x.AdmissionId
+	}
+	return ""
+}
+
+func (x *BreakerAdmit) GetRetry() bool {
+	if x != nil {
+		return x.Retry
+	}
+	return false
+}
+
+func (x *BreakerAdmit) GetConfig() *DependencyConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *BreakerAdmit) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+type BreakerAdmitResult struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	Admitted         bool                   `protobuf:"varint,1,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	Reason           uint32                 `protobuf:"varint,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	State            uint32                 `protobuf:"varint,3,opt,name=state,proto3" json:"state,omitempty"`
+	RetryAfter       int64                  `protobuf:"varint,4,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	Probe            bool                   `protobuf:"varint,5,opt,name=probe,proto3" json:"probe,omitempty"`
+	Bulkhead         bool                   `protobuf:"varint,6,opt,name=bulkhead,proto3" json:"bulkhead,omitempty"`
+	InFlight         int64                  `protobuf:"varint,7,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	RetriesAvailable int64                  `protobuf:"varint,8,opt,name=retries_available,json=retriesAvailable,proto3" json:"retries_available,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *BreakerAdmitResult) Reset() {
+	*x = BreakerAdmitResult{}
+	mi := &file_shardops_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerAdmitResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerAdmitResult) ProtoMessage() {}
+
+func (x *BreakerAdmitResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerAdmitResult.ProtoReflect.Descriptor instead.
+func (*BreakerAdmitResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *BreakerAdmitResult) GetAdmitted() bool {
+	if x != nil {
+		return x.Admitted
+	}
+	return false
+}
+
+func (x *BreakerAdmitResult) GetReason() uint32 {
+	if x != nil {
+		return x.Reason
+	}
+	return 0
+}
+
+func (x *BreakerAdmitResult) GetState() uint32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+func (x *BreakerAdmitResult) GetRetryAfter() int64 {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return 0
+}
+
+func (x *BreakerAdmitResult) GetProbe() bool {
+	if x != nil {
+		return x.Probe
+	}
+	return false
+}
+
+func (x *BreakerAdmitResult) GetBulkhead() bool {
+	if x != nil {
+		return x.Bulkhead
+	}
+	return false
+}
+
+func (x *BreakerAdmitResult) GetInFlight() int64 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *BreakerAdmitResult) GetRetriesAvailable() int64 {
+	if x != nil {
+		return x.RetriesAvailable
+	}
+	return 0
+}
+
+// BreakerFeedback reports the outcome of an admitted call.
+type BreakerFeedback struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	AdmissionId   string                 `protobuf:"bytes,2,opt,name=admission_id,json=admissionId,proto3" json:"admission_id,omitempty"`
+	Success       bool                   `protobuf:"varint,3,opt,name=success,proto3" json:"success,omitempty"`
+	Config        *DependencyConfig      `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerFeedback) Reset() {
+	*x = BreakerFeedback{}
+	mi := &file_shardops_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerFeedback) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerFeedback) ProtoMessage() {}
+
+func (x *BreakerFeedback) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerFeedback.ProtoReflect.Descriptor instead.
+func (*BreakerFeedback) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *BreakerFeedback) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *BreakerFeedback) GetAdmissionId() string {
+	if x != nil {
+		return x.AdmissionId
+	}
+	return ""
+}
+
+func (x *BreakerFeedback) GetSuccess() bool {
+	if x != nil {
+		return x.Success
+	}
+	return false
+}
+
+func (x *BreakerFeedback) GetConfig() *DependencyConfig {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+type BreakerFeedbackResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Counted       bool                   `protobuf:"varint,1,opt,name=counted,proto3" json:"counted,omitempty"`
+	State         uint32                 `protobuf:"varint,2,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerFeedbackResult) Reset() {
+	*x = BreakerFeedbackResult{}
+	mi := &file_shardops_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerFeedbackResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerFeedbackResult) ProtoMessage() {}
+
+func (x *BreakerFeedbackResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerFeedbackResult.ProtoReflect.Descriptor instead.
+func (*BreakerFeedbackResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *BreakerFeedbackResult) GetCounted() bool {
+	if x != nil {
+		return x.Counted
+	}
+	return false
+}
+
+func (x *BreakerFeedbackResult) GetState() uint32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+// BreakerPeek reads a dependency's breaker.
+type BreakerPeek struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerPeek) Reset() {
+	*x = BreakerPeek{}
+	mi := &file_shardops_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerPeek) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerPeek) ProtoMessage() {}
+
+func (x *BreakerPeek) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerPeek.ProtoReflect.Descriptor instead.
+func (*BreakerPeek) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *BreakerPeek) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type BreakerPeekResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         uint32                 `protobuf:"varint,1,opt,name=state,proto3" json:"state,omitempty"`
+	Calls         int64                  `protobuf:"varint,2,opt,name=calls,proto3" json:"calls,omitempty"`
+	Failures      int64                  `protobuf:"varint,3,opt,name=failures,proto3" json:"failures,omitempty"`
+	InFlight      int64                  `protobuf:"varint,4,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerPeekResult) Reset() {
+	*x = BreakerPeekResult{}
+	mi := &file_shardops_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerPeekResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerPeekResult) ProtoMessage() {}
+
+func (x *BreakerPeekResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerPeekResult.ProtoReflect.Descriptor instead.
+func (*BreakerPeekResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *BreakerPeekResult) GetState() uint32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+func (x *BreakerPeekResult) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *BreakerPeekResult) GetFailures() int64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *BreakerPeekResult) GetInFlight() int64 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+// Breaker is resilience.Breaker.
+type Breaker struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         uint32                 `protobuf:"varint,1,opt,name=state,proto3" json:"state,omitempty"`
+	Since         int64                  `protobuf:"varint,2,opt,name=since,proto3" json:"since,omitempty"`
+	Failed        []uint64               `protobuf:"fixed64,3,rep,packed,name=failed,proto3" json:"failed,omitempty"`
+	Size          int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Next          int64                  `protobuf:"varint,5,opt,name=next,proto3" json:"next,omitempty"`
+	Calls         int64                  `protobuf:"varint,6,opt,name=calls,proto3" json:"calls,omitempty"`
+	Failures      int64                  `protobuf:"varint,7,opt,name=failures,proto3" json:"failures,omitempty"`
+	Consecutive   int64                  `protobuf:"varint,8,opt,name=consecutive,proto3" json:"consecutive,omitempty"`
+	Probes        int64                  `protobuf:"varint,9,opt,name=probes,proto3" json:"probes,omitempty"`
+	Successes     int64                  `protobuf:"varint,10,opt,name=successes,proto3" json:"successes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Breaker) Reset() {
+	*x = Breaker{}
+	mi := &file_shardops_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Breaker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Breaker) ProtoMessage() {}
+
+func (x *Breaker) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Breaker.ProtoReflect.Descriptor instead.
+func (*Breaker) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *Breaker) GetState() uint32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+func (x *Breaker) GetSince() int64 {
+	if x != nil {
+		return x.Since
+	}
+	return 0
+}
+
+func (x *Breaker) GetFailed() []uint64 {
+	if x != nil {
+		return x.Failed
+	}
+	return nil
+}
+
+func (x *Breaker) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *Breaker) GetNext() int64 {
+	if x != nil {
+		return x.Next
+	}
+	return 0
+}
+
+func (x *Breaker) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *Breaker) GetFailures() int64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *Breaker) GetConsecutive() int64 {
+	if x != nil {
+		return x.Consecutive
+	}
+	return 0
+}
+
+func (x *Breaker) GetProbes() int64 {
+	if x != nil {
+		return x.Probes
+	}
+	return 0
+}
+
+func (x *Breaker) GetSuccesses() int64 {
+	if x != nil {
+		return x.Successes
+	}
+	return 0
+}
+
+// Admission is a live admission holding a bulkhead slot or a probe.
+type Admission struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Expires       int64                  `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
+	Bulk          bool                   `protobuf:"varint,3,opt,name=bulk,proto3" json:"bulk,omitempty"`
+	Probe         bool                   `protobuf:"varint,4,opt,name=probe,proto3" json:"probe,omitempty"`
+	Epoch         int64                  `protobuf:"varint,5,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Admission) Reset() {
+	*x = Admission{}
+	mi := &file_shardops_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Admission) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Admission) ProtoMessage() {}
+
+func (x *Admission) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Admission.ProtoReflect.Descriptor instead.
+func (*Admission) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *Admission) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *Admission) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *Admission) GetBulk() bool {
+	if x != nil {
+		return x.Bulk
+	}
+	return false
+}
+
+func (x *Admission) GetProbe() bool {
+	if x != nil {
+		return x.Probe
+	}
+	return false
+}
+
+func (x *Admission) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+// BreakerEntry is one dependency's breaker state, for hand-off. The retry
+// budget does not travel: it restarts on the new owner.
+type BreakerEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Breaker       *Breaker               `protobuf:"bytes,2,opt,name=breaker,proto3" json:"breaker,omitempty"`
+	Admissions    []*Admission           `protobuf:"bytes,3,rep,name=admissions,proto3" json:"admissions,omitempty"`
+	Touched       int64                  `protobuf:"varint,4,opt,name=touched,proto3" json:"touched,omitempty"`
+	Partition     uint32                 `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerEntry) Reset() {
+	*x = BreakerEntry{}
+	mi := &file_shardops_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerEntry) ProtoMessage() {}
+
+func (x *BreakerEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerEntry.ProtoReflect.Descriptor instead.
+func (*BreakerEntry) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *BreakerEntry) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *BreakerEntry) GetBreaker() *Breaker {
+	if x != nil {
+		return x.Breaker
+	}
+	return nil
+}
+
+func (x *BreakerEntry) GetAdmissions() []*Admission {
+	if x != nil {
+		return x.Admissions
+	}
+	return nil
+}
+
+func (x *BreakerEntry) GetTouched() int64 {
+	if x != nil {
+		return x.Touched
+	}
+	return 0
+}
+
+func (x *BreakerEntry) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+// BreakerTable is the hand-off form of a breaker table.
+type BreakerTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*BreakerEntry        `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BreakerTable) Reset() {
+	*x = BreakerTable{}
+	mi := &file_shardops_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BreakerTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BreakerTable) ProtoMessage() {}
+
+func (x *BreakerTable) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BreakerTable.ProtoReflect.Descriptor instead.
+func (*BreakerTable) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *BreakerTable) GetEntries() []*BreakerEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
 var File_shardops_proto protoreflect.FileDescriptor
 
 const file_shardops_proto_rawDesc = "" +
@@ -1477,7 +3490,162 @@ const file_shardops_proto_rawDesc = "" +
 	"\fSubjectLabel\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"*\n" +
 	"\x12SubjectLabelResult\x12\x14\n" +
-	"\x05label\x18\x01 \x01(\tR\x05labelB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
+	"\x05label\x18\x01 \x01(\tR\x05label\"A\n" +
+	"\aOutcome\x12\x14\n" +
+	"\x05codes\x18\x01 \x01(\rR\x05codes\x12\x10\n" +
+	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x0e\n" +
+	"\x02at\x18\x03 \x01(\x03R\x02at\"\x97\x01\n" +
+	"\n" +
+	"Redemption\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12/\n" +
+	"\aoutcome\x18\x04 \x01(\v2\x15.trustd.actor.OutcomeR\aoutcome\x12\x1c\n" +
+	"\tpartition\x18\x05 \x01(\rR\tpartition\"\x9f\x01\n" +
+	"\fRedeemResult\x12\x14\n" +
+	"\x05first\x18\x01 \x01(\bR\x05first\x12\x1a\n" +
+	"\breplayed\x18\x02 \x01(\bR\breplayed\x12/\n" +
+	"\aoutcome\x18\x03 \x01(\v2\x15.trustd.actor.OutcomeR\aoutcome\x12,\n" +
+	"\x04held\x18\x04 \x01(\v2\x18.trustd.actor.RedemptionR\x04held\"C\n" +
+	"\rRedemptionSet\x122\n" +
+	"\aentries\x18\x01 \x03(\v2\x18.trustd.actor.RedemptionR\aentries\"/\n" +
+	"\x03Hit\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06window\x18\x02 \x01(\x03R\x06window\";\n" +
+	"\tHitResult\x12\x12\n" +
+	"\x04rate\x18\x01 \x01(\x01R\x04rate\x12\x1a\n" +
+	"\bbaseline\x18\x02 \x01(\x01R\bbaseline\"\xa0\x02\n" +
+	"\fVerification\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
+	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
+	"\asite_id\x18\x03 \x01(\tR\x06siteId\x12\x1a\n" +
+	"\bhostname\x18\x04 \x01(\tR\bhostname\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12%\n" +
+	"\x0echallenge_type\x18\x06 \x01(\tR\rchallengeType\x12\x14\n" +
+	"\x05score\x18\a \x01(\rR\x05score\x12\x18\n" +
+	"\areasons\x18\b \x01(\rR\areasons\x12\x1f\n" +
+	"\vverified_at\x18\t \x01(\x03R\n" +
+	"verifiedAt\x12\x18\n" +
+	"\aexpires\x18\n" +
+	" \x01(\x03R\aexpires\"!\n" +
+	"\x0fGetVerification\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"m\n" +
+	"\x15GetVerificationResult\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12>\n" +
+	"\fverification\x18\x02 \x01(\v2\x1a.trustd.actor.VerificationR\fverification\"q\n" +
+	"\fLeaseReserve\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x19\n" +
+	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x1a\n" +
+	"\bcapacity\x18\x03 \x01(\x03R\bcapacity\x12\x18\n" +
+	"\aexpires\x18\x04 \x01(\x03R\aexpires\"\xb7\x01\n" +
+	"\x12LeaseReserveResult\x12\x18\n" +
+	"\agranted\x18\x01 \x01(\bR\agranted\x12\x1a\n" +
+	"\bexisting\x18\x02 \x01(\bR\bexisting\x12\x14\n" +
+	"\x05fence\x18\x03 \x01(\x04R\x05fence\x12\x1d\n" +
+	"\n" +
+	"held_until\x18\x04 \x01(\x03R\theldUntil\x12\x15\n" +
+	"\x06in_use\x18\x05 \x01(\x03R\x05inUse\x12\x1f\n" +
+	"\vretry_after\x18\x06 \x01(\x03R\n" +
+	"retryAfter\"g\n" +
+	"\bLeaseRef\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x19\n" +
+	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x14\n" +
+	"\x05fence\x18\x03 \x01(\x04R\x05fence\x12\x18\n" +
+	"\aexpires\x18\x04 \x01(\x03R\aexpires\"\x18\n" +
+	"\x04Flag\x12\x10\n" +
+	"\x03yes\x18\x01 \x01(\bR\x03yes\"?\n" +
+	"\x10LeaseUsageResult\x12\x15\n" +
+	"\x06in_use\x18\x01 \x01(\x03R\x05inUse\x12\x14\n" +
+	"\x05fence\x18\x02 \x01(\x04R\x05fence\"X\n" +
+	"\vLeaseHolder\x12\x19\n" +
+	"\blease_id\x18\x01 \x01(\tR\aleaseId\x12\x18\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12\x14\n" +
+	"\x05fence\x18\x03 \x01(\x04R\x05fence\"\xa1\x01\n" +
+	"\n" +
+	"LeaseEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05fence\x18\x02 \x01(\x04R\x05fence\x123\n" +
+	"\aholders\x18\x03 \x03(\v2\x19.trustd.actor.LeaseHolderR\aholders\x12\x18\n" +
+	"\atouched\x18\x04 \x01(\x03R\atouched\x12\x1c\n" +
+	"\tpartition\x18\x05 \x01(\rR\tpartition\"@\n" +
+	"\n" +
+	"LeaseTable\x122\n" +
+	"\aentries\x18\x01 \x03(\v2\x18.trustd.actor.LeaseEntryR\aentries\"\x92\x02\n" +
+	"\rBreakerConfig\x12\x1f\n" +
+	"\vwindow_size\x18\x01 \x01(\x03R\n" +
+	"windowSize\x12#\n" +
+	"\rminimum_calls\x18\x02 \x01(\x03R\fminimumCalls\x124\n" +
+	"\x16failure_rate_threshold\x18\x03 \x01(\x01R\x14failureRateThreshold\x121\n" +
+	"\x14consecutive_failures\x18\x04 \x01(\x03R\x13consecutiveFailures\x12(\n" +
+	"\x10open_duration_ns\x18\x05 \x01(\x03R\x0eopenDurationNs\x12(\n" +
+	"\x10half_open_probes\x18\x06 \x01(\x03R\x0ehalfOpenProbes\"f\n" +
+	"\x11RetryBudgetConfig\x12\x15\n" +
+	"\x06ttl_ns\x18\x01 \x01(\x03R\x05ttlNs\x12$\n" +
+	"\x0emin_per_second\x18\x02 \x01(\x03R\fminPerSecond\x12\x14\n" +
+	"\x05ratio\x18\x03 \x01(\x01R\x05ratio\"\xa9\x01\n" +
+	"\x10DependencyConfig\x125\n" +
+	"\abreaker\x18\x01 \x01(\v2\x1b.trustd.actor.BreakerConfigR\abreaker\x127\n" +
+	"\x06budget\x18\x02 \x01(\v2\x1f.trustd.actor.RetryBudgetConfigR\x06budget\x12%\n" +
+	"\x0emax_concurrent\x18\x03 \x01(\x03R\rmaxConcurrent\"\xab\x01\n" +
+	"\fBreakerAdmit\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12!\n" +
+	"\fadmission_id\x18\x02 \x01(\tR\vadmissionId\x12\x14\n" +
+	"\x05retry\x18\x03 \x01(\bR\x05retry\x126\n" +
+	"\x06config\x18\x04 \x01(\v2\x1e.trustd.actor.DependencyConfigR\x06config\x12\x18\n" +
+	"\aexpires\x18\x05 \x01(\x03R\aexpires\"\xfb\x01\n" +
+	"\x12BreakerAdmitResult\x12\x1a\n" +
+	"\badmitted\x18\x01 \x01(\bR\badmitted\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\rR\x06reason\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\rR\x05state\x12\x1f\n" +
+	"\vretry_after\x18\x04 \x01(\x03R\n" +
+	"retryAfter\x12\x14\n" +
+	"\x05probe\x18\x05 \x01(\bR\x05probe\x12\x1a\n" +
+	"\bbulkhead\x18\x06 \x01(\bR\bbulkhead\x12\x1b\n" +
+	"\tin_flight\x18\a \x01(\x03R\binFlight\x12+\n" +
+	"\x11retries_available\x18\b \x01(\x03R\x10retriesAvailable\"\x98\x01\n" +
+	"\x0fBreakerFeedback\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12!\n" +
+	"\fadmission_id\x18\x02 \x01(\tR\vadmissionId\x12\x18\n" +
+	"\asuccess\x18\x03 \x01(\bR\asuccess\x126\n" +
+	"\x06config\x18\x04 \x01(\v2\x1e.trustd.actor.DependencyConfigR\x06config\"G\n" +
+	"\x15BreakerFeedbackResult\x12\x18\n" +
+	"\acounted\x18\x01 \x01(\bR\acounted\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\rR\x05state\"\x1f\n" +
+	"\vBreakerPeek\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"x\n" +
+	"\x11BreakerPeekResult\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\rR\x05state\x12\x14\n" +
+	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12\x1a\n" +
+	"\bfailures\x18\x03 \x01(\x03R\bfailures\x12\x1b\n" +
+	"\tin_flight\x18\x04 \x01(\x03R\binFlight\"\xff\x01\n" +
+	"\aBreaker\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\rR\x05state\x12\x14\n" +
+	"\x05since\x18\x02 \x01(\x03R\x05since\x12\x16\n" +
+	"\x06failed\x18\x03 \x03(\x06R\x06failed\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x12\n" +
+	"\x04next\x18\x05 \x01(\x03R\x04next\x12\x14\n" +
+	"\x05calls\x18\x06 \x01(\x03R\x05calls\x12\x1a\n" +
+	"\bfailures\x18\a \x01(\x03R\bfailures\x12 \n" +
+	"\vconsecutive\x18\b \x01(\x03R\vconsecutive\x12\x16\n" +
+	"\x06probes\x18\t \x01(\x03R\x06probes\x12\x1c\n" +
+	"\tsuccesses\x18\n" +
+	" \x01(\x03R\tsuccesses\"u\n" +
+	"\tAdmission\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12\x12\n" +
+	"\x04bulk\x18\x03 \x01(\bR\x04bulk\x12\x14\n" +
+	"\x05probe\x18\x04 \x01(\bR\x05probe\x12\x14\n" +
+	"\x05epoch\x18\x05 \x01(\x03R\x05epoch\"\xc2\x01\n" +
+	"\fBreakerEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
+	"\abreaker\x18\x02 \x01(\v2\x15.trustd.actor.BreakerR\abreaker\x127\n" +
+	"\n" +
+	"admissions\x18\x03 \x03(\v2\x17.trustd.actor.AdmissionR\n" +
+	"admissions\x12\x18\n" +
+	"\atouched\x18\x04 \x01(\x03R\atouched\x12\x1c\n" +
+	"\tpartition\x18\x05 \x01(\rR\tpartition\"D\n" +
+	"\fBreakerTable\x124\n" +
+	"\aentries\x18\x01 \x03(\v2\x1a.trustd.actor.BreakerEntryR\aentriesB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
 
 var (
 	file_shardops_proto_rawDescOnce sync.Once
@@ -1491,7 +3659,7 @@ func file_shardops_proto_rawDescGZIP() []byte {
 	return file_shardops_proto_rawDescData
 }
 
-var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_shardops_proto_goTypes = []any{
 	(*Marker)(nil),                   // 0: trustd.actor.Marker
 	(*MarkerResult)(nil),             // 1: trustd.actor.MarkerResult
@@ -1514,6 +3682,36 @@ var file_shardops_proto_goTypes = []any{
 	(*LabelSubject)(nil),             // 18: trustd.actor.LabelSubject
 	(*SubjectLabel)(nil),             // 19: trustd.actor.SubjectLabel
 	(*SubjectLabelResult)(nil),       // 20: trustd.actor.SubjectLabelResult
+	(*Outcome)(nil),                  // 21: trustd.actor.Outcome
+	(*Redemption)(nil),               // 22: trustd.actor.Redemption
+	(*RedeemResult)(nil),             // 23: trustd.actor.RedeemResult
+	(*RedemptionSet)(nil),            // 24: trustd.actor.RedemptionSet
+	(*Hit)(nil),                      // 25: trustd.actor.Hit
+	(*HitResult)(nil),                // 26: trustd.actor.HitResult
+	(*Verification)(nil),             // 27: trustd.actor.Verification
+	(*GetVerification)(nil),          // 28: trustd.actor.GetVerification
+	(*GetVerificationResult)(nil),    // 29: trustd.actor.GetVerificationResult
+	(*LeaseReserve)(nil),             // 30: trustd.actor.LeaseReserve
+	(*LeaseReserveResult)(nil),       // 31: trustd.actor.LeaseReserveResult
+	(*LeaseRef)(nil),                 // 32: trustd.actor.LeaseRef
+	(*Flag)(nil),                     // 33: trustd.actor.Flag
+	(*LeaseUsageResult)(nil),         // 34: trustd.actor.LeaseUsageResult
+	(*LeaseHolder)(nil),              // 35: trustd.actor.LeaseHolder
+	(*LeaseEntry)(nil),               // 36: trustd.actor.LeaseEntry
+	(*LeaseTable)(nil),               // 37: trustd.actor.LeaseTable
+	(*BreakerConfig)(nil),            // 38: trustd.actor.BreakerConfig
+	(*RetryBudgetConfig)(nil),        // 39: trustd.actor.RetryBudgetConfig
+	(*DependencyConfig)(nil),         // 40: trustd.actor.DependencyConfig
+	(*BreakerAdmit)(nil),             // 41: trustd.actor.BreakerAdmit
+	(*BreakerAdmitResult)(nil),       // 42: trustd.actor.BreakerAdmitResult
+	(*BreakerFeedback)(nil),          // 43: trustd.actor.BreakerFeedback
+	(*BreakerFeedbackResult)(nil),    // 44: trustd.actor.BreakerFeedbackResult
+	(*BreakerPeek)(nil),              // 45: trustd.actor.BreakerPeek
+	(*BreakerPeekResult)(nil),        // 46: trustd.actor.BreakerPeekResult
+	(*Breaker)(nil),                  // 47: trustd.actor.Breaker
+	(*Admission)(nil),                // 48: trustd.actor.Admission
+	(*BreakerEntry)(nil),             // 49: trustd.actor.BreakerEntry
+	(*BreakerTable)(nil),             // 50: trustd.actor.BreakerTable
 }
 var file_shardops_proto_depIdxs = []int32{
 	0,  // 0: trustd.actor.MarkerSet.markers:type_name -> trustd.actor.Marker
@@ -1522,11 +3720,25 @@ var file_shardops_proto_depIdxs = []int32{
 	3,  // 3: trustd.actor.BucketEntry.cfg:type_name -> trustd.actor.BucketConfig
 	7,  // 4: trustd.actor.BucketSet.entries:type_name -> trustd.actor.BucketEntry
 	13, // 5: trustd.actor.GetAssessmentResult.assessment:type_name -> trustd.actor.Assessment
-	6,  // [6:6] is the sub-list for method output_type
-	6,  // [6:6] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	21, // 6: trustd.actor.Redemption.outcome:type_name -> trustd.actor.Outcome
+	21, // 7: trustd.actor.RedeemResult.outcome:type_name -> trustd.actor.Outcome
+	22, // 8: trustd.actor.RedeemResult.held:type_name -> trustd.actor.Redemption
+	22, // 9: trustd.actor.RedemptionSet.entries:type_name -> trustd.actor.Redemption
+	27, // 10: trustd.actor.GetVerificationResult.verification:type_name -> trustd.actor.Verification
+	35, // 11: trustd.actor.LeaseEntry.holders:type_name -> trustd.actor.LeaseHolder
+	36, // 12: trustd.actor.LeaseTable.entries:type_name -> trustd.actor.LeaseEntry
+	38, // 13: trustd.actor.DependencyConfig.breaker:type_name -> trustd.actor.BreakerConfig
+	39, // 14: trustd.actor.DependencyConfig.budget:type_name -> trustd.actor.RetryBudgetConfig
+	40, // 15: trustd.actor.BreakerAdmit.config:type_name -> trustd.actor.DependencyConfig
+	40, // 16: trustd.actor.BreakerFeedback.config:type_name -> trustd.actor.DependencyConfig
+	47, // 17: trustd.actor.BreakerEntry.breaker:type_name -> trustd.actor.Breaker
+	48, // 18: trustd.actor.BreakerEntry.admissions:type_name -> trustd.actor.Admission
+	49, // 19: trustd.actor.BreakerTable.entries:type_name -> trustd.actor.BreakerEntry
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_shardops_proto_init() }
@@ -1540,7 +3752,7 @@ func file_shardops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shardops_proto_rawDesc), len(file_shardops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,246 @@
+package actors
+
+import (
+	"fmt"
+
+	gproto "google.golang.org/protobuf/proto"
+
+	"github.com/trustd/trustd/proto/actorpb"
+	"github.com/trustd/trustd/resilience"
+)
+
+// The wire side of the dependency-resilience ops (breaker.go), and the
+// hand-off of breakers to a partition's new owner on a planned move. The
+// breaker, its bulkhead and the admissions holding a slot or probe move;
+// the retry budget does not (its slots are resilience's own) and restarts
+// on the new owner with its reserve only, which at most grants one
+// reserve's worth of retries more than the old owner would have.
+
+func dependencyConfigPB(c *DependencyConfig) *actorpb.DependencyConfig {
+	b := &c.Breaker
+	return &actorpb.DependencyConfig{
+		Breaker: &actorpb.BreakerConfig{WindowSize: int64(b.WindowSize), MinimumCalls: int64(b.MinimumCalls),
+			FailureRateThreshold: b.FailureRateThreshold, ConsecutiveFailures: int64(b.ConsecutiveFailures),
+			OpenDurationNs: b.OpenDurationNs, HalfOpenProbes: int64(b.HalfOpenProbes)},
+		Budget:        &actorpb.RetryBudgetConfig{TtlNs: c.Budget.TTLNs, MinPerSecond: c.Budget.MinPerSecond, Ratio: c.Budget.Ratio},
+		MaxConcurrent: int64(c.MaxConcurrent),
+	}
+}
+
+func dependencyConfigOf(m *actorpb.DependencyConfig) DependencyConfig {
+	b, r := m.GetBreaker(), m.GetBudget()
+	return DependencyConfig{
+		Breaker: resilience.BreakerConfig{WindowSize: int(b.GetWindowSize()), MinimumCalls: int(b.GetMinimumCalls()),
+			FailureRateThreshold: b.GetFailureRateThreshold(), ConsecutiveFailures: int(b.GetConsecutiveFailures()),
+			OpenDurationNs: b.GetOpenDurationNs(), HalfOpenProbes: int(b.GetHalfOpenProbes())},
+		Budget:        resilience.RetryBudgetConfig{TTLNs: r.GetTtlNs(), MinPerSecond: r.GetMinPerSecond(), Ratio: r.GetRatio()},
+		MaxConcurrent: int(m.GetMaxConcurrent()),
+	}
+}
+
+// OpKind implements WireOp.
+func (*BreakerAdmit) OpKind() string { return "breaker.admit" }
+
+// AppendOp implements WireOp.
+func (o *BreakerAdmit) AppendOp(b []byte) ([]byte, error) {
+	return appendPB(b, &actorpb.BreakerAdmit{Key: o.Key, AdmissionId: o.AdmissionID, Retry: o.Retry,
+		Config: dependencyConfigPB(&o.Config), Expires: o.Expires})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *BreakerAdmit) UnmarshalOp(data []byte) error {
+	var m actorpb.BreakerAdmit
+	err := gproto.Unmarshal(data, &m)
+	o.Key, o.AdmissionID, o.Retry, o.Config, o.Expires = m.Key, m.AdmissionId, m.Retry, dependencyConfigOf(m.Config), m.Expires
+	return err
+}
+
+// AppendResult implements WireOp.
+func (o *BreakerAdmit) AppendResult(b []byte) ([]byte, error) {
+	return appendPB(b, &actorpb.BreakerAdmitResult{Admitted: o.Admitted, Reason: uint32(o.Reason), State: uint32(o.State),
+		RetryAfter: o.RetryAfter, Probe: o.Probe, Bulkhead: o.Bulkhead, InFlight: int64(o.InFlight), RetriesAvailable: o.RetriesAvailable})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *BreakerAdmit) UnmarshalResult(data []byte) error {
+	var m actorpb.BreakerAdmitResult
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	if m.Reason > uint32(AdmitBulkheadFull) || m.State > uint32(resilience.HalfOpen) {
+		return fmt.Errorf("actors: admission answer with reason %d, state %d", m.Reason, m.State)
+	}
+	o.Admitted, o.Reason, o.State, o.RetryAfter = m.Admitted, AdmitReason(m.Reason), resilience.State(m.State), m.RetryAfter
+	o.Probe, o.Bulkhead, o.InFlight, o.RetriesAvailable = m.Probe, m.Bulkhead, int(m.InFlight), m.RetriesAvailable
+	return nil
+}
+
+// OpKind implements WireOp.
+func (*BreakerFeedback) OpKind() string { return "breaker.feedback" }
+
+// AppendOp implements WireOp.
+func (o *BreakerFeedback) AppendOp(b []byte) ([]byte, error) {
+	return appendPB(b, &actorpb.BreakerFeedback{Key: o.Key, AdmissionId: o.AdmissionID, Success: o.Success,
+		Config: dependencyConfigPB(&o.Config)})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *BreakerFeedback) UnmarshalOp(data []byte) error {
+	var m actorpb.BreakerFeedback
+	err := gproto.Unmarshal(data, &m)
+	o.Key, o.AdmissionID, o.Success, o.Config = m.Key, m.AdmissionId, m.Success, dependencyConfigOf(m.Config)
+	return err
+}
+
+// AppendResult implements WireOp.
+func (o *BreakerFeedback) AppendResult(b []byte) ([]byte, error) {
+	return appendPB(b, &actorpb.BreakerFeedbackResult{Counted: o.Counted, State: uint32(o.State)})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *BreakerFeedback) UnmarshalResult(data []byte) error {
+	var m actorpb.BreakerFeedbackResult
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	if m.State > uint32(resilience.HalfOpen) {
+		return fmt.Errorf("actors: feedback answer with state %d", m.State)
+	}
+	o.Counted, o.State = m.Counted, resilience.State(m.State)
+	return nil
+}
+
+// OpKind implements WireOp.
+func (*BreakerPeek) OpKind() string { return "breaker.peek" }
+
+// AppendOp implements WireOp.
+func (o *BreakerPeek) AppendOp(b []byte) ([]byte, error) {
+	return appendPB(b, &actorpb.BreakerPeek{Key: o.Key})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *BreakerPeek) UnmarshalOp(data []byte) error {
+	var m actorpb.BreakerPeek
+	err := gproto.Unmarshal(data, &m)
+	o.Key = m.Key
+	return err
+}
+
+// AppendResult implements WireOp.
+func (o *BreakerPeek) AppendResult(b []byte) ([]byte, error) {
+	return appendPB(b, &actorpb.BreakerPeekResult{State: uint32(o.State), Calls: int64(o.Calls),
+		Failures: int64(o.Failures), InFlight: int64(o.InFlight)})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *BreakerPeek) UnmarshalResult(data []byte) error {
+	var m actorpb.BreakerPeekResult
+	if err := gproto.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	if m.State > uint32(resilience.HalfOpen) {
+		return fmt.Errorf("actors: peek answer with state %d", m.State)
+	}
+	o.State, o.Calls, o.Failures, o.InFlight = resilience.State(m.State), int(m.Calls), int(m.Failures), int(m.InFlight)
+	return nil
+}
+
+func breakerPB(b *resilience.Breaker) *actorpb.Breaker {
+	return &actorpb.Breaker{State: uint32(b.State), Since: b.Since, Failed: b.Failed[:], Size: int64(b.Size),
+		Next: int64(b.Next), Calls: int64(b.Calls), Failures: int64(b.Failures), Consecutive: int64(b.Consecutive),
+		Probes: int64(b.Probes), Successes: int64(b.Successes)}
+}
+
+// breakerOf decodes a handed-off breaker; one that could not have been
+// produced by resilience is refused rather than trusted.
+func breakerOf(m *actorpb.Breaker) (resilience.Breaker, error) {
+	b := resilience.Breaker{State: resilience.State(m.GetState()), Since: m.GetSince(), Size: int(m.GetSize()),
+		Next: int(m.GetNext()), Calls: int(m.GetCalls()), Failures: int(m.GetFailures()),
+		Consecutive: int(m.GetConsecutive()), Probes: int(m.GetProbes()), Successes: int(m.GetSuccesses())}
+	if m.GetState() > uint32(resilience.HalfOpen) || len(m.GetFailed()) > len(b.Failed) ||
+		b.Size < 0 || b.Size > resilience.MaxWindowSize || b.Calls < 0 || b.Calls > b.Size ||
+		b.Failures < 0 || b.Failures > b.Calls || b.Probes < 0 || b.Successes < 0 || b.Consecutive < 0 {
+		return resilience.Breaker{}, fmt.Errorf("actors: handed-off breaker out of range")
+	}
+	copy(b.Failed[:], m.GetFailed())
+	return b, nil
+}
+
+// restrictiveness orders breaker states: open refuses most.
+func restrictiveness(s resilience.State) int {
+	switch s {
+	case resilience.Open:
+		return 2
+	case resilience.HalfOpen:
+		return 1
+	}
+	return 0
+}
+
+// Replicated implements Exporter: breakers live on their owner only.
+func (t *breakerTable) Replicated() bool { return false }
+
+// Export implements Exporter.
+func (t *breakerTable) Export(in func(int) bool, out func(int, []byte)) {
+	sets := map[int32]*actorpb.BreakerTable{}
+	for k, e := range t.m {
+		if !in(int(e.partition)) {
+			continue
+		}
+		tb := sets[e.partition]
+		if tb == nil {
+			tb = &actorpb.BreakerTable{}
+			sets[e.partition] = tb
+		}
+		pe := &actorpb.BreakerEntry{Key: k, Breaker: breakerPB(&e.br), Touched: e.touched, Partition: uint32(e.partition)}
+		for id, a := range e.admissions {
+			pe.Admissions = append(pe.Admissions, &actorpb.Admission{Id: id, Expires: a.expires, Bulk: a.bulk, Probe: a.probe, Epoch: a.epoch})
+		}
+		tb.Entries = append(tb.Entries, pe)
+	}
+	for p, tb := range sets {
+		if b, err := gproto.Marshal(tb); err == nil {
+			out(int(p), b)
+		}
+	}
+}
+
+// Import implements Exporter. Against a breaker the new owner already
+// holds, the more restrictive state wins (open over half-open over
+// closed; between two closed ones, the one with more failures), the
+// admissions of both are kept, and the bulkhead counts the slots they
+// hold, so a hand-off neither closes a circuit nor frees a slot early.
+func (t *breakerTable) Import(data []byte, now int64) error {
+	var tb actorpb.BreakerTable
+	if err := gproto.Unmarshal(data, &tb); err != nil {
+		return err
+	}
+	for _, in := range tb.Entries {
+		br, err := breakerOf(in.Breaker)
+		if err != nil {
+			return err
+		}
+		e := t.m[in.Key]
+		if e == nil {
+			e = &breakerEntry{br: br, admissions: make(map[string]admission, len(in.Admissions)), partition: int32(in.Partition)}
+			t.m[in.Key] = e
+		} else if r, cur := restrictiveness(br.State), restrictiveness(e.br.State); r > cur || (r == cur && br.Failures > e.br.Failures) {
+			e.br = br
+		}
+		e.touched = max(e.touched, in.Touched)
+		for _, a := range in.Admissions {
+			if _, ok := e.admissions[a.Id]; ok || a.Expires <= now {
+				continue
+			}
+			e.admissions[a.Id] = admission{expires: a.Expires, bulk: a.Bulk, probe: a.Probe, epoch: a.Epoch}
+		}
+		e.bulk.InFlight = 0
+		for _, a := range e.admissions {
+			if a.bulk {
+				e.bulk.InFlight++
+			}
+		}
+		e.nextExpiry = e.earliest()
+	}
+	return nil
+}
