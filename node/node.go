@@ -48,7 +48,10 @@ type Config struct {
 	MaxBodyBytes                   int
 	// FastRaft shortens Raft timeouts (tests on loopback).
 	FastRaft bool
-	Logger   *slog.Logger
+	// AskTimeout bounds every ask of per-key state, local or forwarded
+	// (default 500ms); past it an operation takes its degraded behaviour.
+	AskTimeout time.Duration
+	Logger     *slog.Logger
 
 	// Cluster settings. A node started without Join founds a cluster (it
 	// bootstraps Raft when its data dir is new); with Join it joins the
@@ -124,7 +127,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards}, nil)
 	trans := cluster.NewTransport(cfg.ClusterKey)
-	n.router = cluster.NewRouter(cluster.NewRing(0, nil, cfg.NodeID), n.actors, trans, 500*time.Millisecond)
+	if cfg.AskTimeout <= 0 {
+		cfg.AskTimeout = 500 * time.Millisecond
+	}
+	n.router = cluster.NewRouter(cluster.NewRing(0, nil, cfg.NodeID), n.actors, trans, cfg.AskTimeout)
 	n.apiLn, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		n.closeCore()

@@ -46,6 +46,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.IngressCredRate, "ingress-credential-rate", 50000, "default requests per second per credential (0: off; workspaces may override)")
 	fs.IntVar(&cfg.MaxBodyBytes, "max-body-bytes", 1<<20, "request body size limit")
 	fs.IntVar(&cfg.Shards, "shards", 0, "shard actors on this node (default 8)")
+	fs.DurationVar(&cfg.AskTimeout, "ask-timeout", 500*time.Millisecond, "bound on every ask of per-key state, local or forwarded; past it operations take their degraded behaviour")
 	var join string
 	fs.StringVar(&join, "join", "", "gossip addresses of existing members, host:port[,host:port]; empty: found a new cluster (or rejoin the remembered one)")
 	fs.StringVar(&cfg.ClusterName, "cluster-name", "trustd", "cluster name; nodes of differently named clusters never merge")
