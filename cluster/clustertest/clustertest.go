@@ -29,6 +29,11 @@ type Cluster struct {
 	down  map[int]bool
 }
 
+// AskTimeout bounds the asks of every node the helper starts: longer than
+// production's 500ms, because race-instrumented nodes share two cores with
+// their tests, and exactness tests must not see degraded answers.
+const AskTimeout = 3 * time.Second
+
 // Start starts n nodes: the first founds the cluster, the others join it.
 // It returns once every node's ring holds all n. Nodes are closed when the
 // test ends.
@@ -66,7 +71,7 @@ func (c *Cluster) Add() int {
 		// Race-instrumented nodes sharing two cores with their tests can
 		// take longer than production's 500ms bound to answer an ask;
 		// exactness tests must not turn that into degraded answers.
-		AskTimeout: 3 * time.Second,
+		AskTimeout: AskTimeout,
 	})
 	if err != nil {
 		c.t.Fatalf("start node-%d: %v", i, err)
