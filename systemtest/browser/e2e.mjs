@@ -275,3 +275,31 @@ test('a visual challenge is solved through its text alternative, as with a scree
   assert.deepEqual(await problems(), []);
   await context.close();
 });
+
+// Drop-in compatibility, proven with a real third-party server library:
+// cf-turnstile (npm) verifies widget tokens through trustd's Turnstile
+// dialect exactly as it would against Cloudflare, given only its apiUrl.
+test('a backend using the cf-turnstile library verifies a real token through the Turnstile dialect', async () => {
+  const { default: turnstile } = await import('cf-turnstile');
+  const site = await addSite('score_based');
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(api + '/demo?theme=light');
+  await page.locator('#widget .trustd-cb').waitFor();
+  await renderInto(page, 'compat', { sitekey: site.site_key, action: 'checkout' });
+  const token = await page.evaluate(() => window.results.compat);
+  const verify = turnstile(site.secret, { apiUrl: api + '/turnstile/v0/siteverify' });
+  const first = await verify(token);
+  assert.equal(first.success, true, JSON.stringify(first));
+  assert.deepEqual(first.errors, []);
+  assert.equal(first.hostname, apiHost);
+  assert.equal(first.action, 'checkout');
+  assert.ok(first.timestamp instanceof Date && !Number.isNaN(first.timestamp.getTime()), 'challenge_ts parses as RFC 3339');
+  const replay = await verify(token);
+  assert.equal(replay.success, false);
+  assert.ok(replay.errors.includes('timeout-or-duplicate'), JSON.stringify(replay));
+  const wrongSecret = await turnstile('sk_live_wrong', { apiUrl: api + '/turnstile/v0/siteverify' })(token);
+  assert.equal(wrongSecret.success, false);
+  assert.ok(wrongSecret.errors.includes('invalid-input-secret'), JSON.stringify(wrongSecret));
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
