@@ -20,8 +20,11 @@ type velocityEntry struct {
 func newVelocityTable() *velocityTable { return &velocityTable{m: make(map[string]*velocityEntry)} }
 
 // Sweep drops counters whose window is over.
-func (t *velocityTable) Sweep(now int64) {
+func (t *velocityTable) Sweep(now int64, budget int) {
 	for k, e := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if e.end <= now {
 			delete(t.m, k)
 		}
@@ -75,8 +78,11 @@ func newIdempotencyTable() *idempotencyTable {
 }
 
 // Sweep drops expired keys.
-func (t *idempotencyTable) Sweep(now int64) {
+func (t *idempotencyTable) Sweep(now int64, budget int) {
 	for k, e := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if e.expires <= now {
 			delete(t.m, k)
 		}
@@ -147,8 +153,11 @@ type assessmentTable struct {
 func newAssessmentTable() *assessmentTable { return &assessmentTable{m: make(map[string]*Assessment)} }
 
 // Sweep drops expired assessments.
-func (t *assessmentTable) Sweep(now int64) {
+func (t *assessmentTable) Sweep(now int64, budget int) {
 	for k, a := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if a.ExpiresNs <= now {
 			delete(t.m, k)
 		}
@@ -231,8 +240,11 @@ func newReputationTable() *reputationTable {
 }
 
 // Sweep drops expired labels.
-func (t *reputationTable) Sweep(now int64) {
+func (t *reputationTable) Sweep(now int64, budget int) {
 	for k, e := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if e.expires <= now {
 			delete(t.m, k)
 		}

@@ -30,8 +30,11 @@ func newVerificationTable() *verificationTable {
 	return &verificationTable{m: make(map[string]Verification)}
 }
 
-func (t *verificationTable) Sweep(now int64) {
+func (t *verificationTable) Sweep(now int64, budget int) {
 	for id, a := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if a.Expires <= now {
 			delete(t.m, id)
 		}

@@ -138,8 +138,11 @@ func (e *breakerEntry) earliest() int64 {
 }
 
 // Sweep implements Sweeper.
-func (t *breakerTable) Sweep(now int64) {
+func (t *breakerTable) Sweep(now int64, budget int) {
 	for k, e := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		e.expire(now)
 		if len(e.admissions) == 0 && e.br.State == resilience.Closed && now-e.touched >= breakerIdleEvict {
 			delete(t.m, k)

@@ -41,8 +41,11 @@ type bucketTable struct {
 func newBucketTable() *bucketTable { return &bucketTable{m: make(map[string]*bucketEntry)} }
 
 // Sweep drops idle entries.
-func (t *bucketTable) Sweep(now int64) {
+func (t *bucketTable) Sweep(now int64, budget int) {
 	for k, e := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if e.idle(now) {
 			delete(t.m, k)
 		}

@@ -134,18 +134,18 @@ func TestSweepKeepsBucketsUntilTheyRefill(t *testing.T) {
 	(&Reserve{Key: "drained", Bucket: cfg, Cost: 2}).Apply(st)
 	(&Reserve{Key: "quota", Bucket: cfg, Cost: 1, QuotaLimit: 9, QuotaWindow: ratelimit.Minute}).Apply(st)
 	tab := Slot(st, KindBucket, newBucketTable)
-	tab.Sweep(19)
+	tab.Sweep(19, 0)
 	if tab.Len() != 2 {
 		t.Fatalf("before the drained bucket refilled %d keys held, want 2", tab.Len())
 	}
-	tab.Sweep(20)
+	tab.Sweep(20, 0)
 	if _, ok := tab.m["drained"]; ok {
 		t.Error("a full bucket without quota should be dropped")
 	}
 	if _, ok := tab.m["quota"]; !ok {
 		t.Error("a bucket whose quota window still holds consumption must be kept")
 	}
-	tab.Sweep(int64(time.Minute))
+	tab.Sweep(int64(time.Minute), 0)
 	if tab.Len() != 0 {
 		t.Errorf("after the quota window ended %d keys held, want 0", tab.Len())
 	}

@@ -88,8 +88,11 @@ func (s *leaseSet) nextFence(now int64) uint64 {
 }
 
 // Sweep implements Sweeper.
-func (t *leaseTable) Sweep(now int64) {
+func (t *leaseTable) Sweep(now int64, budget int) {
 	for k, s := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		s.purge(now)
 		if len(s.holders) == 0 && now-s.touched >= leaseIdleEvict {
 			delete(t.m, k)

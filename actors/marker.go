@@ -29,8 +29,11 @@ type markerTable struct {
 
 func newMarkerTable() *markerTable { return &markerTable{m: make(map[string]marker)} }
 
-func (t *markerTable) Sweep(now int64) {
+func (t *markerTable) Sweep(now int64, budget int) {
 	for id, mk := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if mk.expires <= now {
 			delete(t.m, id)
 		}

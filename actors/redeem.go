@@ -39,8 +39,11 @@ type redeemTable struct {
 
 func newRedeemTable() *redeemTable { return &redeemTable{m: make(map[string]redemption)} }
 
-func (t *redeemTable) Sweep(now int64) {
+func (t *redeemTable) Sweep(now int64, budget int) {
 	for id, r := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if r.expires <= now {
 			delete(t.m, id)
 		}

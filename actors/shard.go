@@ -42,10 +42,19 @@ const (
 )
 
 // Sweeper is implemented by slot values that hold expiring entries. The
-// shard calls Sweep periodically from inside the actor.
+// shard calls Sweep every second from inside the actor with a budget: the
+// most entries to visit (0 or less: all). Every lookup checks expiry
+// itself, so sweeping only reclaims memory; a bounded sweep keeps a table
+// of millions of entries from stalling its shard (Go starts each map walk
+// at a random place, so successive bounded sweeps cover the whole table).
 type Sweeper interface {
-	Sweep(now int64)
+	Sweep(now int64, budget int)
 }
+
+// sweepBudget is how many entries of one table a shard visits per second:
+// a few milliseconds of work, and a table of 10 million entries is walked
+// about every ten minutes.
+const sweepBudget = 16384
 
 // State is the state one shard owns. It is only ever touched from inside
 // the shard's actor.
@@ -223,7 +232,7 @@ func (a *shard) Receive(c actor.Context) {
 		now := a.clock()
 		for _, v := range a.st.slots {
 			if sw, ok := v.(Sweeper); ok {
-				sw.Sweep(now)
+				sw.Sweep(now, sweepBudget)
 			}
 		}
 	}

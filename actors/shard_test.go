@@ -122,3 +122,25 @@ func BenchmarkLocalAsk(b *testing.B) {
 		}
 	}
 }
+
+func TestBoundedSweepVisitsAtMostItsBudgetAndEventuallyEverything(t *testing.T) {
+	tab := newMarkerTable()
+	for i := 0; i < 1000; i++ {
+		tab.m[string(rune('a'+i%26))+string(rune(i))] = marker{expires: 10}
+	}
+	tab.Sweep(20, 100)
+	if n := len(tab.m); n < 900 || n == 1000 {
+		t.Fatalf("after one sweep with budget 100, %d of 1000 expired entries remain", n)
+	}
+	for i := 0; i < 20 && len(tab.m) > 0; i++ {
+		tab.Sweep(20, 100)
+	}
+	if n := len(tab.m); n != 0 {
+		t.Fatalf("%d expired entries survived repeated bounded sweeps", n)
+	}
+	tab.m["live"] = marker{expires: 100}
+	tab.Sweep(20, 0)
+	if len(tab.m) != 1 {
+		t.Fatal("an unbounded sweep must keep entries that have not expired")
+	}
+}

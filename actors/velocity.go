@@ -30,8 +30,11 @@ func newChallengeRateTable() *challengeRateTable {
 	return &challengeRateTable{m: make(map[string]*velocity)}
 }
 
-func (t *challengeRateTable) Sweep(now int64) {
+func (t *challengeRateTable) Sweep(now int64, budget int) {
 	for k, v := range t.m {
+		if budget--; budget == 0 {
+			return
+		}
 		if now-v.seen > velocityIdle {
 			delete(t.m, k)
 		}
