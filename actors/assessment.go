@@ -1,5 +1,10 @@
 package actors
 
+import (
+	"crypto/rand"
+	"encoding/hex"
+)
+
 // Assessments: the server-side record of one successful verification,
 // named by an assessment id (a UUID handed to the customer's backend). The
 // trust API, edge pre-clearance and detection feedback look it up; it
@@ -68,4 +73,42 @@ func (o *GetVerification) Apply(st *State) {
 	} else {
 		o.A = Verification{}
 	}
+}
+
+// NewVerificationID returns a random assessment id (UUID form) that routes
+// to partition p: its last three hex digits carry p, the other 110 random
+// bits keep it unguessable. Storing the verification with the token's
+// single-use marker needs both in one partition.
+func NewVerificationID(p int) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
+	b[14] = b[14]&0xf0 | byte(p>>8)&0x0f
+	b[15] = byte(p)
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:36], b[10:16])
+	return string(s[:])
+}
+
+// VerificationPartition is the partition an assessment id made by
+// NewVerificationID routes to; ok is false for anything else.
+func VerificationPartition(id string, partitions int) (p int, ok bool) {
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return 0, false
+	}
+	var tail [2]byte
+	if _, err := hex.Decode(tail[:], []byte(id[32:36])); err != nil {
+		return 0, false
+	}
+	p = int(tail[0]&0x0f)<<8 | int(tail[1])
+	return p, p < partitions
 }

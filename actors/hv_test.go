@@ -122,3 +122,44 @@ func TestAssessmentExpires(t *testing.T) {
 		t.Fatalf("expired assessment still found: %+v", get)
 	}
 }
+
+func TestVerificationIDsNameTheirPartition(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range []int{0, 1, 255, 256, 1023} {
+		for i := 0; i < 50; i++ {
+			id := NewVerificationID(p)
+			if seen[id] {
+				t.Fatalf("duplicate id %s", id)
+			}
+			seen[id] = true
+			got, ok := VerificationPartition(id, 1024)
+			if !ok || got != p || id[14] != '4' {
+				t.Fatalf("id %s: partition %d ok %v, want %d (and a version-4 UUID)", id, got, ok, p)
+			}
+		}
+	}
+	for _, bad := range []string{"", "not-a-uuid", "00000000-0000-4000-8000-00000000zzzz", "00000000-0000-4000-8000-000000000fff"} {
+		if _, ok := VerificationPartition(bad, 1024); ok {
+			t.Errorf("%q must not name a partition", bad)
+		}
+	}
+}
+
+func TestRedeemStoresItsRecordOnlyOnFirstUse(t *testing.T) {
+	st := &State{Now: 1}
+	rec := &Verification{ID: "a1", SiteID: "s", Expires: 100}
+	first := &Redeem{ID: "tok", Expires: 50, Record: rec}
+	first.Apply(st)
+	get := &GetVerification{ID: "a1"}
+	get.Apply(st)
+	if !first.First || !get.Found || get.A.SiteID != "s" {
+		t.Fatalf("first use: First=%v, record found=%v", first.First, get.Found)
+	}
+	again := &Redeem{ID: "tok", Expires: 50, Record: &Verification{ID: "a2", Expires: 100}}
+	again.Apply(st)
+	get2 := &GetVerification{ID: "a2"}
+	get2.Apply(st)
+	if again.First || get2.Found {
+		t.Fatal("a duplicate use must not store its record")
+	}
+}

@@ -31,14 +31,22 @@ func (*Redeem) OpKind() string { return "redeem" }
 
 // AppendOp implements WireOp.
 func (o *Redeem) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome)})
+	m := &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome)}
+	if o.Record != nil {
+		m.Record = verificationPB(o.Record)
+	}
+	return appendPB(b, m)
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Redeem) UnmarshalOp(data []byte) error {
 	var m actorpb.Redemption
 	err := gproto.Unmarshal(data, &m)
-	o.ID, o.Expires, o.Key, o.Outcome = m.Id, m.Expires, m.Key, outcomeOf(m.Outcome)
+	o.ID, o.Expires, o.Key, o.Outcome, o.Record = m.Id, m.Expires, m.Key, outcomeOf(m.Outcome), nil
+	if m.Record != nil {
+		v := verificationOf(m.Record)
+		o.Record = &v
+	}
 	return err
 }
 

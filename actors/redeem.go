@@ -59,6 +59,12 @@ type Redeem struct {
 	Expires int64
 	Key     string
 	Outcome Outcome
+	// Record, when set, is stored as a verification by the first use, in
+	// the same step: /siteverify consumes the token and keeps its
+	// assessment in one ask, and no assessment exists for a token that
+	// was not consumed. Its ID must route to this op's partition
+	// (see VerificationPartition).
+	Record *Verification
 
 	First    bool
 	Replayed bool
@@ -85,6 +91,9 @@ func (o *Redeem) Apply(st *State) {
 	}
 	t.m[o.ID] = redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome, partition: int32(st.Partition)}
 	o.First, o.Replayed = true, false
+	if o.Record != nil {
+		Slot(st, KindVerification, newVerificationTable).m[o.Record.ID] = *o.Record
+	}
 }
 
 // ReplicaOp implements Replicated: a first use and a replay both need the
@@ -94,7 +103,7 @@ func (o *Redeem) ReplicaOp() WireOp {
 	if !o.First && !o.Replayed {
 		return nil
 	}
-	return &Redeem{ID: o.ID, Expires: o.Expires, Key: o.Key, Outcome: o.Outcome}
+	return &Redeem{ID: o.ID, Expires: o.Expires, Key: o.Key, Outcome: o.Outcome, Record: o.Record}
 }
 
 // MergeReplica implements Replicated: when the replica already held the

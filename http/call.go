@@ -92,10 +92,26 @@ func (c *Call) bearer() string {
 func (c *Call) commonHeaders() {
 	h := &c.Ctx.Response.Header
 	h.Set("X-Request-Id", c.reqID)
-	h.Set("X-Service-API-Base", c.s.cfg.BaseURL+PublicBase)
-	h.Set("X-Service-API-Version", APIVersion)
-	h.Set("X-Service-Contract-Version", ContractVersion)
-	h.Set("Cache-Control", "no-store")
+	// The fixed headers are pre-built once per server: this runs on every
+	// request of the hot paths.
+	for _, kv := range c.s.fixedHeaders {
+		h.SetCanonical(kv[0], kv[1])
+	}
+}
+
+// buildFixedHeaders renders the headers every answer carries whose values
+// never change while the server runs.
+func buildFixedHeaders(baseURL string) [][2][]byte {
+	var out [][2][]byte
+	for _, kv := range [][2]string{
+		{"X-Service-Api-Base", baseURL + PublicBase},
+		{"X-Service-Api-Version", APIVersion},
+		{"X-Service-Contract-Version", ContractVersion},
+		{"Cache-Control", "no-store"},
+	} {
+		out = append(out, [2][]byte{[]byte(kv[0]), []byte(kv[1])})
+	}
+	return out
 }
 
 // json writes v as the JSON answer with status.

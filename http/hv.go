@@ -11,6 +11,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/humanscore"
 	"github.com/trustd/trustd/token"
 )
@@ -209,3 +210,15 @@ func validCData(s string) bool {
 
 // ask runs op on the owner of key; the error is cluster.ErrUnavailable-ish.
 func (c *Call) ask(key string, op actors.Op) error { return c.s.router.Ask(key, op) }
+
+// getVerification looks an assessment up on the partition its id names
+// (actors.NewVerificationID), where /siteverify stored it together with the
+// token's marker. An id that names no partition is simply not found.
+func (c *Call) getVerification(id string) (*actors.GetVerification, error) {
+	get := &actors.GetVerification{ID: id}
+	p, ok := actors.VerificationPartition(id, cluster.Partitions)
+	if !ok {
+		return get, nil
+	}
+	return get, c.s.router.AskPartition(p, get)
+}

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/token"
 )
@@ -130,8 +129,8 @@ func (s *Server) issuePreclearance(c *Call) {
 		c.failErr(invalid("assessment_id", "a UUID"))
 		return
 	}
-	get := &actors.GetVerification{ID: in.AssessmentID}
-	if err := c.ask(get.ID, get); err != nil {
+	get, err := c.getVerification(in.AssessmentID)
+	if err != nil {
 		c.failErr(err)
 		return
 	}

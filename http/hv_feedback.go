@@ -122,8 +122,8 @@ func (s *Server) siteFeedback(c *Call) {
 	}
 	rec := catalog.FeedbackRecord{WorkspaceID: site.WorkspaceID, SiteID: site.ID, AssessmentID: in.AssessmentID,
 		Label: in.Label, ReasonCodes: in.ReasonCodes}
-	get := &actors.GetVerification{ID: in.AssessmentID}
-	if err := c.ask(get.ID, get); err != nil {
+	get, err := c.getVerification(in.AssessmentID)
+	if err != nil {
 		c.failErr(err)
 		return
 	}

@@ -7,10 +7,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/google/uuid"
-
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/token"
 )
 
@@ -200,22 +199,19 @@ func (s *Server) verifyToken(c *Call, site *catalog.Site, q *svRequest, sandbox 
 	if tok.Mode == token.ModeScoreEnforced && float64(tok.Score) < site.ScoreThreshold*1000-1e-9 {
 		v.codes |= vcLowScore
 	}
+	op := &actors.Redeem{ID: markerKey(space, tok.ID), Expires: tok.Expires*1e9 + markerSkew}
 	if v.codes == 0 {
-		v.assessmentID = uuid.NewString()
+		// The assessment is stored by the same op that consumes the token,
+		// on the token's partition (its id names that partition), so one
+		// ask does both, and no assessment exists for an unconsumed token.
+		v.assessmentID = actors.NewVerificationID(cluster.Partition(op.ID))
 		if !sandbox {
-			// Stored before the token is consumed: if this fails the
-			// token stays usable, and an assessment whose id was never
-			// handed out is unreachable and expires.
-			put := &actors.PutVerification{A: actors.Verification{ID: v.assessmentID, WorkspaceID: site.WorkspaceID, SiteID: site.ID,
+			op.Record = &actors.Verification{ID: v.assessmentID, WorkspaceID: site.WorkspaceID, SiteID: site.ID,
 				Hostname: tok.Hostname, Action: tok.Action, ChallengeType: tok.Mode.String(), Score: tok.Score, Reasons: tok.Reasons,
-				VerifiedAt: now.UnixNano(), Expires: now.UnixNano() + verificationTTL}}
-			if err := c.ask(v.assessmentID, put); err != nil {
-				return v, err
-			}
+				VerifiedAt: now.UnixNano(), Expires: now.UnixNano() + verificationTTL}
 		}
 	}
-	op := &actors.Redeem{ID: markerKey(space, tok.ID), Expires: tok.Expires*1e9 + markerSkew,
-		Outcome: actors.Outcome{Codes: v.codes, Ref: v.assessmentID, At: now.UnixNano()}}
+	op.Outcome = actors.Outcome{Codes: v.codes, Ref: v.assessmentID, At: now.UnixNano()}
 	if len(q.idem) > 0 {
 		op.Key = string(q.idem)
 	}

@@ -72,9 +72,11 @@ type Server struct {
 	ingress *ingress
 	reqSeq  atomic.Uint64
 	reqPfx  string
-	calls   sync.Pool
-	mods    modules
-	reg     prometheus.Registerer
+	// fixedHeaders are the common headers with constant values, pre-built.
+	fixedHeaders [][2][]byte
+	calls        sync.Pool
+	mods         modules
+	reg          prometheus.Registerer
 }
 
 // New builds a server over store and router. Modules keep their own state
@@ -90,7 +92,8 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	_, _ = rand.Read(pfx[:])
 	s := &Server{
 		cfg: cfg, store: store, router: router, log: log, clock: time.Now, reg: reg,
-		reqPfx: hex.EncodeToString(pfx[:]),
+		reqPfx:       hex.EncodeToString(pfx[:]),
+		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
 	}
 	s.calls.New = func() any { return &Call{s: s} }
 	s.ingress = newIngress(s.clock)

@@ -1434,9 +1434,12 @@ type Redemption struct {
 	// expires is Unix ns.
 	Expires int64 `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
 	// key is the idempotency key of the first use, or empty.
-	Key           string   `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
-	Outcome       *Outcome `protobuf:"bytes,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	Partition     uint32   `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
+	Key       string   `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Outcome   *Outcome `protobuf:"bytes,4,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Partition uint32   `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
+	// record, on a Redeem op, is the verification its first use stores in
+	// the same step (siteverify's assessment).
+	Record        *Verification `protobuf:"bytes,6,opt,name=record,proto3" json:"record,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1504,6 +1507,13 @@ func (x *Redemption) GetPartition() uint32 {
 		return x.Partition
 	}
 	return 0
+}
+
+func (x *Redemption) GetRecord() *Verification {
+	if x != nil {
+		return x.Record
+	}
+	return nil
 }
 
 // RedeemResult is the answer of Redeem. held is the stored record when
@@ -3494,14 +3504,15 @@ const file_shardops_proto_rawDesc = "" +
 	"\aOutcome\x12\x14\n" +
 	"\x05codes\x18\x01 \x01(\rR\x05codes\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x0e\n" +
-	"\x02at\x18\x03 \x01(\x03R\x02at\"\x97\x01\n" +
+	"\x02at\x18\x03 \x01(\x03R\x02at\"\xcb\x01\n" +
 	"\n" +
 	"Redemption\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
 	"\aexpires\x18\x02 \x01(\x03R\aexpires\x12\x10\n" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12/\n" +
 	"\aoutcome\x18\x04 \x01(\v2\x15.trustd.actor.OutcomeR\aoutcome\x12\x1c\n" +
-	"\tpartition\x18\x05 \x01(\rR\tpartition\"\x9f\x01\n" +
+	"\tpartition\x18\x05 \x01(\rR\tpartition\x122\n" +
+	"\x06record\x18\x06 \x01(\v2\x1a.trustd.actor.VerificationR\x06record\"\x9f\x01\n" +
 	"\fRedeemResult\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\bR\x05first\x12\x1a\n" +
 	"\breplayed\x18\x02 \x01(\bR\breplayed\x12/\n" +
@@ -3721,24 +3732,25 @@ var file_shardops_proto_depIdxs = []int32{
 	7,  // 4: trustd.actor.BucketSet.entries:type_name -> trustd.actor.BucketEntry
 	13, // 5: trustd.actor.GetAssessmentResult.assessment:type_name -> trustd.actor.Assessment
 	21, // 6: trustd.actor.Redemption.outcome:type_name -> trustd.actor.Outcome
-	21, // 7: trustd.actor.RedeemResult.outcome:type_name -> trustd.actor.Outcome
-	22, // 8: trustd.actor.RedeemResult.held:type_name -> trustd.actor.Redemption
-	22, // 9: trustd.actor.RedemptionSet.entries:type_name -> trustd.actor.Redemption
-	27, // 10: trustd.actor.GetVerificationResult.verification:type_name -> trustd.actor.Verification
-	35, // 11: trustd.actor.LeaseEntry.holders:type_name -> trustd.actor.LeaseHolder
-	36, // 12: trustd.actor.LeaseTable.entries:type_name -> trustd.actor.LeaseEntry
-	38, // 13: trustd.actor.DependencyConfig.breaker:type_name -> trustd.actor.BreakerConfig
-	39, // 14: trustd.actor.DependencyConfig.budget:type_name -> trustd.actor.RetryBudgetConfig
-	40, // 15: trustd.actor.BreakerAdmit.config:type_name -> trustd.actor.DependencyConfig
-	40, // 16: trustd.actor.BreakerFeedback.config:type_name -> trustd.actor.DependencyConfig
-	47, // 17: trustd.actor.BreakerEntry.breaker:type_name -> trustd.actor.Breaker
-	48, // 18: trustd.actor.BreakerEntry.admissions:type_name -> trustd.actor.Admission
-	49, // 19: trustd.actor.BreakerTable.entries:type_name -> trustd.actor.BreakerEntry
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	27, // 7: trustd.actor.Redemption.record:type_name -> trustd.actor.Verification
+	21, // 8: trustd.actor.RedeemResult.outcome:type_name -> trustd.actor.Outcome
+	22, // 9: trustd.actor.RedeemResult.held:type_name -> trustd.actor.Redemption
+	22, // 10: trustd.actor.RedemptionSet.entries:type_name -> trustd.actor.Redemption
+	27, // 11: trustd.actor.GetVerificationResult.verification:type_name -> trustd.actor.Verification
+	35, // 12: trustd.actor.LeaseEntry.holders:type_name -> trustd.actor.LeaseHolder
+	36, // 13: trustd.actor.LeaseTable.entries:type_name -> trustd.actor.LeaseEntry
+	38, // 14: trustd.actor.DependencyConfig.breaker:type_name -> trustd.actor.BreakerConfig
+	39, // 15: trustd.actor.DependencyConfig.budget:type_name -> trustd.actor.RetryBudgetConfig
+	40, // 16: trustd.actor.BreakerAdmit.config:type_name -> trustd.actor.DependencyConfig
+	40, // 17: trustd.actor.BreakerFeedback.config:type_name -> trustd.actor.DependencyConfig
+	47, // 18: trustd.actor.BreakerEntry.breaker:type_name -> trustd.actor.Breaker
+	48, // 19: trustd.actor.BreakerEntry.admissions:type_name -> trustd.actor.Admission
+	49, // 20: trustd.actor.BreakerTable.entries:type_name -> trustd.actor.BreakerEntry
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_shardops_proto_init() }
