@@ -303,3 +303,32 @@ test('a backend using the cf-turnstile library verifies a real token through the
   assert.deepEqual(await problems(), []);
   await context.close();
 });
+
+// The reCAPTCHA dialect, proven with a real third-party server library:
+// google-recaptcha (npm) verifies a widget token against trustd given only
+// its apiUrl, and sends an empty remoteip, which the dialect treats as absent.
+test('a backend using the google-recaptcha library verifies a real token through the reCAPTCHA dialect', async () => {
+  const { default: GoogleRecaptcha } = await import('google-recaptcha');
+  const site = await addSite('score_based');
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(api + '/demo?theme=light');
+  await page.locator('#widget .trustd-cb').waitFor();
+  await renderInto(page, 'recaptcha', { sitekey: site.site_key, action: 'signup' });
+  const token = await page.evaluate(() => window.results.recaptcha);
+  const recaptcha = new GoogleRecaptcha({ apiUrl: api + '/recaptcha/api/siteverify', secret: site.secret, logger: () => {} });
+  const verify = (response) => new Promise((resolve) => {
+    recaptcha.verify({ response }, (error, body) => resolve({ error, body }));
+  });
+  const first = await verify(token);
+  assert.equal(first.error, null, String(first.error));
+  assert.equal(first.body.success, true, JSON.stringify(first.body));
+  assert.equal(first.body.hostname, apiHost);
+  assert.equal(first.body.action, 'signup');
+  assert.ok(!('error-codes' in first.body), 'no error-codes key on success, as reCAPTCHA answers');
+  assert.ok(!Number.isNaN(Date.parse(first.body.challenge_ts)), 'challenge_ts is RFC 3339');
+  const replay = await verify(token);
+  assert.match(String(replay.error), /timeout-or-duplicate/);
+  assert.equal(replay.body.success, false);
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
