@@ -170,28 +170,4 @@ func (s *Server) sandboxIssue(c *Call) {
 	c.ok(&SandboxIssueView{Token: text, Scenario: sc.Name, ExpiresIn: int(t.Expires - now), Expect: *sc})
 }
 
-func (s *Server) sandboxSiteverify(c *Call) {
-	b := s.mods.hv.bufs.Get().(*svBuf)
-	defer s.mods.hv.bufs.Put(b)
-	var q svRequest
-	fail := func(e ErrorCode) { c.specError(e.Status, e.Code) }
-	if !c.readVerifyRequest(b, &q) || !validIdemKey(q.idem) {
-		fail(svBadRequest)
-		return
-	}
-	site := c.checkSecret(&q, true, fail)
-	if site == nil || !c.admitCredential(site.ID, site.WorkspaceID) {
-		return
-	}
-	if len(q.response) == 0 {
-		fail(svMissingResponse)
-		return
-	}
-	v, err := s.verifyToken(c, site, &q, true, b)
-	if err != nil {
-		fail(svUnavailable)
-		return
-	}
-	b.out = appendResult(b.out[:0], &v)
-	c.rawJSON(200, b.out)
-}
+func (s *Server) sandboxSiteverify(c *Call) { s.verifyResponse(c, true) }

@@ -248,7 +248,11 @@ func (c *Call) checkSecret(q *svRequest, sandbox bool, fail func(ErrorCode)) *ca
 	return site
 }
 
-func (s *Server) siteverify(c *Call) {
+func (s *Server) siteverify(c *Call) { s.verifyResponse(c, false) }
+
+// verifyResponse answers /siteverify, or with sandbox /sandbox/siteverify:
+// the same validation against the live or the sandbox key space.
+func (s *Server) verifyResponse(c *Call, sandbox bool) {
 	b := s.mods.hv.bufs.Get().(*svBuf)
 	defer s.mods.hv.bufs.Put(b)
 	var q svRequest
@@ -257,7 +261,7 @@ func (s *Server) siteverify(c *Call) {
 		fail(svBadRequest)
 		return
 	}
-	site := c.checkSecret(&q, false, fail)
+	site := c.checkSecret(&q, sandbox, fail)
 	if site == nil || !c.admitCredential(site.ID, site.WorkspaceID) {
 		return
 	}
@@ -265,7 +269,7 @@ func (s *Server) siteverify(c *Call) {
 		fail(svMissingResponse)
 		return
 	}
-	v, err := s.verifyToken(c, site, &q, false, b)
+	v, err := s.verifyToken(c, site, &q, sandbox, b)
 	if err != nil {
 		fail(svUnavailable)
 		return
