@@ -129,7 +129,9 @@ func (in *ingress) allowIP(c *Call) bool {
 }
 
 // admitCredential applies the per-credential limit, after a handler has
-// authenticated the caller. The workspace's settings override the node's
+// authenticated the caller. credID is the credential's catalog id (a site,
+// mobile app or scoped credential UUID), the same key in every module, so
+// one credential has one budget across all operations. The workspace's settings override the node's
 // defaults. False means 429 was written.
 func (c *Call) admitCredential(credID, workspaceID string) bool {
 	rate, burst := c.s.cfg.IngressCredRate, c.s.cfg.IngressCredBurst

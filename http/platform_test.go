@@ -199,3 +199,21 @@ func fillParams(p string) string {
 		p = p[:i] + "x" + p[i+j+1:]
 	}
 }
+
+func TestOneCredentialHasOneIngressBudgetAcrossOperations(t *testing.T) {
+	tn := mustStartNode(t)
+	var ws wsView
+	tn.mustCreate("/workspaces", map[string]any{"name": "acme", "ingress_per_second": 1, "ingress_burst": 2}, &ws)
+	var site siteView
+	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "s", "hostnames": []string{"a.example"}}, &site)
+	for i := 0; i < 2; i++ {
+		r := tn.do("POST", "/v1/rate-limit/check", site.Secret, map[string]any{"action": "login"})
+		if r.status != 200 {
+			t.Fatalf("check %d = %d %s", i, r.status, r.body)
+		}
+	}
+	r := tn.do("POST", "/v1/concurrency/acquire", site.Secret, map[string]any{"action": "login"})
+	if r.status != 429 || r.errorCode(t) != "rate-limit-exceeded" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("a third call with the same secret, to another module = %d %s; the budget is per credential", r.status, r.body)
+	}
+}

@@ -40,7 +40,7 @@ func (c *Call) siteCaller(bodySecret string) (trafficCaller, bool) {
 		c.fail(ErrUnauthorized, "the site secret is not valid")
 		return trafficCaller{}, false
 	}
-	if !c.admitCredential("site/"+site.ID, ws.ID) {
+	if !c.admitCredential(site.ID, ws.ID) {
 		return trafficCaller{}, false
 	}
 	return trafficCaller{ws: ws, appID: site.ID}, true
@@ -71,7 +71,7 @@ func (c *Call) mobileCaller(platform, appID string) (trafficCaller, bool) {
 		c.fail(ErrUnauthorized, "the mobile server secret is not valid")
 		return trafficCaller{}, false
 	}
-	if !c.admitCredential("app/"+app.ID, ws.ID) {
+	if !c.admitCredential(app.ID, ws.ID) {
 		return trafficCaller{}, false
 	}
 	return trafficCaller{ws: ws, appID: app.ID}, true
