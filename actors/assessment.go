@@ -1,14 +1,16 @@
 package actors
 
+// Assessments: the server-side record of one successful verification,
+// named by an assessment id (a UUID handed to the customer's backend). The
+// trust API, edge pre-clearance and detection feedback look it up; it
+// expires with its TTL and is never a verification token itself. Records
+// are stored by the Redeem that consumes the token (Redeem.Record), in the
+// token's partition, which the assessment id names.
+
 import (
 	"crypto/rand"
 	"encoding/hex"
 )
-
-// Assessments: the server-side record of one successful verification,
-// named by an assessment id (a UUID handed to the customer's backend). The
-// trust API, edge pre-clearance and detection feedback look it up; it
-// expires with its TTL and is never a verification token itself.
 
 // Verification is one successful human verification, kept under its
 // assessment id.
@@ -44,16 +46,6 @@ func (t *verificationTable) Sweep(now int64, budget int) {
 			delete(t.m, id)
 		}
 	}
-}
-
-// PutVerification stores A under A.ID until A.Expires.
-type PutVerification struct {
-	A Verification
-}
-
-// Apply implements Op.
-func (o *PutVerification) Apply(st *State) {
-	Slot(st, KindVerification, newVerificationTable).m[o.A.ID] = o.A
 }
 
 // GetVerification finds the unexpired assessment ID.

@@ -109,7 +109,8 @@ func TestAssessmentExpires(t *testing.T) {
 	var now atomic.Int64
 	now.Store(100)
 	s := mustNewSystem(t, func() int64 { return now.Load() })
-	if err := s.Ask(2, &PutVerification{A: Verification{ID: "a1", SiteID: "s", Score: 900, Expires: 200}}, time.Second); err != nil {
+	store := &Redeem{ID: "tok/a1", Expires: 200, Record: &Verification{ID: "a1", SiteID: "s", Score: 900, Expires: 200}}
+	if err := s.Ask(2, store, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	get := &GetVerification{ID: "a1"}

@@ -158,28 +158,6 @@ func verificationOf(m *actorpb.Verification) Verification {
 }
 
 // OpKind implements WireOp.
-func (*PutVerification) OpKind() string { return "verification.put" }
-
-// AppendOp implements WireOp.
-func (o *PutVerification) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, verificationPB(&o.A))
-}
-
-// UnmarshalOp implements WireOp.
-func (o *PutVerification) UnmarshalOp(data []byte) error {
-	var m actorpb.Verification
-	err := gproto.Unmarshal(data, &m)
-	o.A = verificationOf(&m)
-	return err
-}
-
-// AppendResult implements WireOp: a put has no result.
-func (o *PutVerification) AppendResult(b []byte) ([]byte, error) { return b, nil }
-
-// UnmarshalResult implements WireOp.
-func (o *PutVerification) UnmarshalResult([]byte) error { return nil }
-
-// OpKind implements WireOp.
 func (*GetVerification) OpKind() string { return "verification.get" }
 
 // AppendOp implements WireOp.

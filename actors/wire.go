@@ -68,7 +68,6 @@ var wireOps = map[string]func() WireOp{
 
 	"redeem":             func() WireOp { return &Redeem{} },
 	"challenge_rate.hit": func() WireOp { return &Hit{} },
-	"verification.put":   func() WireOp { return &PutVerification{} },
 	"verification.get":   func() WireOp { return &GetVerification{} },
 
 	"lease.reserve": func() WireOp { return &LeaseReserve{} },

@@ -73,7 +73,7 @@ func TestWireOpsSurviveTheWire(t *testing.T) {
 		{"a replayed redemption keeps the stored outcome", &Redeem{ID: "tok/1", Expires: 9, Key: "k1", Outcome: Outcome{Ref: "a1"}, Replayed: true,
 			held: &redemption{expires: 9, key: "k1", outcome: Outcome{Ref: "a1"}}}},
 		{"a challenge-rate hit keeps its window, rate and baseline", &Hit{Key: "vel/ip/s/x", Window: 60e9, Rate: 4.5, Baseline: 1.25}},
-		{"a stored verification keeps every field", &PutVerification{A: sampleVerification}},
+		{"a redemption that stores a verification keeps every field of it", &Redeem{ID: "tok/2", Expires: 9, Outcome: Outcome{Ref: "v1"}, Record: &sampleVerification, First: true}},
 		{"a found verification comes back whole", &GetVerification{ID: "v1", Found: true, A: sampleVerification}},
 		{"a missing verification stays missing", &GetVerification{ID: "v2"}},
 		{"a lease reserve keeps its capacity and every result field", &LeaseReserve{Key: "cc/w/c/h", LeaseID: "l1", Capacity: 3, Expires: 77,
@@ -101,7 +101,7 @@ func TestEveryOpAHandlerSendsHasAWireEncoding(t *testing.T) {
 	// The ops package http sends through the router; an op missing here
 	// would answer unavailable whenever its key is owned by another node.
 	for _, op := range []Op{&Consume{}, &Seen{}, &Reserve{}, &Refund{}, &CountHit{}, &ClaimIdempotency{}, &PutAssessment{},
-		&GetAssessment{}, &AnnotateAssessment{}, &LabelSubject{}, &SubjectLabel{}, &Redeem{}, &Hit{}, &PutVerification{},
+		&GetAssessment{}, &AnnotateAssessment{}, &LabelSubject{}, &SubjectLabel{}, &Redeem{}, &Hit{},
 		&GetVerification{}, &LeaseReserve{}, &LeaseRenew{}, &LeaseRelease{}, &LeaseUsage{}, &BreakerAdmit{},
 		&BreakerFeedback{}, &BreakerPeek{}} {
 		w, ok := op.(WireOp)
