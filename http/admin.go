@@ -343,18 +343,26 @@ func (s *Server) updateWorkspace(c *Call) {
 	}
 }
 
-// site resolves {workspace_id} and {site_id}, answering 404 itself.
-func (c *Call) site() *catalog.Site {
+// inWorkspace resolves {workspace_id} and the {param} id of table to a
+// record of that workspace, answering 404 itself (a record of another
+// workspace is as absent as a missing one). owner names a record's
+// workspace.
+func inWorkspace[T any](c *Call, table map[string]*T, param, what string, owner func(*T) string) *T {
 	w := c.workspace()
 	if w == nil {
 		return nil
 	}
-	st := c.cat.Sites[c.Param("site_id")]
-	if st == nil || st.WorkspaceID != w.ID {
-		c.fail(ErrNotFound, "no site "+c.Param("site_id")+" in workspace "+w.ID)
+	v := table[c.Param(param)]
+	if v == nil || owner(v) != w.ID {
+		c.fail(ErrNotFound, "no "+what+" "+c.Param(param)+" in workspace "+w.ID)
 		return nil
 	}
-	return st
+	return v
+}
+
+// site resolves {workspace_id} and {site_id}, answering 404 itself.
+func (c *Call) site() *catalog.Site {
+	return inWorkspace(c, c.cat.Sites, "site_id", "site", func(v *catalog.Site) string { return v.WorkspaceID })
 }
 
 func siteView(st *catalog.Site, secret string) *SiteView {

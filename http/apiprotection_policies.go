@@ -170,16 +170,7 @@ func (in *APIProtectionPolicyInput) mergeInto(cur *catalog.APIProtectionPolicy) 
 }
 
 func (c *Call) apPolicy() *catalog.APIProtectionPolicy {
-	w := c.workspace()
-	if w == nil {
-		return nil
-	}
-	p := c.cat.APIProtectionPolicies[c.Param("policy_id")]
-	if p == nil || p.WorkspaceID != w.ID {
-		c.fail(ErrNotFound, "no API Protection policy "+c.Param("policy_id")+" in workspace "+w.ID)
-		return nil
-	}
-	return p
+	return inWorkspace(c, c.cat.APIProtectionPolicies, "policy_id", "API Protection policy", func(v *catalog.APIProtectionPolicy) string { return v.WorkspaceID })
 }
 
 func (s *Server) createAPIProtectionPolicy(c *Call) {

@@ -296,16 +296,7 @@ func bodySetsNull(body []byte, name string) bool {
 
 // rateLimitPolicy resolves {workspace_id} and {policy_id}, answering 404.
 func (c *Call) rateLimitPolicy() *catalog.RateLimitPolicy {
-	w := c.workspace()
-	if w == nil {
-		return nil
-	}
-	p := c.cat.RateLimitPolicies[c.Param("policy_id")]
-	if p == nil || p.WorkspaceID != w.ID {
-		c.fail(ErrNotFound, "no rate-limit policy "+c.Param("policy_id")+" in workspace "+w.ID)
-		return nil
-	}
-	return p
+	return inWorkspace(c, c.cat.RateLimitPolicies, "policy_id", "rate-limit policy", func(v *catalog.RateLimitPolicy) string { return v.WorkspaceID })
 }
 
 func (s *Server) createRateLimitPolicy(c *Call) {

@@ -203,30 +203,12 @@ func (s *Server) trafficAdminRoutes() []Route {
 
 // constraint resolves {workspace_id} and {constraint_id}, answering 404 itself.
 func (c *Call) constraint() *catalog.ConcurrencyConstraint {
-	w := c.workspace()
-	if w == nil {
-		return nil
-	}
-	k := c.cat.ConcurrencyConstraints[c.Param("constraint_id")]
-	if k == nil || k.WorkspaceID != w.ID {
-		c.fail(ErrNotFound, "no concurrency constraint "+c.Param("constraint_id")+" in workspace "+w.ID)
-		return nil
-	}
-	return k
+	return inWorkspace(c, c.cat.ConcurrencyConstraints, "constraint_id", "concurrency constraint", func(v *catalog.ConcurrencyConstraint) string { return v.WorkspaceID })
 }
 
 // dependency resolves {workspace_id} and {dependency_id}, answering 404 itself.
 func (c *Call) dependency() *catalog.Dependency {
-	w := c.workspace()
-	if w == nil {
-		return nil
-	}
-	d := c.cat.Dependencies[c.Param("dependency_id")]
-	if d == nil || d.WorkspaceID != w.ID {
-		c.fail(ErrNotFound, "no dependency "+c.Param("dependency_id")+" in workspace "+w.ID)
-		return nil
-	}
-	return d
+	return inWorkspace(c, c.cat.Dependencies, "dependency_id", "dependency", func(v *catalog.Dependency) string { return v.WorkspaceID })
 }
 
 func constraintView(k *catalog.ConcurrencyConstraint) ConcurrencyConstraintView {
