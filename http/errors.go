@@ -28,6 +28,8 @@ var (
 	ErrInvalidField    = ErrorCode{"invalid-field", 400, "A field is missing, has the wrong type or an invalid value; message names it."}
 	ErrUnsupportedType = ErrorCode{"unsupported-media-type", 415, "Content-Type is not one the operation accepts."}
 	ErrBodyTooLarge    = ErrorCode{"body-too-large", 413, "The request body exceeds the size limit."}
+	ErrHeadersTooLarge = ErrorCode{"headers-too-large", 431, "The request headers exceed the size limit."}
+	ErrBadRequest      = ErrorCode{"bad-request", 400, "The HTTP request could not be parsed."}
 	ErrUnauthorized    = ErrorCode{"unauthorized", 401, "Missing or invalid credential."}
 	ErrForbidden       = ErrorCode{"forbidden", 403, "The credential may not perform this operation."}
 	ErrNotFound        = ErrorCode{"not-found", 404, "No such path, or the named resource does not exist."}
@@ -60,7 +62,7 @@ var (
 
 // apiErrors lists every ApiError code, for the contract.
 var apiErrors = []ErrorCode{
-	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
+	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrHeadersTooLarge, ErrBadRequest,
 	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,
 	ErrUnavailable, ErrInternal,
 	ErrInvalidSitekey, ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed,

@@ -165,6 +165,15 @@ type SpecError struct {
 func (s *Server) openAPI() map[string]any {
 	g := &schemaGen{components: map[string]any{}, seen: map[reflect.Type]string{}}
 	apiErr := g.ref(APIError{})
+	// The ApiError schema lists every code with its status and meaning, so
+	// integrators find the whole error vocabulary in one place.
+	var codes []string
+	for _, e := range apiErrors {
+		codes = append(codes, e.Code+" ("+strconv.Itoa(e.Status)+"): "+e.Meaning)
+	}
+	if sch, ok := g.components["APIError"].(map[string]any); ok {
+		sch["description"] = "The error body of every operation except /siteverify and the rate-limit check. Codes:\n" + strings.Join(codes, "\n")
+	}
 	specErr := g.ref(SpecError{})
 	paths := map[string]any{}
 	usedSchemes := map[string]any{}

@@ -1,8 +1,11 @@
 package http_test
 
 import (
+	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/pb33f/libopenapi"
@@ -215,5 +218,42 @@ func TestOneCredentialHasOneIngressBudgetAcrossOperations(t *testing.T) {
 	r := tn.do("POST", "/v1/concurrency/acquire", site.Secret, map[string]any{"action": "login"})
 	if r.status != 429 || r.errorCode(t) != "rate-limit-exceeded" || r.header.Get("Retry-After") == "" {
 		t.Fatalf("a third call with the same secret, to another module = %d %s; the budget is per credential", r.status, r.body)
+	}
+}
+
+func TestTransportErrorsAnswerJSON(t *testing.T) {
+	tn := mustStartNode(t)
+	addr := strings.TrimPrefix(tn.n.APIURL(), "http://")
+	raw := func(req string) string {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := conn.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(conn)
+		return string(b)
+	}
+	tests := []struct {
+		name, req, status, code string
+	}{
+		{"an unparsable request is a JSON bad-request", "NOT A REQUEST\r\n\r\n", "400", `"error":"bad-request"`},
+		{"oversized headers are a JSON headers-too-large", "GET /v1/ HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n", "431", `"error":"headers-too-large"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := raw(tc.req)
+			if !strings.HasPrefix(got, "HTTP/1.1 "+tc.status) || !strings.Contains(got, tc.code) || !strings.Contains(got, "X-Request-Id") {
+				t.Fatalf("answer:\n%.400s", got)
+			}
+		})
+	}
+	doc := tn.do("GET", "/v1/openapi.json", "", nil)
+	if !strings.Contains(string(doc.body), "headers-too-large (431)") {
+		t.Fatal("the contract's ApiError schema lists every code")
 	}
 }

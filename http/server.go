@@ -143,12 +143,12 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	defer s.release(c)
 	c.commonHeaders()
 	if _, ok := err.(*fasthttp.ErrSmallBuffer); ok {
-		c.fail(ErrorCode{"headers-too-large", 431, "Request headers too large."}, "request headers too large")
+		c.fail(ErrHeadersTooLarge, "request headers too large")
 		return
 	}
 	if err == fasthttp.ErrBodyTooLarge {
 		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes")
 		return
 	}
-	c.fail(ErrorCode{"bad-request", 400, "The request could not be parsed."}, "malformed HTTP request")
+	c.fail(ErrBadRequest, "malformed HTTP request")
 }
