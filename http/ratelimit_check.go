@@ -27,8 +27,6 @@ var (
 	rlInvalidDevice   = ErrorCode{"invalid-device_id", 400, "A device-scoped policy matched and device_id is missing or invalid."}
 	rlInvalidScopeKey = ErrorCode{"invalid-scope_key", 400, "A custom-scoped policy matched and scope_key is missing or invalid."}
 	rlDisabled        = ErrorCode{"rate-limiting-disabled", 403, "The workspace disabled Rate Limiting."}
-	rlAppIdentity     = ErrorCode{"invalid-app-identity", 403, "Mobile platform or app_id missing or not the registration of the mobile secret."}
-	rlIngress         = ErrorCode{"rate-limit-exceeded", 429, "The endpoint itself is over its ingress limit; honour Retry-After."}
 	rlUnavailable     = ErrorCode{"rate-limiting-unavailable", 503, "Service not ready (no configuration leader yet); follow the configured failure strategy."}
 	rlMalformed       = ErrorCode{"malformed-json", 400, "trustd: the body is not one JSON object of scalar members (syntax, invalid UTF-8, trailing data)."}
 	rlUnknownField    = ErrorCode{"unknown-field", 400, "trustd: the body has a member the operation does not define, or one member twice."}
@@ -38,7 +36,7 @@ var (
 )
 
 var rateLimitCheckErrors = []ErrorCode{rlMissingSecret, rlInvalidSecret, rlInvalidAction, rlMissingRoute, rlInvalidSubject,
-	rlInvalidDevice, rlInvalidScopeKey, rlDisabled, rlIngress, rlUnavailable, rlMalformed, rlUnknownField,
+	rlInvalidDevice, rlInvalidScopeKey, rlDisabled, ErrRateLimited, rlUnavailable, rlMalformed, rlUnknownField,
 	rlInvalidMethod, rlInvalidCost, rlInvalidAssess}
 
 // Limits of caller-supplied identifiers.
@@ -229,7 +227,7 @@ func rlFieldError(f int) ErrorCode {
 	case rlFieldAssessment:
 		return rlInvalidAssess
 	}
-	return rlAppIdentity
+	return ErrInvalidAppIdentity
 }
 
 // caller is who a check authenticated as.
@@ -262,7 +260,7 @@ func (k *rlCheck) authenticate(c *Call, cat *catalog.Catalog) (caller, bool) {
 		}
 		if string(in.vals[rlFieldPlatform]) != app.Platform || string(in.vals[rlFieldAppID]) != app.AppID ||
 			!in.present(rlFieldPlatform) || !in.present(rlFieldAppID) {
-			c.specFail(rlAppIdentity)
+			c.specFail(ErrInvalidAppIdentity)
 			return caller{}, false
 		}
 		cl.appID, cl.ws = app.ID, cat.Workspaces[app.WorkspaceID]

@@ -455,7 +455,7 @@ func (s *Server) rateLimitRoutes() []Route {
 		{Method: "POST", Path: "/mobile/rate-limit/check", ID: "mobileRateLimitCheck", Tag: "Traffic control",
 			Summary: "Mobile counterpart of the rate-limit check: mobile server secret plus platform and app_id.",
 			Auth:    []Auth{AuthMobile}, Body: &MobileRateLimitCheckInput{}, Result: &RateLimitDecision{},
-			Errors: append(append([]ErrorCode{}, rateLimitCheckErrors...), rlAppIdentity), SpecErrors: true, Handle: s.mobileRateLimitCheck},
+			Errors: append(append([]ErrorCode{}, rateLimitCheckErrors...), ErrInvalidAppIdentity), SpecErrors: true, Handle: s.mobileRateLimitCheck},
 		{Method: "POST", Path: ws, Admin: true, ID: "createRateLimitPolicy", Tag: "Admin", Auth: a, Summary: "Create a rate-limit policy.",
 			Body: &RateLimitPolicyInput{}, Status: 201, Result: &RateLimitPolicyView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.createRateLimitPolicy)},
 		{Method: "GET", Path: ws, Admin: true, ID: "listRateLimitPolicies", Tag: "Admin", Auth: a, Summary: "List a workspace's rate-limit policies.",
