@@ -9,6 +9,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/persistence"
 )
 
@@ -96,6 +97,13 @@ func (c *Call) failStatus(status int, code, msg string) {
 // failErr maps a domain error to its ApiError.
 func (c *Call) failErr(err error) {
 	var fe *fieldError
+	if code, msg, ok := errcode.From(err); ok {
+		if code.Kind == errcode.Internal {
+			c.s.log.Error("request failed", "request_id", c.reqID, "op", c.route.ID, "err", err)
+		}
+		c.failStatus(kindStatus(code.Kind), code.Code, msg)
+		return
+	}
 	switch {
 	case errors.As(err, &fe):
 		c.fail(ErrInvalidField, fe.Error())
@@ -133,4 +141,37 @@ func setRetryAfter(h *fasthttp.ResponseHeader, seconds int64) {
 func isUnavailable(err error) bool {
 	return errors.Is(err, cluster.ErrUnavailable) || errors.Is(err, persistence.ErrNotLeader) ||
 		errors.Is(err, persistence.ErrClosed) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// kindStatus is the one mapping from a module's kind of failure to an HTTP
+// status.
+func kindStatus(k errcode.Kind) int {
+	switch k {
+	case errcode.Invalid:
+		return 400
+	case errcode.Unauthenticated:
+		return 401
+	case errcode.Forbidden:
+		return 403
+	case errcode.NotFound:
+		return 404
+	case errcode.Conflict:
+		return 409
+	case errcode.TooLarge:
+		return 413
+	case errcode.Unsupported:
+		return 415
+	case errcode.RateLimited:
+		return 429
+	case errcode.Unavailable:
+		return 503
+	default:
+		return 500
+	}
+}
+
+// moduleCode turns a module's sentinel into the contract's ErrorCode, so a
+// route can list it among its errors and apiErrors can document it.
+func moduleCode(c *errcode.Code) ErrorCode {
+	return ErrorCode{Code: c.Code, Status: kindStatus(c.Kind), Meaning: c.Meaning}
 }

@@ -1,0 +1,74 @@
+// Package errcode is the domain error of every product module: a stable,
+// documented code string and the kind of failure. Modules return these and
+// never know HTTP; http/ maps each Kind to a status in one table
+// (http/errors.go), and lists every module's codes in the contract.
+package errcode
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies a failure the way a caller must react to it. http/ owns
+// the one mapping from Kind to status.
+type Kind uint8
+
+// The kinds of failure.
+const (
+	Invalid         Kind = iota + 1 // the request is wrong; do not retry it as is (400)
+	Unauthenticated                 // missing or invalid credential or capability (401)
+	Forbidden                       // the credential may not do this (403)
+	NotFound                        // the named thing does not exist for this caller (404)
+	Conflict                        // refused by current state: used, expired, illegal transition (409)
+	TooLarge                        // a body or a field exceeds its limit (413)
+	Unsupported                     // a media type or format the operation does not accept (415)
+	RateLimited                     // over a limit; honour Retry-After (429)
+	Unavailable                     // the service cannot complete it now; back off and retry (503)
+	Internal                        // a bug; logged with the request id (500)
+)
+
+// Code is a sentinel domain error. Declare one per failure as a package
+// variable with New; compare with errors.Is.
+type Code struct {
+	Code    string // stable, documented, kebab-case
+	Kind    Kind
+	Meaning string // the contract's description of the code
+}
+
+// New declares a code.
+func New(code string, kind Kind, meaning string) *Code {
+	return &Code{Code: code, Kind: kind, Meaning: meaning}
+}
+
+func (c *Code) Error() string { return c.Code }
+
+// With returns an error that matches c under errors.Is and carries a
+// message for the caller (never secrets or personal data).
+func (c *Code) With(format string, args ...any) error {
+	return &Detailed{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+// Detailed is a Code with a message for this occurrence.
+type Detailed struct {
+	Code    *Code
+	Message string
+}
+
+func (d *Detailed) Error() string { return d.Code.Code + ": " + d.Message }
+
+// Unwrap lets errors.Is(err, code) match.
+func (d *Detailed) Unwrap() error { return d.Code }
+
+// From finds the domain error in err's chain and the message to show: the
+// occurrence's detail when there is one, else the code's meaning.
+func From(err error) (code *Code, message string, ok bool) {
+	var d *Detailed
+	if errors.As(err, &d) {
+		return d.Code, d.Message, true
+	}
+	var c *Code
+	if errors.As(err, &c) {
+		return c, c.Meaning, true
+	}
+	return nil, "", false
+}
