@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,10 @@ type Config struct {
 	Name string
 	// Key, when set, encrypts gossip and authenticates the peer transport.
 	Key string
+	// ServerTLS, when set, puts the peer listener on mutual TLS: only
+	// clients with a certificate of the cluster CA complete a handshake
+	// (see cluster/mtls). The Transport dials with the matching client side.
+	ServerTLS *tls.Config
 	// GossipAddr is the memberlist bind address; AdvertiseGossip what
 	// peers dial (empty: the bound address).
 	GossipAddr, AdvertiseGossip string
@@ -127,6 +132,9 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 	}
 	if c.cfg.AdvertisePeer == "" || strings.HasSuffix(c.cfg.AdvertisePeer, ":0") {
 		c.cfg.AdvertisePeer = c.peerLn.Addr().String()
+	}
+	if cfg.ServerTLS != nil {
+		c.peerLn = tls.NewListener(c.peerLn, cfg.ServerTLS)
 	}
 	c.peerSrv = c.newPeerServer()
 	c.wg.Add(1)

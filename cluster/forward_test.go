@@ -39,7 +39,7 @@ func mustNewPair(tb testing.TB) *pair {
 	mk := func(id string, ln net.Listener) *Router {
 		sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 		tb.Cleanup(sys.Stop)
-		r := NewRouter(p.ring(1, id), sys, NewTransport("k"), time.Second)
+		r := NewRouter(p.ring(1, id), sys, NewTransport("k", nil), time.Second)
 		c := &Cluster{router: r, token: peerToken("k")}
 		srv := c.newPeerServer()
 		done := make(chan struct{})
@@ -145,7 +145,7 @@ func TestAnUnreachableReplicaFailsTheConsumeAndLeavesNoUse(t *testing.T) {
 
 func TestAPeerWithoutTheClusterKeyIsRefused(t *testing.T) {
 	p := mustNewPair(t)
-	stranger := NewTransport("wrong key")
+	stranger := NewTransport("wrong key", nil)
 	m := p.b.Ring().Members[1]
 	err := stranger.Forward(m, 1, 0, &actors.Seen{ID: "x"}, false, time.Second)
 	if !errors.Is(err, ErrPeerRefused) {

@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -75,15 +76,17 @@ func peerToken(key string) string {
 // Forwarder.
 type Transport struct {
 	token   string
+	tls     *tls.Config // nil: plain TCP (loopback-only clusters)
 	mu      sync.RWMutex
 	clients map[string]*fasthttp.PipelineClient // by peer address
 	bufs    sync.Pool
 }
 
 // NewTransport returns a transport that presents the token derived from
-// clusterKey.
-func NewTransport(clusterKey string) *Transport {
-	t := &Transport{token: peerToken(clusterKey), clients: map[string]*fasthttp.PipelineClient{}}
+// clusterKey and, when clientTLS is set, dials peers over mutual TLS with
+// it (see cluster/mtls).
+func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
+	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.PipelineClient{}}
 	t.bufs.New = func() any { b := make([]byte, 0, 256); return &b }
 	return t
 }
@@ -106,12 +109,21 @@ func (t *Transport) client(addr string) *fasthttp.PipelineClient {
 			MaxBatchDelay:      0,
 			ReadTimeout:        5 * time.Second,
 			WriteTimeout:       5 * time.Second,
-			Dial:               func(a string) (net.Conn, error) { return fasthttp.DialTimeout(a, dialTimeout) },
+			Dial:               t.dial,
 			Logger:             quietLogger{},
 		}
 		t.clients[addr] = c
 	}
 	return c
+}
+
+// dial connects to a peer and, over TLS, completes the handshake within
+// the dial timeout, so a peer that is not a cluster member fails here.
+func (t *Transport) dial(addr string) (net.Conn, error) {
+	if t.tls == nil {
+		return fasthttp.DialTimeout(addr, dialTimeout)
+	}
+	return tls.DialWithDialer(&net.Dialer{Timeout: dialTimeout}, "tcp", addr, t.tls)
 }
 
 // call POSTs body to path on addr and returns the answer body, copied

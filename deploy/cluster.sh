@@ -6,6 +6,9 @@
 #   deploy/cluster.sh stop        stop every node gracefully (SIGTERM: each
 #                                 leaves the cluster), last node first
 #
+# Nodes talk to each other over mutual TLS with certificates of the
+# cluster's own CA, made here with trustctl on first start ($dir/tls).
+#
 # Node i (1-based) listens on http 8079+i, ops 9189+i, gossip 7945+i,
 # peer 8189+i and raft 8299+i; set BASE_OFFSET to shift every port. State
 # lives in ${CLUSTER_DIR:-./cluster-data}/node-i, logs in node-i.log.
@@ -31,7 +34,9 @@ start() {
   printf '%s\n' "$token" >"$dir/admin-token"
   printf '%s\n' "$key" >"$dir/cluster-key"
   chmod 600 "$dir/admin-token" "$dir/cluster-key"
+  [ -f "$dir/tls/cluster-ca.pem" ] || "$ctl" tls ca create --out-dir "$dir/tls" >/dev/null
   for i in $(seq 1 "$n"); do
+    [ -f "$dir/tls/node-$i.pem" ] || "$ctl" tls cert create --node "node-$i" --out-dir "$dir/tls" >/dev/null
     local join=""
     [ "$i" -gt 1 ] && join="127.0.0.1:$(port 7945 1)"
     mkdir -p "$dir/node-$i"
@@ -40,6 +45,7 @@ start() {
       --http-addr "127.0.0.1:$(port 8079 "$i")" --ops-addr "127.0.0.1:$(port 9189 "$i")" \
       --gossip-addr "127.0.0.1:$(port 7945 "$i")" --peer-addr "127.0.0.1:$(port 8189 "$i")" \
       --raft-addr "127.0.0.1:$(port 8299 "$i")" --join "$join" \
+      --tls-ca "$dir/tls/cluster-ca.pem" --tls-cert "$dir/tls/node-$i.pem" --tls-key "$dir/tls/node-$i-key.pem" \
       >"$dir/node-$i.log" 2>&1 &
     echo $! >"$dir/node-$i.pid"
     # The founder must lead before others join; each joiner must be ready

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/mtls"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/persistence"
 )
@@ -64,6 +66,13 @@ type Config struct {
 	AdvertiseGossip, AdvertisePeer, AdvertiseRaft, AdvertiseHTTP string
 	// ReapAfter is how long a failed node stays a Raft member.
 	ReapAfter time.Duration
+	// TLSFiles are the cluster CA certificate and this node's certificate
+	// and key (trustctl tls …); TLS, when set, is used instead (tests).
+	// With either, Raft and peer forwarding run over mutual TLS. A node
+	// refuses to start with an internal listener on a non-loopback address
+	// unless it has both mutual TLS and a cluster key.
+	TLSFiles mtls.Files
+	TLS      *mtls.Config
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -117,16 +126,32 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.PeerAddr == "" {
 		cfg.PeerAddr = "127.0.0.1:0"
 	}
+	if cfg.TLS == nil && cfg.TLSFiles.Set() {
+		c, err := mtls.Load(cfg.TLSFiles)
+		if err != nil {
+			return nil, fmt.Errorf("node: cluster TLS: %w", err)
+		}
+		cfg.TLS = c
+	}
+	if err := mtls.CheckExposure(map[string]string{"raft": cfg.RaftAddr, "peer": cfg.PeerAddr, "gossip": cfg.GossipAddr},
+		cfg.TLS != nil, cfg.ClusterKey != ""); err != nil {
+		return nil, fmt.Errorf("node: %w", err)
+	}
+	var serverTLS, clientTLS *tls.Config
+	if cfg.TLS != nil {
+		serverTLS, clientTLS = cfg.TLS.Server(), cfg.TLS.Client()
+	}
 	founding := len(cfg.Join) == 0
 	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3)}
 	var err error
 	n.store, err = persistence.Open(persistence.Config{DataDir: cfg.DataDir, NodeID: cfg.NodeID,
-		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, Bootstrap: founding, Fast: cfg.FastRaft, Logger: cfg.Logger})
+		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, Bootstrap: founding, Fast: cfg.FastRaft, Logger: cfg.Logger,
+		ServerTLS: serverTLS, ClientTLS: clientTLS})
 	if err != nil {
 		return nil, err
 	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards}, nil)
-	trans := cluster.NewTransport(cfg.ClusterKey)
+	trans := cluster.NewTransport(cfg.ClusterKey, clientTLS)
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = 500 * time.Millisecond
 	}
@@ -140,7 +165,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if apiAddr == "" {
 		apiAddr = n.apiLn.Addr().String()
 	}
-	n.cluster, err = cluster.Start(cluster.Config{NodeID: cfg.NodeID, Name: cfg.ClusterName, Key: cfg.ClusterKey,
+	n.cluster, err = cluster.Start(cluster.Config{NodeID: cfg.NodeID, Name: cfg.ClusterName, Key: cfg.ClusterKey, ServerTLS: serverTLS,
 		GossipAddr: cfg.GossipAddr, AdvertiseGossip: cfg.AdvertiseGossip, PeerAddr: cfg.PeerAddr, AdvertisePeer: cfg.AdvertisePeer,
 		APIAddr: apiAddr, RaftAddr: n.store.RaftAddr(), Join: cfg.Join, PeersFile: filepath.Join(cfg.DataDir, "cluster-peers"),
 		Version: api.ContractVersion, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,11 @@ type Config struct {
 	Logger *slog.Logger
 	// LogOutput receives Raft's own log lines (nil: discarded below warn).
 	LogOutput io.Writer
+	// ServerTLS and ClientTLS, when set, put Raft on mutual TLS: the
+	// listener demands a client certificate of the cluster CA and dials
+	// present this node's (see cluster/mtls). Without them Raft speaks
+	// plain TCP, which node.Start allows only on loopback.
+	ServerTLS, ClientTLS *tls.Config
 }
 
 // Forwarder carries an encoded batch of commands from a follower to the
@@ -122,7 +128,15 @@ func Open(cfg Config) (*Store, error) {
 	if advAddr.Port != 0 { // bound to :0 (tests): advertise what the listener got
 		advertise = advAddr
 	}
-	trans, err := raft.NewTCPTransport(cfg.BindAddr, advertise, 3, 10*time.Second, out)
+	var trans *raft.NetworkTransport
+	if cfg.ServerTLS != nil {
+		var stream *tlsStream
+		if stream, err = newTLSStream(cfg.BindAddr, advertise, cfg.ServerTLS, cfg.ClientTLS); err == nil {
+			trans = raft.NewNetworkTransport(stream, 3, 10*time.Second, out)
+		}
+	} else {
+		trans, err = raft.NewTCPTransport(cfg.BindAddr, advertise, 3, 10*time.Second, out)
+	}
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("persistence: raft transport on %s: %w", cfg.BindAddr, err)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/trustd/trustd/cluster/mtls"
 	"io"
 	"net"
 	nethttp "net/http"
@@ -44,6 +45,32 @@ type procCluster struct {
 	dir   string
 	mu    sync.Mutex
 	procs []*proc
+	ca    mtls.PEM // the cluster's own CA; made on the first start
+}
+
+// tlsArgs issues node id a certificate of the cluster CA and returns the
+// flags that put its Raft and peer traffic on mutual TLS.
+func (c *procCluster) tlsArgs(id string) []string {
+	c.t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var err error
+	if c.ca.Cert == nil {
+		if c.ca, err = mtls.CreateCA("systemtest", time.Hour, time.Now()); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	p, err := mtls.CreateNodeCert(c.ca, mtls.NodeRequest{NodeID: id, Validity: time.Hour}, time.Now())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ca, cert, key := filepath.Join(c.dir, "ca.pem"), filepath.Join(c.dir, id+".pem"), filepath.Join(c.dir, id+"-key.pem")
+	for f, b := range map[string][]byte{ca: c.ca.Cert, cert: p.Cert, key: p.Key} {
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return []string{"--tls-ca", ca, "--tls-cert", cert, "--tls-key", key}
 }
 
 // freeAddr returns a loopback address with a port nothing listens on now.
@@ -77,6 +104,7 @@ func (c *procCluster) start(id string, join []string) *proc {
 	args := []string{"--node-id", id, "--data-dir", data, "--http-addr", p.api, "--ops-addr", "",
 		"--gossip-addr", p.gossip, "--peer-addr", p.peer, "--raft-addr", p.raft, "--cluster-name", "systemtest",
 		"--reap-after", "2s", "--log-level", "warn"}
+	args = append(args, c.tlsArgs(id)...)
 	for _, j := range join {
 		args = append(args, "--join", j)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/node"
 )
 
@@ -27,6 +28,10 @@ type Cluster struct {
 	mu    sync.Mutex
 	Nodes []*node.Node
 	down  map[int]bool
+	// CA is the cluster's own certificate authority: every node gets a
+	// certificate from it, so Raft and peer forwarding run over mutual TLS
+	// as in production.
+	CA mtls.PEM
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -39,7 +44,11 @@ const AskTimeout = 3 * time.Second
 // test ends.
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, down: map[int]bool{}}
+	ca, err := mtls.CreateCA("clustertest", time.Hour, time.Now())
+	if err != nil {
+		t.Fatalf("cluster CA: %v", err)
+	}
+	c := &Cluster{t: t, down: map[int]bool{}, CA: ca}
 	t.Cleanup(c.closeAll)
 	for i := 0; i < n; i++ {
 		c.Add()
@@ -61,9 +70,14 @@ func (c *Cluster) Add() int {
 		}
 	}
 	c.mu.Unlock()
+	tlsCfg, err := NodeTLS(c.CA, fmt.Sprintf("node-%d", i))
+	if err != nil {
+		c.t.Fatalf("node-%d certificate: %v", i, err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := node.Start(ctx, node.Config{
+		TLS:     tlsCfg,
 		DataDir: c.t.TempDir(), NodeID: fmt.Sprintf("node-%d", i),
 		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
 		Join: join, ClusterName: "clustertest", ClusterKey: "clustertest-key", AdminToken: AdminToken,
@@ -80,6 +94,16 @@ func (c *Cluster) Add() int {
 	c.Nodes = append(c.Nodes, n)
 	c.mu.Unlock()
 	return i
+}
+
+// NodeTLS issues a node certificate from ca and returns the node's TLS
+// configuration.
+func NodeTLS(ca mtls.PEM, id string) (*mtls.Config, error) {
+	p, err := mtls.CreateNodeCert(ca, mtls.NodeRequest{NodeID: id, Validity: time.Hour}, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return mtls.New(ca.Cert, p)
 }
 
 // Live returns the indexes of the nodes not killed or left.

@@ -56,6 +56,9 @@ func run(args []string) error {
 	fs.StringVar(&cfg.AdvertisePeer, "advertise-peer-addr", "", "forwarding address other nodes dial (default: --peer-addr)")
 	fs.StringVar(&cfg.AdvertiseRaft, "advertise-raft-addr", "", "Raft address other nodes dial (default: --raft-addr)")
 	fs.StringVar(&cfg.AdvertiseHTTP, "advertise-http-addr", "", "API address shown to operators (default: --http-addr)")
+	fs.StringVar(&cfg.TLSFiles.CA, "tls-ca", "", "cluster CA certificate (PEM) for mutual TLS between nodes (trustctl tls ca create)")
+	fs.StringVar(&cfg.TLSFiles.Cert, "tls-cert", "", "this node's certificate (PEM), issued by the cluster CA (trustctl tls cert create)")
+	fs.StringVar(&cfg.TLSFiles.Key, "tls-key", "", "this node's private key (PEM)")
 	fs.DurationVar(&cfg.ReapAfter, "reap-after", 10*time.Minute, "how long a failed node stays a Raft member before the leader removes it")
 	if err := applyEnv(fs); err != nil {
 		return err
