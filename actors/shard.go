@@ -2,8 +2,11 @@ package actors
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -91,11 +94,17 @@ var ErrTimeout = errors.New("actors: shard did not answer in time")
 // ErrStopped is returned by Ask after the system was stopped.
 var ErrStopped = errors.New("actors: system stopped")
 
+// ErrOpPanicked is returned by Ask when the op panicked. The request fails
+// closed (callers answer 503 or take their degraded behaviour); the shard
+// recovered and kept its state, so single-use markers stay consumed.
+var ErrOpPanicked = errors.New("actors: op panicked; it was not completed")
+
 // request is the message sent to a shard. The reply travels through done, a
 // channel carried in the message: no futures on the hot path.
 type request struct {
 	op        Op
 	partition int
+	panicked  bool
 	done      chan struct{}
 }
 
@@ -111,6 +120,8 @@ type System struct {
 	stop    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
+	log     *slog.Logger
+	panics  atomic.Uint64
 }
 
 // Config sizes a System.
@@ -119,7 +130,8 @@ type Config struct {
 	Shards int
 	// SweepEvery is how often expiring entries are collected.
 	SweepEvery time.Duration
-	// Logger receives the actor runtime's own log lines; nil discards them.
+	// Logger receives recovered panics of ops; nil discards them. The
+	// actor runtime's own log lines are always discarded.
 	Logger *slog.Logger
 }
 
@@ -139,14 +151,15 @@ func NewSystem(cfg Config, clock Clock) *System {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &System{
-		as:      actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger })),
+		as:      actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) })),
 		clock:   clock,
+		log:     logger,
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
 	s.reqs.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	for i := 0; i < cfg.Shards; i++ {
-		props := actor.PropsFromProducer(func() actor.Actor { return &shard{clock: clock} })
+		props := actor.PropsFromProducer(func() actor.Actor { return &shard{clock: clock, sys: s} })
 		s.pids = append(s.pids, s.as.Root.Spawn(props))
 	}
 	go s.sweepLoop(cfg.SweepEvery)
@@ -177,8 +190,12 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	case <-req.done:
 		t.Stop()
 		s.timers.Put(t)
-		req.op = nil
+		panicked := req.panicked
+		req.op, req.panicked = nil, false
 		s.reqs.Put(req)
+		if panicked {
+			return ErrOpPanicked
+		}
 		return nil
 	case <-t.C:
 		// The shard may still run op and signal done later; the request is
@@ -216,9 +233,13 @@ func (s *System) sweepLoop(every time.Duration) {
 	}
 }
 
+// Panics is how many ops (and sweeps) panicked since start.
+func (s *System) Panics() uint64 { return s.panics.Load() }
+
 // shard is the actor. Its State is touched only from Receive.
 type shard struct {
 	clock Clock
+	sys   *System
 	st    State
 }
 
@@ -226,14 +247,32 @@ func (a *shard) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *request:
 		a.st.Now, a.st.Partition = a.clock(), m.partition
-		m.op.Apply(&a.st)
+		m.panicked = !a.safely(m.op, func() { m.op.Apply(&a.st) })
 		m.done <- struct{}{}
 	case sweepTick:
 		now := a.clock()
 		for _, v := range a.st.slots {
 			if sw, ok := v.(Sweeper); ok {
-				sw.Sweep(now, sweepBudget)
+				a.safely(sw, func() { sw.Sweep(now, sweepBudget) })
 			}
 		}
 	}
+}
+
+// safely runs f and reports whether it returned normally. A panic must not
+// escape Receive: the actor runtime would restart the shard with empty
+// state, forgetting every single-use marker (replays accepted) and every
+// bucket. The op's own request fails closed instead, and the bug is logged
+// and counted.
+func (a *shard) safely(what any, f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.sys.panics.Add(1)
+			a.sys.log.Error("actors: recovered a panic; the request fails closed and the shard keeps its state",
+				"op", fmt.Sprintf("%T", what), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	f()
+	return true
 }

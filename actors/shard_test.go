@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,5 +143,32 @@ func TestBoundedSweepVisitsAtMostItsBudgetAndEventuallyEverything(t *testing.T) 
 	tab.Sweep(20, 0)
 	if len(tab.m) != 1 {
 		t.Fatal("an unbounded sweep must keep entries that have not expired")
+	}
+}
+
+// panicOp is a bug in an op: it panics inside the shard.
+type panicOp struct{}
+
+func (panicOp) Apply(*State) { panic("a bug in an op") }
+
+func TestAPanickingOpFailsClosedAndTheShardKeepsItsState(t *testing.T) {
+	s := mustNewSystem(t, nil)
+	exp := time.Now().Add(time.Minute).UnixNano()
+	first := &Consume{ID: "tok-1", Expires: exp}
+	if err := s.Ask(3, first, time.Second); err != nil || !first.First {
+		t.Fatalf("first consume: %v first=%v", err, first.First)
+	}
+	if err := s.Ask(3, panicOp{}, time.Second); !errors.Is(err, ErrOpPanicked) {
+		t.Fatalf("a panicking op answered %v, want ErrOpPanicked", err)
+	}
+	if s.Panics() != 1 {
+		t.Fatalf("panics counted = %d, want 1", s.Panics())
+	}
+	replay := &Consume{ID: "tok-1", Expires: exp}
+	if err := s.Ask(3, replay, time.Second); err != nil {
+		t.Fatalf("the shard did not answer after the panic: %v", err)
+	}
+	if replay.First {
+		t.Fatal("the shard lost its markers after a panic: a replay was accepted")
 	}
 }

@@ -165,6 +165,10 @@ type SigningKey struct {
 	// but signs only from CreatedAt + KeyActivationDelay, so every node
 	// has it before any token signed with it reaches one (see keys.go).
 	ActiveFrom time.Time `json:"active_from,omitzero"`
+	// SupersededAt is when a newer key of the purpose started signing:
+	// from then this key only verifies, and KeyRetention later it is
+	// dropped at the next rotation.
+	SupersededAt time.Time `json:"superseded_at,omitzero"`
 }
 
 // Catalog is one immutable version of the replicated configuration. Never

@@ -21,6 +21,7 @@ type Command interface {
 var commands = map[string]func() Command{
 	"admin_token.set":               func() Command { return &SetAdminToken{} },
 	"signing_key.add":               func() Command { return &AddSigningKey{} },
+	"signing_key.activate":          func() Command { return &ActivateSigningKey{} },
 	"workspace.create":              func() Command { return &CreateWorkspace{} },
 	"workspace.update":              func() Command { return &UpdateWorkspace{} },
 	"workspace.delete":              func() Command { return &DeleteWorkspace{} },

@@ -1,6 +1,9 @@
 package catalog
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Signing keys in a cluster. A key reaches every node through Raft, but
 // not at the same instant: a follower that lags would refuse a token
@@ -36,4 +39,69 @@ func (c *Catalog) SigningKeyAt(purpose string, now time.Time) *SigningKey {
 		return newest
 	}
 	return best
+}
+
+// KeyPending is the ActiveFrom of a rotated key that verifies but must not
+// sign yet: ActivateSigningKey sets the real instant once every node has
+// applied the key (two-phase publish).
+var KeyPending = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// KeyRetention is how long a superseded key keeps verifying: far longer
+// than any token, lease or receipt it signed lives.
+const KeyRetention = 24 * time.Hour
+
+// PendingKey returns the key of purpose added by a rotation and not yet
+// activated, if any.
+func (c *Catalog) PendingKey(purpose string) *SigningKey {
+	for _, k := range c.Keys {
+		if k.Purpose == purpose && !k.Retired && k.ActiveFrom.Equal(KeyPending) {
+			return k
+		}
+	}
+	return nil
+}
+
+// ActivateSigningKey is the second phase of a rotation: key ID starts
+// signing at At, every other signing key of its purpose is superseded
+// (verify-only), and keys superseded more than KeyRetention before At are
+// dropped, so rotations never grow the catalog without bound.
+type ActivateSigningKey struct {
+	ID string    `json:"key_id"`
+	At time.Time `json:"at"`
+}
+
+func (*ActivateSigningKey) Kind() string { return "signing_key.activate" }
+func (c *ActivateSigningKey) Apply(tx *Tx) (any, error) {
+	var target *SigningKey
+	for _, k := range tx.next.Keys {
+		if k.ID == c.ID {
+			target = k
+		}
+	}
+	if target == nil {
+		return nil, fmt.Errorf("%w: signing key %s", ErrNotFound, c.ID)
+	}
+	keys := make([]*SigningKey, 0, len(tx.next.Keys))
+	var out *SigningKey
+	for _, k := range tx.next.Keys {
+		switch {
+		case k.ID == c.ID:
+			nk := *k
+			nk.ActiveFrom, nk.SupersededAt = c.At, time.Time{}
+			out = &nk
+			keys = append(keys, &nk)
+		case k.Purpose != target.Purpose:
+			keys = append(keys, k)
+		case !k.SupersededAt.IsZero() && k.SupersededAt.Before(c.At.Add(-KeyRetention)):
+			// dropped: nothing it signed is still alive
+		case k.SupersededAt.IsZero() && !k.ActiveFrom.Equal(KeyPending):
+			nk := *k
+			nk.SupersededAt = c.At
+			keys = append(keys, &nk)
+		default:
+			keys = append(keys, k)
+		}
+	}
+	tx.next.Keys = keys
+	return out, nil
 }

@@ -84,6 +84,9 @@ func (c *Cluster) RequestLeave(id string) error {
 		if c.leaving.Load() {
 			return ErrLeaving
 		}
+		if len(c.Members()) <= 1 {
+			return ErrLastMember
+		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
@@ -99,6 +102,11 @@ func (c *Cluster) RequestLeave(id string) error {
 	}
 	return fmt.Errorf("%w: %s", ErrUnknownNode, id)
 }
+
+// ErrLastMember is returned by RequestLeave for the only member: the
+// cluster would be left with no node and no Raft quorum. Stop the node
+// instead.
+var ErrLastMember = errors.New("cluster: the last member cannot leave; stop the node instead")
 
 // ErrUnknownNode is returned for a node id that is not a live member.
 var ErrUnknownNode = errors.New("cluster: no live member with that id")

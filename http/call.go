@@ -1,6 +1,8 @@
 package http
 
 import (
+	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -149,6 +151,11 @@ func (c *Call) rawJSON(status int, b []byte) {
 // serve is the fasthttp handler: routing, middleware and dispatch.
 func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	start := s.clock()
+	if ambiguousFraming(&ctx.Request.Header) {
+		ctx.SetConnectionClose()
+		s.transportError(ctx, errAmbiguousFraming)
+		return
+	}
 	path := string(ctx.Path())
 	method := string(ctx.Method())
 	legacy := false
@@ -194,7 +201,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.metrics.observe(r, ctx.Response.StatusCode(), start, s.clock())
 		return
 	}
-	r.Handle(c)
+	s.handle(r, c)
 	status := ctx.Response.StatusCode()
 	s.metrics.observe(r, status, start, s.clock())
 	if status >= 500 {
@@ -203,4 +210,20 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.log.Info("admin request", "request_id", c.reqID, "op", r.ID, "status", status,
 			"ms", strconv.FormatFloat(float64(s.clock().Sub(start).Microseconds())/1000, 'f', 3, 64))
 	}
+}
+
+// handle runs the route's handler. A panic is a bug: it is answered 500
+// internal-error with the request id, logged with its stack and counted,
+// and never takes the process down.
+func (s *Server) handle(r *Route, c *Call) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.panics.Add(1)
+			s.log.Error("handler panicked", "request_id", c.reqID, "op", r.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			c.Ctx.Response.Reset()
+			c.commonHeaders()
+			c.fail(ErrInternal, "internal error")
+		}
+	}()
+	r.Handle(c)
 }

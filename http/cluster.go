@@ -101,6 +101,8 @@ func (s *Server) leaveCluster(c *Call) {
 		c.fail(ErrNotFound, err.Error())
 	case errors.Is(err, cluster.ErrLeaving):
 		c.fail(ErrConflict, "node "+id+" is already leaving")
+	case errors.Is(err, cluster.ErrLastMember):
+		c.fail(ErrConflict, "node "+id+" is the cluster's only member and cannot leave it; stop it instead")
 	case err != nil:
 		c.fail(ErrUnavailable, err.Error())
 	default:

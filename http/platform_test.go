@@ -243,12 +243,21 @@ func TestTransportErrorsAnswerJSON(t *testing.T) {
 	}{
 		{"an unparsable request is a JSON bad-request", "NOT A REQUEST\r\n\r\n", "400", `"error":"bad-request"`},
 		{"oversized headers are a JSON headers-too-large", "GET /v1/ HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 16<<10) + "\r\n\r\n", "431", `"error":"headers-too-large"`},
+		// A request framed two ways is refused and its connection closed:
+		// the pipelined GET behind it, which a proxy might have framed as
+		// part of the body, is never answered (no request smuggling).
+		{"Content-Length with Transfer-Encoding is refused and the connection closed",
+			"POST /v1/siteverify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\nGET /v1/ HTTP/1.1\r\nHost: x\r\n\r\n",
+			"400", `"error":"bad-request"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := raw(tc.req)
 			if !strings.HasPrefix(got, "HTTP/1.1 "+tc.status) || !strings.Contains(got, tc.code) || !strings.Contains(got, "X-Request-Id") {
 				t.Fatalf("answer:\n%.400s", got)
+			}
+			if n := strings.Count(got, "HTTP/1.1 "); n != 1 {
+				t.Fatalf("%d answers on one connection, want 1:\n%.1200s", n, got)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ func (s *Server) routes() []Route {
 	var rs []Route
 	rs = append(rs, s.platformRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
+	rs = append(rs, s.signingKeyRoutes()...)
 	rs = append(rs, s.widgetRoutes()...)
 	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)

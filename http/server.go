@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,6 +59,16 @@ type Config struct {
 	// Cluster serves the cluster admin operations; nil answers them as
 	// unavailable.
 	Cluster ClusterControl
+	// MaxConns bounds the connections served at once (beyond it a new
+	// connection is answered 503 and closed, so its descriptor is freed at
+	// once); MaxConnsPerIP bounds one client address. Zero derives them from
+	// the process's file-descriptor limit (3/4 of it, and half of that per
+	// address), leaving descriptors for Raft, peers and storage.
+	MaxConns, MaxConnsPerIP int
+	// IdleTimeout closes keep-alive connections idle this long (default
+	// 60s); ReadTimeout bounds reading one request, headers and body,
+	// including a new connection's first (default 30s).
+	IdleTimeout, ReadTimeout time.Duration
 }
 
 // Server is the public and admin API of one node.
@@ -77,6 +89,8 @@ type Server struct {
 	calls        sync.Pool
 	mods         modules
 	reg          prometheus.Registerer
+	// panics counts handler panics; acceptRetries accept errors survived.
+	panics, acceptRetries atomic.Uint64
 }
 
 // New builds a server over store and router. Modules keep their own state
@@ -100,13 +114,29 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.mods = newModules(s)
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
+	conns, _ := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP)
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = 60 * time.Second
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = 30 * time.Second
+	}
+	if reg != nil {
+		reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "trustd_http_handler_panics_total",
+				Help: "Requests whose handler panicked; each was answered 500 and logged."}, func() float64 { return float64(s.panics.Load()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "trustd_http_accept_retries_total",
+				Help: "Accept errors (such as running out of file descriptors) the API listener backed off from and survived."}, func() float64 { return float64(s.acceptRetries.Load()) }),
+		)
+	}
 	s.fast = &fasthttp.Server{
 		Handler:               s.serve,
 		Name:                  ServiceName,
 		MaxRequestBodySize:    cfg.MaxBodyBytes,
-		ReadTimeout:           30 * time.Second,
+		Concurrency:           conns,
+		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          30 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		IdleTimeout:           cfg.IdleTimeout,
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
@@ -116,8 +146,27 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	return s
 }
 
-// Serve accepts connections on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.fast.Serve(ln) }
+// Serve accepts connections on ln until Shutdown. Accept errors that pass
+// (out of file descriptors) are retried with backoff, never fatal.
+func (s *Server) Serve(ln net.Listener) error {
+	_, perIP := connLimits(s.cfg.MaxConns, s.cfg.MaxConnsPerIP)
+	return s.fast.Serve(&steadyListener{Listener: ln, log: s.log, retries: &s.acceptRetries, perIP: perIP, conns: map[netip.Addr]int{}})
+}
+
+// connLimits fills in the connection limits from the descriptor limit.
+func connLimits(conns, perIP int) (int, int) {
+	if conns <= 0 {
+		conns = 1 << 18
+		var rl syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 0 && rl.Cur < 1<<20 {
+			conns = max(int(rl.Cur)*3/4, 16)
+		}
+	}
+	if perIP <= 0 {
+		perIP = max(conns/2, 1)
+	}
+	return conns, perIP
+}
 
 // Shutdown stops accepting, waits for in-flight requests, then returns.
 func (s *Server) Shutdown(ctx context.Context) error { return s.fast.ShutdownWithContext(ctx) }
@@ -144,6 +193,10 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	c.commonHeaders()
 	if _, ok := err.(*fasthttp.ErrSmallBuffer); ok {
 		c.fail(ErrHeadersTooLarge, "request headers too large")
+		return
+	}
+	if err == errAmbiguousFraming {
+		c.fail(ErrBadRequest, "a request may not carry both Content-Length and Transfer-Encoding")
 		return
 	}
 	if err == fasthttp.ErrBodyTooLarge {

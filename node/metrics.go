@@ -9,6 +9,7 @@ import (
 type raftCollector struct {
 	n                        *Node
 	state, last, applied, ix *prometheus.Desc
+	panics                   *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -17,6 +18,7 @@ func (n *Node) raftCollector() prometheus.Collector {
 		last:    prometheus.NewDesc("trustd_raft_last_index", "Last Raft log index.", nil, nil),
 		applied: prometheus.NewDesc("trustd_raft_applied_index", "Last applied Raft index.", nil, nil),
 		ix:      prometheus.NewDesc("trustd_catalog_index", "Raft index of the catalog served.", nil, nil),
+		panics:  prometheus.NewDesc("trustd_actor_op_panics_total", "Ops that panicked in a shard actor; each failed its request closed and the shard kept its state.", nil, nil),
 	}
 }
 
@@ -25,6 +27,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.last
 	ch <- c.applied
 	ch <- c.ix
+	ch <- c.panics
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -40,4 +43,5 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.last, prometheus.GaugeValue, float64(r.LastIndex()))
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(r.AppliedIndex()))
 	ch <- prometheus.MustNewConstMetric(c.ix, prometheus.GaugeValue, float64(c.n.store.Catalog().Index))
+	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(c.n.actors.Panics()))
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -48,6 +49,11 @@ type Config struct {
 	// Ingress limits per client IP and per credential (requests/second).
 	IngressIPRate, IngressCredRate int
 	MaxBodyBytes                   int
+	// MaxConns and MaxConnsPerIP bound the API's connections (0: derived
+	// from the file-descriptor limit); IdleTimeout closes idle keep-alive
+	// connections (0: 60s).
+	MaxConns, MaxConnsPerIP int
+	IdleTimeout             time.Duration
 	// FastRaft shortens Raft timeouts (tests on loopback).
 	FastRaft bool
 	// AskTimeout bounds every ask of per-key state, local or forwarded
@@ -110,6 +116,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: data dir: %w", err)
 	}
+	// The data dir holds secrets (admin token, Raft snapshots with signing
+	// keys): its owner only, even when an older version made it wider.
+	if err := os.Chmod(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("node: data dir: %w", err)
+	}
 	if cfg.NodeID == "" {
 		id, err := loadOrCreate(filepath.Join(cfg.DataDir, "node-id"), func() string { return "node-" + uuid.NewString()[:8] })
 		if err != nil {
@@ -150,7 +161,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards}, nil)
+	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, Logger: cfg.Logger}, nil)
 	trans := cluster.NewTransport(cfg.ClusterKey, clientTLS)
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = 500 * time.Millisecond
@@ -211,7 +222,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
-		Cluster: n.cluster,
+		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 	}, n.store, n.router, reg, cfg.Logger)
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
@@ -341,11 +352,14 @@ func (n *Node) startOps(reg *prometheus.Registry) error {
 		}
 		_, _ = w.Write([]byte(`{"status":"ready"}`))
 	})
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// Metrics and probes stay open to scrapers and kubelets; pprof shows
+	// the command line and memory, so it answers loopback callers only, or
+	// a caller that presents the admin token.
+	mux.Handle("/debug/pprof/", n.opsPrivate(pprof.Index))
+	mux.Handle("/debug/pprof/cmdline", n.opsPrivate(pprof.Cmdline))
+	mux.Handle("/debug/pprof/profile", n.opsPrivate(pprof.Profile))
+	mux.Handle("/debug/pprof/symbol", n.opsPrivate(pprof.Symbol))
+	mux.Handle("/debug/pprof/trace", n.opsPrivate(pprof.Trace))
 	n.ops = &nethttp.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		if err := n.ops.Serve(ln); err != nil && !errors.Is(err, nethttp.ErrServerClosed) {
@@ -353,6 +367,29 @@ func (n *Node) startOps(reg *prometheus.Registry) error {
 		}
 	}()
 	return nil
+}
+
+// opsPrivate admits a loopback caller, or one with the admin token.
+func (n *Node) opsPrivate(h nethttp.HandlerFunc) nethttp.Handler {
+	return nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+			h(w, r)
+			return
+		}
+		tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if ok && n.store.Catalog().CheckAdminToken(tok) {
+			h(w, r)
+			return
+		}
+		if ok && n.cfg.AdminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(n.cfg.AdminToken)) == 1 {
+			h(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(nethttp.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"success":false,"error":"unauthorized","message":"pprof answers loopback callers or the admin token"}`))
+	})
 }
 
 // Close shuts down gracefully: stop accepting, finish in-flight requests,

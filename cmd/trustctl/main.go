@@ -44,13 +44,15 @@ var resources = map[string]resource{
 	"api-protection-policies": {path: "/api-protection-policies", scoped: true, cols: []string{"policy_id", "name", "path_pattern", "method", "enforcement_mode"}},
 	"concurrency-constraints": {path: "/concurrency-constraints", scoped: true, cols: []string{"constraint_id", "name", "scope", "capacity"}},
 	"dependencies":            {path: "/dependencies", scoped: true, cols: []string{"dependency_id", "name"}},
+	"signing-keys":            {path: "/signing-keys", cols: []string{"key_id", "purpose", "state", "created_at", "superseded_at"}},
 }
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
-           concurrency-constraints, dependencies
+           concurrency-constraints, dependencies, signing-keys
 verbs:     create, list, get <id>, update <id>, delete <id>; sites rotate-secret <id>;
+           signing-keys list | signing-keys rotate [--purpose live|sandbox] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
            tls ca create | tls cert create --node <id> [--ip …] [--dns …] (local, see trustctl tls)
@@ -185,6 +187,15 @@ func run(args []string, out io.Writer) error {
 		stats := resource{cols: []string{"policy_id", "node", "matched", "allowed", "throttled", "rejected",
 			"observed_would_throttle", "observed_would_reject", "degraded_fail_open", "degraded_fail_closed"}}
 		return o.call("GET", coll+"/"+x+"/stats", nil, stats, out)
+	case "rotate":
+		if noun != "signing-keys" {
+			return fmt.Errorf("usage: trustctl signing-keys rotate [--purpose live|sandbox]")
+		}
+		body, err := o.body(res)
+		if err != nil {
+			return err
+		}
+		return o.call("POST", coll+"/rotate", body, res, out)
 	case "rotate-secret":
 		x, err := id()
 		if err != nil || noun != "sites" {

@@ -27,6 +27,12 @@ func TestTrustctlAgainstARealNode(t *testing.T) {
 		}
 		return out.String()
 	}
+	if out := ctl("signing-keys", "rotate"); !strings.Contains(out, "signing") {
+		t.Fatalf("signing-keys rotate printed %s", out)
+	}
+	if out := ctl("signing-keys", "list"); !strings.Contains(out, "verify_only") || strings.Count(out, "signing") < 1 {
+		t.Fatalf("signing-keys list after a rotation:\n%s", out)
+	}
 	out := ctl("--json", "workspaces", "create", "--name", "acme")
 	if !strings.Contains(out, `"name": "acme"`) {
 		t.Fatalf("create workspace printed %s", out)

@@ -45,6 +45,9 @@ func run(args []string) error {
 	fs.IntVar(&cfg.IngressIPRate, "ingress-ip-rate", 100000, "requests per second one client IP may send this node (0: off)")
 	fs.IntVar(&cfg.IngressCredRate, "ingress-credential-rate", 50000, "default requests per second per credential (0: off; workspaces may override)")
 	fs.IntVar(&cfg.MaxBodyBytes, "max-body-bytes", 1<<20, "request body size limit")
+	fs.IntVar(&cfg.MaxConns, "max-conns", 0, "API connections served at once; beyond it new ones get 503 and are closed (0: 3/4 of the file-descriptor limit)")
+	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", 0, "API connections from one client address (0: half of --max-conns; raise it behind a load balancer)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", 60*time.Second, "close API keep-alive connections idle this long")
 	fs.IntVar(&cfg.Shards, "shards", 0, "shard actors on this node (default 8)")
 	fs.DurationVar(&cfg.AskTimeout, "ask-timeout", 500*time.Millisecond, "bound on every ask of per-key state, local or forwarded; past it operations take their degraded behaviour")
 	var join string
