@@ -2,6 +2,8 @@ package http
 
 import (
 	"bytes"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 
@@ -119,8 +121,8 @@ func (s *Server) issuePreclearance(c *Call) {
 	case !validAction(in.Action):
 		c.failErr(invalid("action", "up to 64 of A-Z a-z 0-9 _ - . /"))
 		return
-	case in.Path != "" && (in.Path[0] != '/' || len(in.Path) > token.MaxPath || strings.ContainsAny(in.Path, "?#")):
-		c.failErr(invalid("path", "an absolute path without query, at most 512 bytes"))
+	case in.Path != "" && (in.Path[0] != '/' || len(in.Path) > token.MaxPath || strings.ContainsAny(in.Path, "?#") || !isCanonical(in.Path)):
+		c.failErr(invalid("path", "an absolute, canonical path (no dot segments, escapes or backslashes) without query, at most 512 bytes"))
 		return
 	case len(in.Subject) > 256 || len(in.Device) > 256:
 		c.failErr(invalid("subject", "subject and device are at most 256 bytes"))
@@ -171,15 +173,60 @@ func (s *Server) issuePreclearance(c *Call) {
 		ExpiresIn: ttl, Bound: bound})
 }
 
-// pathWithin reports whether path is bound itself or lies below it.
-func pathWithin(path, bound string) bool {
-	if bound == "" || path == bound {
+// pathWithin reports whether the raw request path, once canonical, is
+// the bound path itself or lies below it, on segment boundaries. A path
+// that cannot be made canonical (encoded separators, NUL, backslashes,
+// double encoding) is never within: what the proxy forwards and what the
+// origin routes must not be two different paths.
+func pathWithin(raw, bound string) bool {
+	if bound == "" {
+		return true
+	}
+	path, ok := canonicalPath(raw)
+	if !ok {
+		return false
+	}
+	if path == bound {
 		return true
 	}
 	if strings.HasSuffix(bound, "/") {
 		return strings.HasPrefix(path, bound)
 	}
 	return strings.HasPrefix(path, bound+"/")
+}
+
+// canonicalPath decodes a request path once and resolves its dot
+// segments. It refuses what an origin might decode or split differently
+// from us: encoded slashes and backslashes (%2F, %5C), literal
+// backslashes, NUL and other control bytes, and any percent sign left
+// after one decoding (double encoding such as %252e).
+func canonicalPath(raw string) (string, bool) {
+	if raw == "" || raw[0] != '/' {
+		return "", false
+	}
+	lower := strings.ToLower(raw)
+	if strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c") || strings.Contains(lower, "%00") {
+		return "", false
+	}
+	dec, err := url.PathUnescape(raw)
+	if err != nil {
+		return "", false
+	}
+	for i := 0; i < len(dec); i++ {
+		if c := dec[i]; c < 0x20 || c == 0x7f || c == '\\' || c == '%' {
+			return "", false
+		}
+	}
+	clean := path.Clean(dec)
+	if strings.HasSuffix(dec, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean, true
+}
+
+func isCanonical(p string) bool {
+	c, ok := canonicalPath(p)
+	return ok && c == p && !strings.Contains(p, "%")
 }
 
 // forwardedHost is the original request's host as the proxy reports it.

@@ -115,6 +115,24 @@ func TestPathWithin(t *testing.T) {
 		{"a sibling sharing a prefix", "/checkouts", "/checkout", false},
 		{"a bound path ending in a slash refuses a longer name", "/apiary", "/api/", false},
 		{"below a slash-terminated bound", "/api/v1", "/api/", true},
+		// Dot segments and encodings that an origin would resolve to
+		// another path never pass (the bypasses found in the hardening
+		// issue and their cousins).
+		{"dot-dot out of the bound path", "/checkout/pay/../refund", "/checkout/pay", false},
+		{"encoded dot-dots out of the bound path", "/checkout/pay/%2e%2e/%2e%2e/admin", "/checkout/pay", false},
+		{"encoded slashes", "/checkout/pay/..%2F..%2Fadmin", "/checkout/pay", false},
+		{"lower-case encoded slashes", "/checkout/pay/..%2f..%2fadmin", "/checkout/pay", false},
+		{"encoded backslashes", "/checkout/pay/..%5C..%5Cadmin", "/checkout/pay", false},
+		{"literal backslashes", "/checkout/pay/..\\..\\admin", "/checkout/pay", false},
+		{"double encoding", "/checkout/pay/%252e%252e/admin", "/checkout/pay", false},
+		{"an encoded NUL", "/checkout/pay%00/x", "/checkout/pay", false},
+		{"a dot-dot that stays inside", "/checkout/pay/a/../b", "/checkout/pay", true},
+		{"a single dot segment", "/checkout/./pay", "/checkout/pay", true},
+		{"an encoded letter decodes once", "/checkout/p%61y", "/checkout/pay", true},
+		{"a longer name on a segment boundary", "/checkout/payment", "/checkout/pay", false},
+		{"dot-dot above the root", "/../../checkout/pay", "/checkout/pay", true},
+		{"a relative path", "checkout/pay", "/checkout/pay", false},
+		{"malformed escapes", "/checkout/pay/%zz", "/checkout/pay", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,9 @@ package http
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"time"
@@ -213,7 +216,7 @@ func (s *Server) verifyToken(c *Call, site *catalog.Site, q *svRequest, sandbox 
 	}
 	op.Outcome = actors.Outcome{Codes: v.codes, Ref: v.assessmentID, At: now.UnixNano()}
 	if len(q.idem) > 0 {
-		op.Key = string(q.idem)
+		op.Key = replayKey(q, site.ID)
 	}
 	if err := c.ask(op.ID, op); err != nil {
 		return v, err
@@ -393,4 +396,21 @@ func appendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// replayKey binds an idempotency key to everything that shaped the first
+// answer: the site (its secrets), the action and the remote address sent.
+// A retry is the same request again; the same key with another action or
+// address is a different request, and gets timeout-or-duplicate rather
+// than the first answer. The token is bound by the marker's id.
+func replayKey(q *svRequest, siteID string) string {
+	h := sha256.New()
+	for _, part := range [][]byte{[]byte(siteID), q.action, q.remoteip} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
+		h.Write(n[:])
+		h.Write(part)
+	}
+	var sum [sha256.Size]byte
+	return string(q.idem) + ":" + hex.EncodeToString(h.Sum(sum[:0])[:16])
 }

@@ -229,6 +229,15 @@ func TestSiteverifyJSONAndIdempotency(t *testing.T) {
 	if !slices.Equal(codesOf(other), []string{"timeout-or-duplicate"}) {
 		t.Fatalf("another key is a duplicate: %v", other)
 	}
+	// The key replays only the same request: another action or remote
+	// address with the same key and token is a duplicate, not the first
+	// answer.
+	for _, changed := range []string{`,"action":"login"`, `,"remoteip":"203.0.113.9"`} {
+		m := post(`{"secret":"` + e.secret + `","response":"` + tok + `","idempotency_key":"` + key + `"` + changed + `}`)
+		if !slices.Equal(codesOf(m), []string{"timeout-or-duplicate"}) {
+			t.Fatalf("the key with %s replayed the first answer: %v", changed, m)
+		}
+	}
 	none := post(`{"secret":"` + e.secret + `","response":"` + tok + `","remoteip":null}`)
 	if !slices.Equal(codesOf(none), []string{"timeout-or-duplicate"}) {
 		t.Fatalf("no key is a duplicate: %v", none)
