@@ -52,6 +52,9 @@ func (o *CountHit) Apply(st *State) {
 	e := t.m[o.Key]
 	start := st.Now - st.Now%o.WindowNs
 	if e == nil {
+		if !st.Room(KindVelocity, len(t.m)) {
+			return
+		}
 		e = &velocityEntry{}
 		t.m[o.Key] = e
 	}
@@ -118,6 +121,9 @@ func (o *ClaimIdempotency) Apply(st *State) {
 		}
 		return
 	}
+	if _, ok := t.m[o.Key]; !ok && !st.Room(KindIdempotency, len(t.m)) {
+		return
+	}
 	t.m[o.Key] = idempotencyEntry{fingerprint: o.Fingerprint, expires: o.Expires}
 	o.Outcome = IdempotencyFirst
 }
@@ -172,7 +178,11 @@ type PutAssessment struct {
 // Apply implements Op.
 func (o *PutAssessment) Apply(st *State) {
 	a := o.Assessment
-	Slot(st, KindAssessment, newAssessmentTable).m[a.ID] = &a
+	t := Slot(st, KindAssessment, newAssessmentTable)
+	if _, ok := t.m[a.ID]; !ok && !st.Room(KindAssessment, len(t.m)) {
+		return
+	}
+	t.m[a.ID] = &a
 }
 
 // GetAssessment reads a kept assessment by id.
@@ -260,7 +270,11 @@ type LabelSubject struct {
 
 // Apply implements Op.
 func (o *LabelSubject) Apply(st *State) {
-	Slot(st, KindReputation, newReputationTable).m[o.Key] = reputationEntry{label: o.Label, expires: o.Expires}
+	t := Slot(st, KindReputation, newReputationTable)
+	if _, ok := t.m[o.Key]; !ok && !st.Room(KindReputation, len(t.m)) {
+		return
+	}
+	t.m[o.Key] = reputationEntry{label: o.Label, expires: o.Expires}
 }
 
 // SubjectLabel reads the label of Key, or "".

@@ -92,6 +92,9 @@ func (o *Reserve) Apply(st *State) {
 	t := Slot(st, KindBucket, newBucketTable)
 	e := t.m[o.Key]
 	if e == nil {
+		if !st.Room(KindBucket, len(t.m)) {
+			return
+		}
 		e = &bucketEntry{b: ratelimit.NewBucket(o.Bucket, st.Now), partition: int32(st.Partition)}
 		t.m[o.Key] = e
 	}

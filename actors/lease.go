@@ -41,7 +41,7 @@ func newLeaseTable() *leaseTable { return &leaseTable{m: make(map[string]*leaseS
 func (t *leaseTable) get(key string, st *State, create bool) *leaseSet {
 	s := t.m[key]
 	if s == nil {
-		if !create {
+		if !create || !st.Room(KindLease, len(t.m)) {
 			return nil
 		}
 		s = &leaseSet{holders: make(map[string]leaseHolder), partition: int32(st.Partition)}

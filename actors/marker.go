@@ -100,6 +100,9 @@ func (o *Consume) Apply(st *State) {
 		o.First = false
 		return
 	}
+	if _, ok := t.m[o.ID]; !ok && !st.Room(KindMarker, len(t.m)) {
+		return // refused: the table is full; the ask fails closed
+	}
 	t.mark(o.ID, o.Expires, st.Partition)
 	o.First = true
 }

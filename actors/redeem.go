@@ -89,6 +89,9 @@ func (o *Redeem) Apply(st *State) {
 		o.held = &r
 		return
 	}
+	if _, ok := t.m[o.ID]; !ok && !st.Room(KindRedeem, len(t.m)) {
+		return // refused: the table is full; the ask fails closed
+	}
 	t.m[o.ID] = redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome, partition: int32(st.Partition)}
 	o.First, o.Replayed = true, false
 	if o.Record != nil {

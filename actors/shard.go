@@ -69,6 +69,28 @@ type State struct {
 	// whose entries move with their partition (Exporter) can record it.
 	Partition int
 	slots     [numKinds]any
+	// maxKeys bounds every table (0: unbounded); refused is set by Room
+	// when an op found its table full, and fails the op's request.
+	maxKeys int
+	refused bool
+}
+
+// Room reports whether a table of kind k holding n keys may take one more.
+// When it may not, the op's request fails closed with ErrTableFull: a
+// full table of single-use markers must refuse new work, never evict a
+// live marker (that would let a replay through).
+func (st *State) Room(k Kind, n int) bool {
+	if st.maxKeys > 0 && n >= st.maxKeys {
+		st.refused = true
+		return false
+	}
+	return true
+}
+
+// Sizer is implemented by tables that can report how many keys they hold,
+// for the held-keys metric.
+type Sizer interface {
+	Len() int
 }
 
 // Slot returns the shard's table for kind k, creating it with mk on first use.
@@ -99,12 +121,17 @@ var ErrStopped = errors.New("actors: system stopped")
 // recovered and kept its state, so single-use markers stay consumed.
 var ErrOpPanicked = errors.New("actors: op panicked; it was not completed")
 
+// ErrTableFull is returned by Ask when the op needed a new key in a table
+// that holds Config.MaxKeysPerTable keys already.
+var ErrTableFull = errors.New("actors: the shard's table is full")
+
 // request is the message sent to a shard. The reply travels through done, a
 // channel carried in the message: no futures on the hot path.
 type request struct {
 	op        Op
 	partition int
 	panicked  bool
+	refused   bool
 	done      chan struct{}
 }
 
@@ -122,7 +149,32 @@ type System struct {
 	once    sync.Once
 	log     *slog.Logger
 	panics  atomic.Uint64
+	// held[shard][kind] is the number of keys each table held at the last
+	// sweep, published by the shard for the metric.
+	held []([numKinds]atomic.Int64)
 }
+
+// DefaultMaxKeysPerTable bounds a table of one shard: with 8 shards, 8
+// million keys of one kind per node, a few hundred MB at most.
+const DefaultMaxKeysPerTable = 1 << 20
+
+// HeldKeys returns, per kind, the keys held across shards at the last
+// sweep.
+func (s *System) HeldKeys() [numKinds]int64 {
+	var out [numKinds]int64
+	for i := range s.held {
+		for k := range out {
+			out[k] += s.held[i][k].Load()
+		}
+	}
+	return out
+}
+
+// KindNames names the kinds for metrics.
+var KindNames = [numKinds]string{KindMarker: "marker", KindBucket: "bucket", KindQuota: "quota", KindLease: "lease",
+	KindBreaker: "breaker", KindVelocity: "velocity", KindAssessment: "assessment", KindIdempotency: "idempotency",
+	KindSession: "session", KindNonce: "nonce", KindReputation: "reputation", KindRedeem: "redeem",
+	KindChallengeRate: "challenge_rate", KindVerification: "verification"}
 
 // Config sizes a System.
 type Config struct {
@@ -130,6 +182,9 @@ type Config struct {
 	Shards int
 	// SweepEvery is how often expiring entries are collected.
 	SweepEvery time.Duration
+	// MaxKeysPerTable bounds the keys of each table of each shard (0:
+	// DefaultMaxKeysPerTable); an op that needs one more fails closed.
+	MaxKeysPerTable int
 	// Logger receives recovered panics of ops; nil discards them. The
 	// actor runtime's own log lines are always discarded.
 	Logger *slog.Logger
@@ -146,6 +201,9 @@ func NewSystem(cfg Config, clock Clock) *System {
 	if clock == nil {
 		clock = WallClock
 	}
+	if cfg.MaxKeysPerTable <= 0 {
+		cfg.MaxKeysPerTable = DefaultMaxKeysPerTable
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -158,8 +216,12 @@ func NewSystem(cfg Config, clock Clock) *System {
 		stopped: make(chan struct{}),
 	}
 	s.reqs.New = func() any { return &request{done: make(chan struct{}, 1)} }
+	s.held = make([][numKinds]atomic.Int64, cfg.Shards)
 	for i := 0; i < cfg.Shards; i++ {
-		props := actor.PropsFromProducer(func() actor.Actor { return &shard{clock: clock, sys: s} })
+		held := &s.held[i]
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &shard{clock: clock, sys: s, held: held, st: State{maxKeys: cfg.MaxKeysPerTable}}
+		})
 		s.pids = append(s.pids, s.as.Root.Spawn(props))
 	}
 	go s.sweepLoop(cfg.SweepEvery)
@@ -190,11 +252,14 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	case <-req.done:
 		t.Stop()
 		s.timers.Put(t)
-		panicked := req.panicked
-		req.op, req.panicked = nil, false
+		panicked, refused := req.panicked, req.refused
+		req.op, req.panicked, req.refused = nil, false, false
 		s.reqs.Put(req)
 		if panicked {
 			return ErrOpPanicked
+		}
+		if refused {
+			return ErrTableFull
 		}
 		return nil
 	case <-t.C:
@@ -240,20 +305,27 @@ func (s *System) Panics() uint64 { return s.panics.Load() }
 type shard struct {
 	clock Clock
 	sys   *System
+	held  *[numKinds]atomic.Int64
 	st    State
 }
 
 func (a *shard) Receive(c actor.Context) {
 	switch m := c.Message().(type) {
 	case *request:
-		a.st.Now, a.st.Partition = a.clock(), m.partition
+		a.st.Now, a.st.Partition, a.st.refused = a.clock(), m.partition, false
 		m.panicked = !a.safely(m.op, func() { m.op.Apply(&a.st) })
+		m.refused = a.st.refused
 		m.done <- struct{}{}
 	case sweepTick:
 		now := a.clock()
 		for _, v := range a.st.slots {
 			if sw, ok := v.(Sweeper); ok {
 				a.safely(sw, func() { sw.Sweep(now, sweepBudget) })
+			}
+		}
+		for k, v := range a.st.slots {
+			if sz, ok := v.(Sizer); ok {
+				a.held[k].Store(int64(sz.Len()))
 			}
 		}
 	}

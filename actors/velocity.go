@@ -61,6 +61,9 @@ func (o *Hit) Apply(st *State) {
 	v := t.m[o.Key]
 	now := st.Now
 	if v == nil {
+		if !st.Room(KindChallengeRate, len(t.m)) {
+			return
+		}
 		v = &velocity{start: now}
 		t.m[o.Key] = v
 	}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -51,7 +52,13 @@ type FeedbackTally struct {
 	// ReasonFalsePositives counts false positives per humanscore reason
 	// bit that the assessment carried.
 	ReasonFalsePositives [32]int `json:"reason_false_positives"`
+	// Recent holds the ids of the last recentFeedback records counted, so
+	// a command applied twice (a forwarded write retried) counts once.
+	Recent []string `json:"recent,omitempty"`
 }
+
+// recentFeedback bounds FeedbackTally.Recent.
+const recentFeedback = 32
 
 // TallyOf returns the feedback tally of a site or app id (nil if none).
 func (c *Catalog) TallyOf(id string) *FeedbackTally { return c.FeedbackTallies[id] }
@@ -63,6 +70,10 @@ type RecordFeedback struct {
 }
 
 func (*RecordFeedback) Kind() string { return "detection_feedback.record" }
+
+// Only the owner's tally is kept: records are not stored, so a tenant's
+// calls never grow replicated state (the caller de-duplicates, once per
+// assessment). Feedback holds records written by older versions.
 func (c *RecordFeedback) Apply(tx *Tx) (any, error) {
 	r := c.Record
 	if old, ok := tx.next.Feedback[r.ID]; ok {
@@ -78,12 +89,15 @@ func (c *RecordFeedback) Apply(tx *Tx) (any, error) {
 	if owner == "" {
 		return nil, fmt.Errorf("%w: feedback names no site or app", ErrNotFound)
 	}
-	Writable(tx, "feedback", &tx.next.Feedback)[r.ID] = &r
 	tallies := Writable(tx, "feedback_tallies", &tx.next.FeedbackTallies)
 	t := FeedbackTally{WorkspaceID: r.WorkspaceID}
 	if old := tallies[owner]; old != nil {
+		if slices.Contains(old.Recent, r.ID) {
+			return &r, nil
+		}
 		t = *old
 	}
+	t.Recent = append(append(make([]string, 0, recentFeedback), t.Recent[max(0, len(t.Recent)-recentFeedback+1):]...), r.ID)
 	switch r.Label {
 	case LabelLegitimate:
 		t.Legitimate++

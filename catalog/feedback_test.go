@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -41,8 +42,14 @@ func TestRecordFeedbackTalliesOnceAndCascades(t *testing.T) {
 	if tally.ReasonFalsePositives[2] != 1 || tally.ReasonFalsePositives[4] != 1 || tally.ReasonFalsePositives[0] != 0 {
 		t.Fatalf("per-reason false positives = %v", tally.ReasonFalsePositives)
 	}
-	if len(c.Feedback) != 2 {
-		t.Fatalf("records = %d, want 2", len(c.Feedback))
+	if len(c.Feedback) != 0 {
+		t.Fatalf("records = %d, want none: only the bounded tally is kept", len(c.Feedback))
+	}
+	for i := 0; i < 3*recentFeedback; i++ {
+		c = mustApply(t, c, &RecordFeedback{Record: FeedbackRecord{ID: fmt.Sprint("g", i), WorkspaceID: "w", SiteID: "s", Label: LabelLegitimate}})
+	}
+	if n := len(c.TallyOf("s").Recent); n != recentFeedback || c.TallyOf("s").Legitimate != 3*recentFeedback {
+		t.Fatalf("tally keeps %d recent ids (want %d) and counts %d", n, recentFeedback, c.TallyOf("s").Legitimate)
 	}
 	c = mustApply(t, c, &DeleteWorkspace{ID: "w"})
 	if len(c.Feedback) != 0 || c.TallyOf("s") != nil {

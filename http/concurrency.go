@@ -2,6 +2,7 @@ package http
 
 import (
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -353,6 +354,14 @@ func (s *Server) acquireLease(c *Call, who trafficCaller, lc *LeaseContext, ttlM
 		expiresMs: now.Add(time.Duration(ttl) * time.Millisecond).UnixMilli()}
 	res := &LeaseResult{Success: true, MatchedConstraintCount: len(matched), FencingTokens: []LeaseFence{}}
 	replay := len(matched) > 0
+	// Slots are taken one constraint at a time in one global order (by
+	// state key), so two acquires over the same constraints never hold one
+	// each and refuse each other; on any refusal every slot this acquire
+	// holds is given back before answering (all or nothing), including
+	// slots an idempotent retry found already held.
+	slices.SortFunc(matched, func(a, b matchedConstraint) int {
+		return strings.Compare(leaseKey(who.ws.ID, a.k.ID, a.scopeHash), leaseKey(who.ws.ID, b.k.ID, b.scopeHash))
+	})
 	var taken []*actors.LeaseReserve
 	for _, m := range matched {
 		op := &actors.LeaseReserve{Key: leaseKey(who.ws.ID, m.k.ID, m.scopeHash), LeaseID: leaseID,
@@ -374,8 +383,8 @@ func (s *Server) acquireLease(c *Call, who trafficCaller, lc *LeaseContext, ttlM
 			c.ok(res)
 			return
 		}
+		taken = append(taken, op)
 		if !op.Existing {
-			taken = append(taken, op)
 			replay = false
 		} else {
 			// A retry keeps the lease it already holds, expiry included.

@@ -18,11 +18,13 @@ import (
 // relieve the penalties of the reasons that assessment carried; abuse and
 // false negatives raise difficulty.
 //
-// Exact retries within five minutes are de-duplicated: a marker actor
-// keyed by a hash of the request remembers the first record's id and
-// time, so a retry gets the same answer and no second record; the catalog
-// command is idempotent by record id, so a retry after a lost or failed
-// first write completes it rather than duplicating it.
+// Feedback is taken only for a known, unexpired assessment of the
+// caller's own site (or, for a mobile app, workspace), once per
+// assessment: a redemption marker of the assessment holds the label for
+// the assessment's lifetime. Exact retries within five minutes are
+// de-duplicated (the first answer comes back); another label for the same
+// assessment is a conflict. Raft holds only the per-site tally, bounded by
+// the number of sites, never a record per call.
 
 // feedbackDedupWindow is spec section 8's de-duplication window.
 const feedbackDedupWindow = 5 * time.Minute
@@ -122,19 +124,28 @@ func (s *Server) siteFeedback(c *Call) {
 	}
 	rec := catalog.FeedbackRecord{WorkspaceID: site.WorkspaceID, SiteID: site.ID, AssessmentID: in.AssessmentID,
 		Label: in.Label, ReasonCodes: in.ReasonCodes}
-	get, err := c.getVerification(in.AssessmentID)
-	if err != nil {
-		c.failErr(err)
+	a, ok := c.knownAssessment(in.AssessmentID, func(v *actors.Verification) bool { return v.SiteID == site.ID })
+	if !ok {
 		return
 	}
-	if get.Found {
-		if get.A.SiteID != site.ID {
-			c.fail(ErrUnknownAssessment, "that assessment belongs to no verification of this site")
-			return
-		}
-		rec.AssessmentKnown, rec.SignalReasons = true, get.A.Reasons
+	s.recordFeedback(c, site.ID, rec, a)
+}
+
+// knownAssessment finds a verification the caller may label, answering
+// unknown-assessment itself otherwise: feedback is only ever taken for a
+// known, unexpired assessment of the caller's own site or workspace, so
+// no caller can make the service store anything for ids it made up.
+func (c *Call) knownAssessment(id string, mine func(*actors.Verification) bool) (*actors.Verification, bool) {
+	get, err := c.getVerification(id)
+	if err != nil {
+		c.failErr(err)
+		return nil, false
 	}
-	s.recordFeedback(c, site.ID, rec)
+	if !get.Found || !mine(&get.A) {
+		c.fail(ErrUnknownAssessment, "no unexpired verification of yours has this assessment_id")
+		return nil, false
+	}
+	return &get.A, true
 }
 
 func (s *Server) mobileFeedback(c *Call) {
@@ -165,11 +176,21 @@ func (s *Server) mobileFeedback(c *Call) {
 	}
 	rec := catalog.FeedbackRecord{WorkspaceID: app.WorkspaceID, MobileAppID: app.ID, AssessmentID: in.AssessmentID,
 		Label: in.Label, ReasonCodes: in.ReasonCodes}
-	s.recordFeedback(c, app.ID, rec)
+	a, ok := c.knownAssessment(in.AssessmentID, func(v *actors.Verification) bool { return v.WorkspaceID == app.WorkspaceID })
+	if !ok {
+		return
+	}
+	s.recordFeedback(c, app.ID, rec, a)
 }
 
-// recordFeedback de-duplicates and stores rec for owner (site or app id).
-func (s *Server) recordFeedback(c *Call, owner string, rec catalog.FeedbackRecord) {
+// recordFeedback takes one label per assessment and adds it to the tally
+// of owner (site or app id). The label is held by a redemption marker of
+// the assessment, kept as long as the assessment: an exact retry within
+// five minutes gets the first answer back (X-Service-Deduplicated), and
+// a different label for an assessment already labelled is a conflict.
+// Only the bounded tally (one per site or app) is written through Raft,
+// never a record per call, so no caller grows replicated state.
+func (s *Server) recordFeedback(c *Call, owner string, rec catalog.FeedbackRecord, a *actors.Verification) {
 	if rec.ReasonCodes == nil {
 		rec.ReasonCodes = []string{}
 	}
@@ -178,23 +199,34 @@ func (s *Server) recordFeedback(c *Call, owner string, rec catalog.FeedbackRecor
 		h.Write([]byte{byte(len(part) >> 8), byte(len(part))})
 		h.Write([]byte(part))
 	}
-	key := "fb/" + hex.EncodeToString(h.Sum(nil))
 	now := c.Now()
-	op := &actors.Redeem{ID: key, Key: key, Expires: now.Add(feedbackDedupWindow).UnixNano(),
+	expires := max(a.Expires, now.Add(feedbackDedupWindow).UnixNano())
+	id := "fb/" + rec.AssessmentID
+	op := &actors.Redeem{ID: id, Key: hex.EncodeToString(h.Sum(nil)), Expires: expires,
 		Outcome: actors.Outcome{Ref: uuid.NewString(), At: now.UnixNano()}}
-	if err := c.ask(key, op); err != nil {
+	if err := c.ask(id, op); err != nil {
 		c.failErr(err)
 		return
 	}
-	rec.ID, rec.RecordedAt = op.Outcome.Ref, time.Unix(0, op.Outcome.At).UTC()
-	if op.Replayed {
-		c.Ctx.Response.Header.Set("X-Service-Deduplicated", "true")
-	}
-	v, ok := c.apply(&catalog.RecordFeedback{Record: rec})
-	if !ok {
+	if !op.First && !op.Replayed {
+		c.fail(ErrConflict, "this assessment already has feedback with another label or reasons")
 		return
 	}
-	r := v.(*catalog.FeedbackRecord)
-	c.ok(&FeedbackView{FeedbackID: r.ID, AssessmentID: r.AssessmentID, Label: r.Label, ReasonCodes: r.ReasonCodes,
-		AssessmentKnown: r.AssessmentKnown, RecordedAt: r.RecordedAt})
+	rec.ID, rec.RecordedAt = op.Outcome.Ref, time.Unix(0, op.Outcome.At).UTC()
+	rec.AssessmentKnown, rec.SignalReasons = true, a.Reasons
+	view := &FeedbackView{FeedbackID: rec.ID, AssessmentID: rec.AssessmentID, Label: rec.Label, ReasonCodes: rec.ReasonCodes,
+		AssessmentKnown: true, RecordedAt: rec.RecordedAt}
+	if op.Replayed && now.Sub(rec.RecordedAt) <= feedbackDedupWindow {
+		c.Ctx.Response.Header.Set("X-Service-Deduplicated", "true")
+		c.ok(view)
+		return
+	}
+	if op.Replayed {
+		c.fail(ErrConflict, "this assessment was labelled more than five minutes ago; feedback is taken once")
+		return
+	}
+	if _, ok := c.apply(&catalog.RecordFeedback{Record: rec}); !ok {
+		return
+	}
+	c.ok(view)
 }

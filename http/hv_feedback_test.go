@@ -12,7 +12,7 @@ func (e *hvEnv) feedback(body string) resp {
 	return e.do(req{path: "/v1/detection/feedback", ctype: "application/json", body: body})
 }
 
-func TestFeedbackDeduplicatesExactRetries(t *testing.T) {
+func TestFeedbackIsTakenOncePerAssessmentAndDeduplicatesExactRetries(t *testing.T) {
 	e := mustNewHVEnv(t)
 	aid := e.assessed(t, humanSignals())
 	body := `{"secret":"` + e.secret + `","assessment_id":"` + aid + `","label":"abuse","reason_codes":["spam","fake-account"]}`
@@ -25,22 +25,19 @@ func TestFeedbackDeduplicatesExactRetries(t *testing.T) {
 	if retry.status != 200 || string(retry.body) != string(first.body) || retry.header["X-Service-Deduplicated"] != "true" {
 		t.Fatalf("an exact retry within 5 minutes must get the same answer: %s vs %s (%v)", retry.body, first.body, retry.header)
 	}
-	if n := len(e.store.Catalog().Feedback); n != 1 {
-		t.Fatalf("%d records after a retry, want 1", n)
-	}
-	if r := e.feedback(`{"secret":"` + e.secret + `","assessment_id":"` + aid + `","label":"abuse","reason_codes":["fake-account","spam"]}`); r.json(t)["feedback_id"] == first.json(t)["feedback_id"] {
-		t.Fatal("a different request was treated as a retry")
+	if r := e.feedback(`{"secret":"` + e.secret + `","assessment_id":"` + aid + `","label":"legitimate"}`); r.status != 409 || r.json(t)["error"] != "conflict" {
+		t.Fatalf("another label for a labelled assessment: %d %s, want 409 conflict", r.status, r.body)
 	}
 	e.advance(2 * time.Minute)
-	later := e.feedback(body)
-	if later.json(t)["feedback_id"] == first.json(t)["feedback_id"] || later.header["X-Service-Deduplicated"] != "" {
-		t.Fatalf("a repeat after the window is a new report: %s", later.body)
+	if later := e.feedback(body); later.status != 409 {
+		t.Fatalf("a repeat after the window: %d %s, want 409 (feedback is taken once per assessment)", later.status, later.body)
 	}
-	if n := len(e.store.Catalog().Feedback); n != 3 {
-		t.Fatalf("%d records, want 3", n)
+	// Raft holds only the bounded tally, counted once; no record per call.
+	if n := len(e.store.Catalog().Feedback); n != 0 {
+		t.Fatalf("%d feedback records in the catalog, want none", n)
 	}
-	if tl := e.store.Catalog().TallyOf("site-1"); tl.Abuse != 3 {
-		t.Fatalf("tally %+v", tl)
+	if tl := e.store.Catalog().TallyOf("site-1"); tl.Abuse != 1 {
+		t.Fatalf("tally %+v, want one abuse", tl)
 	}
 }
 
@@ -59,16 +56,13 @@ func TestFeedbackValidation(t *testing.T) {
 		{"an assessment id that is not a UUID", `{"secret":"` + e.secret + `","assessment_id":"x","label":"abuse"}`, 400, "invalid-field"},
 		{"no secret", `{"assessment_id":"` + aid + `","label":"abuse"}`, 401, "unauthorized"},
 		{"a sandbox secret", `{"secret":"` + e.sbxSec + `","assessment_id":"` + aid + `","label":"abuse"}`, 401, "unauthorized"},
-		{"an expired or unknown assessment is recorded as unknown", `{"secret":"` + e.secret + `","assessment_id":"` + aid + `","label":"legitimate"}`, 200, ""},
+		{"an expired or unknown assessment is refused", `{"secret":"` + e.secret + `","assessment_id":"` + aid + `","label":"legitimate"}`, 404, "unknown-assessment"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.feedback(tc.body)
 			if r.status != tc.status || (tc.code != "" && r.json(t)["error"] != tc.code) {
 				t.Fatalf("%d %s, want %d %s", r.status, r.body, tc.status, tc.code)
-			}
-			if tc.status == 200 && r.json(t)["assessment_known"] != false {
-				t.Fatalf("unknown assessment marked known: %s", r.body)
 			}
 		})
 	}
@@ -83,7 +77,7 @@ func TestFeedbackValidation(t *testing.T) {
 
 func TestMobileFeedbackChecksAppIdentity(t *testing.T) {
 	e := mustNewHVEnv(t)
-	aid := "0d6f5c1e-8a9b-4c3d-9e2f-112233445566"
+	aid := e.assessed(t, humanSignals()) // an assessment of the app's workspace
 	post := func(bearer, platform, appID string) resp {
 		h := map[string]string{}
 		if bearer != "" {

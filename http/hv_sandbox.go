@@ -65,7 +65,7 @@ var sandboxScenarios = []SandboxScenario{
 	{Name: "invalid_input", code: scenarioInvalidInput, HTTPStatus: 200, ErrorCodes: []string{"invalid-input-response"},
 		Description: "Carries the sandbox prefix but no valid signature: invalid-input-response with null context and score 0."},
 	{Name: "service_error", code: scenarioServiceError, HTTPStatus: 503, ErrorCodes: []string{"service-unavailable"},
-		Description: "Simulates an unavailable owner: HTTP 503 {success:false,error:service-unavailable}; the token is not consumed, so a retry sees the same."},
+		Description: "Simulates an unavailable owner: HTTP 503 {success:false,error:service-unavailable}; in the simulation the token is not consumed, so a retry sees the same; in production a 503 does not say whether it was (retry with an idempotency_key)."},
 }
 
 // SandboxScenarioList is the answer of GET /sandbox/scenarios.

@@ -55,7 +55,7 @@ var (
 	svInvalidSecret   = ErrorCode{"invalid-input-secret", 400, "The secret is unknown, or a sandbox secret at a production endpoint (and vice versa)."}
 	svMissingResponse = ErrorCode{"missing-input-response", 400, "No response token supplied."}
 	svBadRequest      = ErrorCode{"bad-request", 400, "The body is not form-encoded, multipart or JSON, does not parse, or sends a field twice."}
-	svUnavailable     = ErrorCode{"service-unavailable", 503, "The owner of the token could not answer; the token was not consumed. Fail closed and retry with backoff."}
+	svUnavailable     = ErrorCode{"service-unavailable", 503, "The token's owner did not confirm an answer in time. The token may or may not have been consumed (the owner can have consumed it while its answer was lost): fail closed, and retry with backoff with the same idempotency_key to get the first answer back; without one a retry may see timeout-or-duplicate."}
 	siteverifyErrors  = []ErrorCode{svMissingSecret, svInvalidSecret, svMissingResponse, svBadRequest, ErrRateLimited, svUnavailable}
 )
 

@@ -562,3 +562,53 @@ func TestMobileAdmissionsCheckTheAppIdentity(t *testing.T) {
 		t.Fatalf("mobile feedback = %d %+v", st, r)
 	}
 }
+
+func TestParallelAcquiresOverTwoConstraintsHoldAllOrNothing(t *testing.T) {
+	e := mustStartTrafficNode(t)
+	e.constraint(map[string]any{"name": "narrow", "action_pattern": "export.*", "capacity": 2})
+	e.constraint(map[string]any{"name": "wide", "action_pattern": "*", "capacity": 3})
+	burst := func() []leaseAnswer {
+		var mu sync.Mutex
+		var got []leaseAnswer
+		var wg sync.WaitGroup
+		for i := 0; i < 30; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				st, a := e.lease("acquire", e.secret, map[string]any{"action": "export.report"})
+				if st != 200 {
+					t.Errorf("acquire = %d %+v", st, a)
+					return
+				}
+				mu.Lock()
+				got = append(got, a)
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		var won []leaseAnswer
+		for _, a := range got {
+			if a.Acquired {
+				if len(a.FencingTokens) != 2 {
+					t.Fatalf("a granted lease holds %d slots, want both constraints': %+v", len(a.FencingTokens), a)
+				}
+				won = append(won, a)
+			}
+		}
+		return won
+	}
+	won := burst()
+	if len(won) != 2 {
+		t.Fatalf("%d acquires won, want exactly 2 (the narrow constraint's capacity)", len(won))
+	}
+	// Refused acquires held nothing: once the winners release, the same
+	// burst wins exactly as many again.
+	for _, a := range won {
+		if st, r := e.lease("release", e.secret, map[string]any{"action": "export.report", "lease_token": a.LeaseToken}); st != 200 {
+			t.Fatalf("release = %d %+v", st, r)
+		}
+	}
+	if again := burst(); len(again) != 2 {
+		t.Fatalf("after releasing, %d acquires won, want 2: a refused acquire kept a slot", len(again))
+	}
+}

@@ -3,13 +3,14 @@ package node
 import (
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/trustd/trustd/actors"
 )
 
 // raftCollector exports the Raft state on each scrape.
 type raftCollector struct {
 	n                        *Node
 	state, last, applied, ix *prometheus.Desc
-	panics                   *prometheus.Desc
+	panics, held             *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -18,6 +19,7 @@ func (n *Node) raftCollector() prometheus.Collector {
 		last:    prometheus.NewDesc("trustd_raft_last_index", "Last Raft log index.", nil, nil),
 		applied: prometheus.NewDesc("trustd_raft_applied_index", "Last applied Raft index.", nil, nil),
 		ix:      prometheus.NewDesc("trustd_catalog_index", "Raft index of the catalog served.", nil, nil),
+		held:    prometheus.NewDesc("trustd_actor_held_keys", "Keys held per kind of actor table on this node (at the last sweep); each table of each shard is capped by --max-keys-per-table.", []string{"table"}, nil),
 		panics:  prometheus.NewDesc("trustd_actor_op_panics_total", "Ops that panicked in a shard actor; each failed its request closed and the shard kept its state.", nil, nil),
 	}
 }
@@ -28,6 +30,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.applied
 	ch <- c.ix
 	ch <- c.panics
+	ch <- c.held
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -44,4 +47,10 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(r.AppliedIndex()))
 	ch <- prometheus.MustNewConstMetric(c.ix, prometheus.GaugeValue, float64(c.n.store.Catalog().Index))
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(c.n.actors.Panics()))
+	held := c.n.actors.HeldKeys()
+	for k, name := range actors.KindNames {
+		if name != "" {
+			ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(held[k]), name)
+		}
+	}
 }

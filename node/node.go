@@ -53,7 +53,10 @@ type Config struct {
 	// from the file-descriptor limit); IdleTimeout closes idle keep-alive
 	// connections (0: 60s).
 	MaxConns, MaxConnsPerIP int
-	IdleTimeout             time.Duration
+	// MaxKeysPerTable caps each actor table of each shard (0: the actors
+	// package default); past it new keys fail closed (503).
+	MaxKeysPerTable int
+	IdleTimeout     time.Duration
 	// FastRaft shortens Raft timeouts (tests on loopback).
 	FastRaft bool
 	// AskTimeout bounds every ask of per-key state, local or forwarded
@@ -161,7 +164,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, Logger: cfg.Logger}, nil)
+	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, MaxKeysPerTable: cfg.MaxKeysPerTable, Logger: cfg.Logger}, nil)
 	trans := cluster.NewTransport(cfg.ClusterKey, clientTLS)
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = 500 * time.Millisecond

@@ -48,6 +48,7 @@ func run(args []string) error {
 	fs.IntVar(&cfg.MaxConns, "max-conns", 0, "API connections served at once; beyond it new ones get 503 and are closed (0: 3/4 of the file-descriptor limit)")
 	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", 0, "API connections from one client address (0: half of --max-conns; raise it behind a load balancer)")
 	fs.DurationVar(&cfg.IdleTimeout, "idle-timeout", 60*time.Second, "close API keep-alive connections idle this long")
+	fs.IntVar(&cfg.MaxKeysPerTable, "max-keys-per-table", 0, "keys each actor table of each shard may hold (markers, buckets, …); past it new keys fail closed with 503 (0: 1048576)")
 	fs.IntVar(&cfg.Shards, "shards", 0, "shard actors on this node (default 8)")
 	fs.DurationVar(&cfg.AskTimeout, "ask-timeout", 500*time.Millisecond, "bound on every ask of per-key state, local or forwarded; past it operations take their degraded behaviour")
 	var join string
