@@ -109,6 +109,7 @@ func buildFixedHeaders(baseURL string) [][2][]byte {
 		{"X-Service-Api-Base", baseURL + PublicBase},
 		{"X-Service-Api-Version", APIVersion},
 		{"X-Service-Contract-Version", ContractVersion},
+		{"X-Service-Build", Build},
 		{"Cache-Control", "no-store"},
 	} {
 		out = append(out, [2][]byte{[]byte(kv[0]), []byte(kv[1])})

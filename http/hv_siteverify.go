@@ -93,7 +93,7 @@ type svBuf struct {
 var errSandboxServiceError = errors.New("sandbox: simulated service error")
 
 func (s *Server) siteverifyRoutes() []Route {
-	sec := []Auth{AuthSiteSecret}
+	sec := []Auth{AuthBodySecret}
 	compatErrs := []ErrorCode{ErrRateLimited}
 	return []Route{
 		{Method: "POST", Path: "/siteverify", ID: "siteverify", Tag: "Human verification", Auth: sec, Form: true, SpecErrors: true,

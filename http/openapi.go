@@ -59,6 +59,9 @@ func (g *schemaGen) schema(t reflect.Type) map[string]any {
 		name, ok := g.seen[t]
 		if !ok {
 			name = t.Name()
+			if n, ok := schemaNames[name]; ok {
+				name = n
+			}
 			if name == "" {
 				return g.object(t)
 			}
@@ -113,7 +116,12 @@ func (g *schemaGen) object(t reflect.Type) map[string]any {
 			for _, v := range strings.Split(enum, "|") {
 				vals = append(vals, v)
 			}
-			s = withRefSafe(s, "enum", vals)
+			if s["type"] == "array" {
+				s = clone(s)
+				s["items"] = withRefSafe(s["items"].(map[string]any), "enum", vals)
+			} else {
+				s = withRefSafe(s, "enum", vals)
+			}
 		}
 		if fm := f.Tag.Get("format"); fm != "" {
 			s = withRefSafe(s, "format", fm)
@@ -146,6 +154,35 @@ func withRefSafe(s map[string]any, k string, v any) map[string]any {
 	return s
 }
 
+// schemaNames renames Go types whose contract name the spec fixes.
+var schemaNames = map[string]string{"APIError": "ApiError"}
+
+// commonHeaders are on every JSON answer (spec 2.1); rateLimitHeaders
+// also on 429 answers.
+var commonHeaders = []string{"X-Request-Id", "X-Service-API-Base", "X-Service-API-Version", "X-Service-Contract-Version"}
+var rateLimitHeaders = []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+
+var headerComponents = map[string]any{
+	"X-Request-Id":               map[string]any{"description": "Opaque correlation identifier; also in server logs.", "schema": map[string]any{"type": "string"}},
+	"X-Service-API-Base":         map[string]any{"description": "Canonical API base.", "schema": map[string]any{"type": "string", "format": "uri"}},
+	"X-Service-API-Version":      map[string]any{"description": "API version (v1).", "schema": map[string]any{"type": "string"}},
+	"X-Service-Contract-Version": map[string]any{"description": "Contract revision (" + ContractVersion + ").", "schema": map[string]any{"type": "string"}},
+	"Retry-After":                map[string]any{"description": "Seconds to wait before retrying.", "schema": map[string]any{"type": "integer"}},
+	"X-RateLimit-Limit":          map[string]any{"description": "Requests allowed in the window.", "schema": map[string]any{"type": "integer"}},
+	"X-RateLimit-Remaining":      map[string]any{"description": "Requests left in the window.", "schema": map[string]any{"type": "integer"}},
+	"X-RateLimit-Reset":          map[string]any{"description": "Seconds until the window resets.", "schema": map[string]any{"type": "integer"}},
+}
+
+func headerRefs(names ...[]string) map[string]any {
+	out := map[string]any{}
+	for _, list := range names {
+		for _, n := range list {
+			out[n] = map[string]any{"$ref": "#/components/headers/" + n}
+		}
+	}
+	return out
+}
+
 // securitySchemes of spec section 5, by Auth.
 var securitySchemes = map[Auth]map[string]any{
 	AuthAdmin:      {"type": "http", "scheme": "bearer", "description": "Admin token: generated on first start into <data-dir>/admin-token, or TRUSTD_ADMIN_TOKEN."},
@@ -171,17 +208,21 @@ func (s *Server) openAPI() map[string]any {
 	for _, e := range apiErrors {
 		codes = append(codes, e.Code+" ("+strconv.Itoa(e.Status)+"): "+e.Meaning)
 	}
-	if sch, ok := g.components["APIError"].(map[string]any); ok {
+	if sch, ok := g.components["ApiError"].(map[string]any); ok {
 		sch["description"] = "The error body of every operation except /siteverify and the rate-limit check. Codes:\n" + strings.Join(codes, "\n")
 	}
 	specErr := g.ref(SpecError{})
 	paths := map[string]any{}
 	usedSchemes := map[string]any{}
 	for _, r := range s.table.routes {
-		item, _ := paths[r.FullPath()].(map[string]any)
+		path := r.FullPath()
+		if len(path) > 1 && strings.HasSuffix(path, "/") {
+			path = strings.TrimSuffix(path, "/") // served with and without
+		}
+		item, _ := paths[path].(map[string]any)
 		if item == nil {
 			item = map[string]any{}
-			paths[r.FullPath()] = item
+			paths[path] = item
 		}
 		op := map[string]any{
 			"operationId": r.ID,
@@ -195,7 +236,10 @@ func (s *Server) openAPI() map[string]any {
 		if params != nil {
 			op["parameters"] = params
 		}
-		if len(r.Auth) > 0 {
+		if len(r.Auth) == 1 && r.Auth[0] == AuthBodySecret {
+			op["security"] = []any{}
+			op["description"] = "Authenticated by the site's private secret in the body field secret (form-encoded or JSON), never a header."
+		} else if len(r.Auth) > 0 {
 			var sec []any
 			for _, a := range r.Auth {
 				name := string(a)
@@ -218,7 +262,7 @@ func (s *Server) openAPI() map[string]any {
 		if status == 0 {
 			status = 200
 		}
-		okResp := map[string]any{"description": "Success."}
+		okResp := map[string]any{"description": "Success.", "headers": headerRefs(commonHeaders)}
 		switch {
 		case r.ContentType == "application/json":
 			okResp["content"] = map[string]any{r.ContentType: map[string]any{"schema": map[string]any{"type": "object"}}}
@@ -247,8 +291,13 @@ func (s *Server) openAPI() map[string]any {
 			if st == 405 {
 				body = apiErr
 			}
+			hdrs := headerRefs(commonHeaders)
+			if st == 429 {
+				hdrs = headerRefs(commonHeaders, rateLimitHeaders)
+			}
 			responses[strconv.Itoa(st)] = map[string]any{
 				"description": strings.Join(dedupe(codes), "\n"),
+				"headers":     hdrs,
 				"content":     map[string]any{"application/json": map[string]any{"schema": body}},
 			}
 		}
@@ -260,6 +309,7 @@ func (s *Server) openAPI() map[string]any {
 		"info": map[string]any{
 			"title":       "trustd Trust and Verification API",
 			"version":     ContractVersion,
+			"license":     map[string]any{"name": "Proprietary", "url": s.cfg.BaseURL + PublicBase + "/"},
 			"description": "Generated from the route table of the running node. Every JSON answer carries X-Request-Id, X-Service-API-Base, X-Service-API-Version and X-Service-Contract-Version. The legacy base (the same paths without /v1) is deprecated, has no sunset, and adds Deprecation and Link: rel=\"successor-version\" headers.",
 		},
 		"servers": []any{map[string]any{"url": s.cfg.BaseURL}},
@@ -267,6 +317,7 @@ func (s *Server) openAPI() map[string]any {
 		"components": map[string]any{
 			"schemas":         g.components,
 			"securitySchemes": usedSchemes,
+			"headers":         headerComponents,
 		},
 	}
 }
@@ -296,4 +347,50 @@ func example(v any) string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// openAPI30 rewrites the 3.1 document as OpenAPI 3.0.3, for generators
+// that read only 3.0: a type list with "null" becomes nullable, and a
+// $ref with sibling keywords (which 3.0 ignores) is wrapped in allOf.
+// The input is not changed.
+func openAPI30(doc map[string]any) map[string]any {
+	out := downgrade(doc).(map[string]any)
+	out["openapi"] = "3.0.3"
+	return out
+}
+
+func downgrade(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = downgrade(e)
+		}
+		if types, ok := m["type"].([]any); ok {
+			var nonNull []any
+			for _, t := range types {
+				if t != "null" {
+					nonNull = append(nonNull, t)
+				}
+			}
+			if len(nonNull) == 1 {
+				m["type"] = nonNull[0]
+				if len(nonNull) != len(types) {
+					m["nullable"] = true
+				}
+			}
+		}
+		if ref, ok := m["$ref"]; ok && len(m) > 1 {
+			delete(m, "$ref")
+			m["allOf"] = []any{map[string]any{"$ref": ref}}
+		}
+		return m
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = downgrade(e)
+		}
+		return out
+	}
+	return v
 }

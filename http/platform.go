@@ -30,7 +30,7 @@ type ChangelogRevision struct {
 
 // changelog lists the spec's contract revisions (section 9), then ours.
 var changelog = Changelog{
-	Current: ContractVersion,
+	Current: ContractVersion + "+" + Build,
 	Revisions: []ChangelogRevision{
 		{"2026-08-05.2", "2026-08-05", []string{"Human verification, documents, identity sessions, journeys, trust, agents, account defence."}},
 		{"2026-08-05.3", "2026-08-05", []string{"Contract revision (details not published)."}},
@@ -43,23 +43,36 @@ var changelog = Changelog{
 			"trustd: shapes designed for operations the spec leaves 'not shown' (ApiError body, admin API, challenge protocol, sandbox, leases, admission, pre-clearance).",
 			"Legacy base served with Deprecation and Link rel=successor-version headers; no sunset.",
 		}},
+		{"2026-08-08.3+" + Build, "2026-11-24", []string{
+			"X-Service-Contract-Version is exactly the spec's revision; this build is named in X-Service-Build.",
+			"/siteverify declares its body secret (no bearer scheme); the error schema is named ApiError; common and 429 headers are declared on responses.",
+			"An equivalent OpenAPI 3.0 document at /openapi-3.0.json for generators that do not read 3.1.",
+			"Admin: signing keys listed and rotated with a two-phase publish.",
+		}},
 	},
 }
 
 // contractCache renders the generated documents once: the route table
 // never changes while the server runs.
 type contractCache struct {
-	once            sync.Once
-	openapi, postmn []byte
+	once                       sync.Once
+	openapi, openapi30, postmn []byte
 }
 
 func (s *Server) contract() (openapi, postman []byte) {
+	cc := s.contracts()
+	return cc.openapi, cc.postmn
+}
+
+func (s *Server) contracts() *contractCache {
 	cc := &s.mods.contract
 	cc.once.Do(func() {
-		cc.openapi, _ = json.Marshal(s.openAPI(), json.Deterministic(true))
+		doc := s.openAPI()
+		cc.openapi, _ = json.Marshal(doc, json.Deterministic(true))
+		cc.openapi30, _ = json.Marshal(openAPI30(doc), json.Deterministic(true))
 		cc.postmn, _ = json.Marshal(s.postman(), json.Deterministic(true))
 	})
-	return cc.openapi, cc.postmn
+	return cc
 }
 
 func (s *Server) platformRoutes() []Route {
@@ -78,6 +91,11 @@ func (s *Server) platformRoutes() []Route {
 				doc, _ := s.contract()
 				c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
 				c.rawJSON(200, doc)
+			}},
+		{Method: "GET", Path: "/openapi-3.0.json", ID: "getOpenAPI30", Tag: "Platform", Summary: "The same contract as OpenAPI 3.0.3, for client generators that do not read 3.1 yet.",
+			ContentType: "application/json", Handle: func(c *Call) {
+				c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+				c.rawJSON(200, s.contracts().openapi30)
 			}},
 		{Method: "GET", Path: "/postman-collection.json", ID: "getPostmanCollection", Tag: "Platform", Summary: "A Postman v2.1 collection generated from the same route table.",
 			ContentType: "application/json", Handle: func(c *Call) {

@@ -266,3 +266,37 @@ func TestTransportErrorsAnswerJSON(t *testing.T) {
 		t.Fatal("the contract's ApiError schema lists every code")
 	}
 }
+
+func TestContractHeadersAndTheOpenAPI30Document(t *testing.T) {
+	tn := mustStartNode(t)
+	r := tn.do("GET", "/v1/", "", nil)
+	if got := r.header.Get("X-Service-Contract-Version"); got != "2026-08-08.3" {
+		t.Fatalf("X-Service-Contract-Version = %q, want exactly the spec's revision", got)
+	}
+	if r.header.Get("X-Service-Build") == "" {
+		t.Fatal("the build is not named in X-Service-Build")
+	}
+	doc := tn.do("GET", "/v1/openapi-3.0.json", "", nil)
+	var d struct {
+		OpenAPI    string `json:"openapi"`
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+		Paths map[string]map[string]struct {
+			Security []map[string]any `json:"security"`
+		} `json:"paths"`
+	}
+	doc.decode(t, &d)
+	if d.OpenAPI != "3.0.3" || d.Components.Schemas["ApiError"] == nil {
+		t.Fatalf("openapi-3.0.json: version %q, ApiError present %v", d.OpenAPI, d.Components.Schemas["ApiError"] != nil)
+	}
+	if sv := d.Paths["/v1/siteverify"]["post"]; len(sv.Security) != 0 {
+		t.Fatalf("/siteverify declares %v; its secret is in the body", sv.Security)
+	}
+	if _, ok := d.Paths["/v1/"]; ok {
+		t.Fatal("a path with a trailing slash is declared")
+	}
+	if strings.Contains(string(doc.body), `"type":["`) {
+		t.Fatal("the 3.0 document still has 3.1 type lists")
+	}
+}

@@ -50,8 +50,8 @@ func (s *Server) postman() map[string]any {
 	}
 	return map[string]any{
 		"info": map[string]any{
-			"name":        "trustd " + ContractVersion,
-			"_postman_id": "trustd-" + ContractVersion,
+			"name":        "trustd " + ContractVersion + "+" + Build,
+			"_postman_id": "trustd-" + ContractVersion + "+" + Build,
 			"schema":      "https://schema.getpostman.com/json/collection/v2.1.0/collection.json",
 		},
 		"item": items,

@@ -13,6 +13,10 @@ const (
 	AuthNone       Auth = ""
 	AuthAdmin      Auth = "admin"
 	AuthSiteSecret Auth = "site_secret"
+	// AuthBodySecret is the site secret in the body field secret only
+	// (/siteverify and its dialects, as the vendors' APIs are); OpenAPI
+	// has no scheme for it, so the contract says it in the operation.
+	AuthBodySecret Auth = "body_secret"
 	AuthSiteKey    Auth = "site_key"
 	AuthMobile     Auth = "mobile_secret"
 	AuthCredential Auth = "credential"

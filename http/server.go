@@ -24,9 +24,13 @@ import (
 const (
 	ServiceName     = "trustd"
 	APIVersion      = "v1"
-	ContractVersion = "2026-08-08.3+trustd.1"
-	PublicBase      = "/v1"
-	AdminBase       = "/admin/v1"
+	ContractVersion = "2026-08-08.3"
+	// Build names this implementation's revision of the contract's
+	// additions; it travels in X-Service-Build, so that
+	// X-Service-Contract-Version is exactly the spec's revision.
+	Build      = "trustd.2"
+	PublicBase = "/v1"
+	AdminBase  = "/admin/v1"
 )
 
 // Store is the durable state the server needs: the catalog to read from,

@@ -182,7 +182,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.cluster, err = cluster.Start(cluster.Config{NodeID: cfg.NodeID, Name: cfg.ClusterName, Key: cfg.ClusterKey, ServerTLS: serverTLS,
 		GossipAddr: cfg.GossipAddr, AdvertiseGossip: cfg.AdvertiseGossip, PeerAddr: cfg.PeerAddr, AdvertisePeer: cfg.AdvertisePeer,
 		APIAddr: apiAddr, RaftAddr: n.store.RaftAddr(), Join: cfg.Join, PeersFile: filepath.Join(cfg.DataDir, "cluster-peers"),
-		Version: api.ContractVersion, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,
+		Version: api.ContractVersion + "+" + api.Build, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,
 	}, n.router, trans, n.store)
 	if err != nil {
 		n.apiLn.Close()
