@@ -50,7 +50,15 @@ func ReadCredentials(path string) (Credentials, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("provision: credentials %s: %w", path, err)
 	}
+	c.APIBase = NodeRoot(c.APIBase)
 	return c, nil
+}
+
+// NodeRoot turns an API base as trustd announces it (http://host:port/v1)
+// into the node's root URL, which the load generator and the admin client
+// add their own paths to.
+func NodeRoot(base string) string {
+	return strings.TrimSuffix(strings.TrimRight(base, "/"), "/v1")
 }
 
 // Admin is a client of the admin API of one node.

@@ -113,6 +113,9 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 			o.targets = []string{c.APIBase}
 		}
 	}
+	for i, t := range o.targets {
+		o.targets[i] = provision.NodeRoot(t)
+	}
 	var err error
 	if o.mix, err = scenario.ParseMix(*mix, scRateLimit, scSiteverify); err != nil {
 		return nil, err
