@@ -66,6 +66,9 @@ func (s *Server) siteverifyCompat(d dialect) func(*Call) {
 			fail(svBadRequest.Code)
 			return
 		}
+		if d == dialectTurnstile && s.answerTestSecretTurnstile(c, &q) {
+			return
+		}
 		site := c.checkSecret(&q, false, func(e ErrorCode) { fail(e.Code) })
 		if site == nil {
 			return
@@ -81,6 +84,7 @@ func (s *Server) siteverifyCompat(d dialect) func(*Call) {
 			fail(svMissingResponse.Code)
 			return
 		}
+		q.ipSignal = true
 		v, err := s.verifyToken(c, site, &q, false, b)
 		if err != nil {
 			fail("internal-error")
@@ -94,6 +98,10 @@ func (s *Server) siteverifyCompat(d dialect) func(*Call) {
 		c.rawJSON(200, b.out)
 	}
 }
+
+// mismatchedIPScoreCap is the highest score the reCAPTCHA dialect reports
+// for a token whose remoteip differs from the address it was issued to.
+const mismatchedIPScoreCap = 0.3
 
 func appendRFC3339(dst []byte, unix int64) []byte {
 	dst = append(dst, '"')
@@ -131,8 +139,14 @@ func appendRecaptcha(dst []byte, v *verdict) []byte {
 	dst = append(dst, `,"hostname":`...)
 	dst = appendJSONString(dst, t.Hostname)
 	if t.Mode == token.ModeScoreBased || t.Mode == token.ModeScoreEnforced {
+		score := float64(t.Score) / 1000
+		if v.ipMismatch {
+			// A token redeemed from another address than the one the
+			// backend names is a weaker signal of a real visitor.
+			score = min(score, mismatchedIPScoreCap)
+		}
 		dst = append(dst, `,"score":`...)
-		dst = strconv.AppendFloat(dst, float64(t.Score)/1000, 'f', -1, 64)
+		dst = strconv.AppendFloat(dst, score, 'f', -1, 64)
 		dst = append(dst, `,"action":`...)
 		dst = appendJSONString(dst, t.Action)
 	}

@@ -129,3 +129,21 @@ func TestRecaptchaDialect(t *testing.T) {
 		t.Fatalf("missing secret: %v", m)
 	}
 }
+
+func TestRemoteIPIsASignalInTheDialectsAndARuleNatively(t *testing.T) {
+	e := mustNewHVEnv(t)
+	other := "198.51.100.99" // e.g. a proxy's address sent by a library from X-Forwarded-For
+	tok := e.mint(nil)
+	if m := checkResult(t, e.verify("/v1/siteverify", "secret", e.secret, "response", tok, "remoteip", other)); !slices.Equal(codesOf(m), []string{"remoteip-mismatch"}) {
+		t.Fatalf("native siteverify with another remoteip: %v, want remoteip-mismatch", m)
+	}
+	tok = e.mint(nil)
+	if m := e.verify("/v1/turnstile/v0/siteverify", "secret", e.secret, "response", tok, "remoteip", other).json(t); m["success"] != true {
+		t.Fatalf("Turnstile dialect with another remoteip: %v, want success (a signal, as Cloudflare documents)", m)
+	}
+	sm := e.mint(func(tr *token.Response) { tr.Mode, tr.Score = token.ModeScoreBased, 900 })
+	m := e.verify("/v1/recaptcha/api/siteverify", "secret", e.secret, "response", sm, "remoteip", other).json(t)
+	if m["success"] != true || m["score"].(float64) > mismatchedIPScoreCap {
+		t.Fatalf("reCAPTCHA dialect with another remoteip: %v, want success with a score capped at %v", m, mismatchedIPScoreCap)
+	}
+}

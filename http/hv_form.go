@@ -17,6 +17,11 @@ type svRequest struct {
 	secret, response, remoteip, action, idem []byte
 	// seen marks fields present, to refuse a field sent twice.
 	seen uint8
+	// ipSignal makes a remoteip that differs from the token's a signal
+	// rather than a failure, as the Turnstile and reCAPTCHA dialects
+	// document it (libraries send X-Forwarded-For addresses, and behind a
+	// proxy every token would otherwise fail and be used up).
+	ipSignal bool
 }
 
 // set stores a known field; false means the field was sent twice.

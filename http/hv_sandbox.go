@@ -98,7 +98,7 @@ func (s *Server) sandboxRoutes() []Route {
 		{Method: "POST", Path: "/sandbox/issue", ID: "issueSandboxToken", Tag: "Sandbox", Auth: []Auth{AuthSiteKey},
 			Summary: "Mint a sandbox response token for a scenario with a sandbox site key (no browser, no challenge).",
 			Body:    &SandboxIssueInput{}, Result: &SandboxIssueView{}, Errors: issueErrors, Handle: s.sandboxIssue},
-		{Method: "POST", Path: "/sandbox/siteverify", ID: "sandboxSiteverify", Tag: "Sandbox", Auth: []Auth{AuthSiteSecret}, Form: true, SpecErrors: true,
+		{Method: "POST", Path: "/sandbox/siteverify", ID: "sandboxSiteverify", Tag: "Sandbox", Auth: []Auth{AuthBodySecret}, Form: true, SpecErrors: true,
 			Summary: "Verify a sandbox token with a sandbox secret: the production verifier and the section 2.2 shape, in the sandbox's own key space.",
 			Body:    &SiteverifyInput{}, Result: &SiteverifyResult{}, Errors: siteverifyErrors, Handle: s.sandboxSiteverify},
 	}

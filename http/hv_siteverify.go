@@ -78,6 +78,9 @@ type verdict struct {
 	codes        uint32
 	assessmentID string
 	site         *catalog.Site
+	// ipMismatch is a remoteip that differed from the token's where that
+	// is a signal only (compat dialects); it caps a reported score.
+	ipMismatch bool
 }
 
 func (v *verdict) success() bool { return v.known && v.codes == 0 }
@@ -196,7 +199,11 @@ func (s *Server) verifyToken(c *Call, site *catalog.Site, q *svRequest, sandbox 
 	if len(q.remoteip) > 0 && tok.HasIP {
 		ip, ok := canonicalIP(bstr(q.remoteip))
 		if !ok || ipHash(hv.verifier(cat, purpose, tok.KeyID), ip) != tok.IPHash {
-			v.codes |= vcRemoteIPMismatch
+			if q.ipSignal {
+				v.ipMismatch = true
+			} else {
+				v.codes |= vcRemoteIPMismatch
+			}
 		}
 	}
 	if tok.Mode == token.ModeScoreEnforced && float64(tok.Score) < site.ScoreThreshold*1000-1e-9 {
@@ -262,6 +269,9 @@ func (s *Server) verifyResponse(c *Call, sandbox bool) {
 	fail := func(e ErrorCode) { c.specError(e.Status, e.Code) }
 	if !c.readVerifyRequest(b, &q) || !validIdemKey(q.idem) {
 		fail(svBadRequest)
+		return
+	}
+	if s.answerTestSecret(c, &q, sandbox) {
 		return
 	}
 	site := c.checkSecret(&q, sandbox, fail)

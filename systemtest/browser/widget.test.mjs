@@ -261,7 +261,7 @@ test('the Turnstile-style API renders explicitly, executes, resets and removes',
   const { page, problems, context } = await newPage(browser);
   await page.goto(url);
   await page.waitForFunction(() => window.loaded === 1);
-  assert.equal(await page.evaluate(() => window.turnstile === window.trustd), true);
+  assert.equal(await page.evaluate(() => window.turnstile.getResponse === window.trustd.getResponse), true, 'turnstile is the trustd API in the Turnstile dialect');
   assert.equal(await page.locator('#auto .trustd').count(), 0, '?render=explicit mounts nothing by itself');
 
   const id = await page.evaluate(() => new Promise((resolve) => {
@@ -288,6 +288,8 @@ test('the Turnstile-style API renders explicitly, executes, resets and removes',
   await page.evaluate((i) => turnstile.execute(i), id2);
   await waitState(page, '#y', 'success');
   assert.equal(server.redeems.at(-1).signals.interaction, false);
+  assert.equal(await page.locator('#y input[name="cf-turnstile-response"]').inputValue(), await page.evaluate((i) => turnstile.getResponse(i), id2),
+    'turnstile.render defaults the hidden field to cf-turnstile-response');
   assert.equal(await page.locator('#y .trustd').evaluate((el) => el.classList.contains('trustd-hidden')), false);
 
   await page.evaluate((i) => turnstile.reset(i), id);
@@ -333,6 +335,50 @@ test('a third-party Turnstile wrapper (@svelte-put/cloudflare-turnstile) drives 
   await shot(page.locator('#t .trustd'), 'fake-wrapper-dark-es');
   await page.evaluate(() => window.wrapped.destroy());
   assert.equal(await page.locator('#t .trustd').count(), 0, 'destroy() removes the widget');
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
+
+test('the hidden field takes the name the backend of each dialect reads', async () => {
+  const url = server.page({
+    head: RECORDER,
+    body: `<form><div id="n" class="service-widget" data-sitekey="sk-checkbox"></div>
+           <div id="t" class="cf-turnstile" data-sitekey="sk-checkbox"></div>
+           <div id="g" class="g-recaptcha" data-sitekey="sk-checkbox"></div>
+           <div id="r"></div></form>`,
+  });
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(url);
+  await page.evaluate(() => grecaptcha.render('#r', { sitekey: 'sk-checkbox' }));
+  for (const [sel, name] of [['#n', 'service-response'], ['#t', 'cf-turnstile-response'], ['#g', 'g-recaptcha-response'], ['#r', 'g-recaptcha-response']]) {
+    await page.locator(sel + ' .trustd-cb').click();
+    await waitState(page, sel, 'success');
+    const token = await page.evaluate((s) => trustd.getResponse(s), sel);
+    assert.equal(await page.locator(`${sel} input[name="${name}"]`).inputValue(), token, `${sel} posts its token as ${name}`);
+  }
+  assert.equal(await page.evaluate(() => typeof grecaptcha.getResponse('#g')), 'string', 'grecaptcha.getResponse reads a token');
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
+
+test('Cloudflare\'s test site keys pass or block as documented, without a request', async () => {
+  const url = server.page({
+    head: RECORDER,
+    body: `<form><div id="p" class="cf-turnstile" data-sitekey="1x00000000000000000000AA"></div>
+           <div id="i" class="cf-turnstile" data-sitekey="1x00000000000000000000BB"></div>
+           <div id="b" class="cf-turnstile" data-sitekey="2x00000000000000000000AB"></div></form>`,
+  });
+  const { page, problems, context } = await newPage(browser);
+  const before = server.redeems.length;
+  await page.goto(url);
+  await waitState(page, '#i', 'success'); // the invisible one passes by itself
+  await page.locator('#p .trustd-cb').click();
+  await waitState(page, '#p', 'success');
+  await page.locator('#b .trustd-cb').click();
+  await waitState(page, '#b', 'error');
+  assert.equal(await page.locator('#p input[name="cf-turnstile-response"]').inputValue(), 'XXXX.DUMMY.TOKEN.XXXX');
+  assert.equal(await page.evaluate(() => turnstile.getResponse('#i')), 'XXXX.DUMMY.TOKEN.XXXX');
+  assert.equal(server.redeems.length, before, 'test keys reach no server');
   assert.deepEqual(await problems(), []);
   await context.close();
 });
