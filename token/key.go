@@ -1,6 +1,8 @@
 package token
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/sha256"
 	"hash"
@@ -15,6 +17,10 @@ const MACSize = sha256.Size
 type Key struct {
 	ID   string
 	pool sync.Pool
+	// aead seals what a token says about the client (score, reasons,
+	// bindings) so that only the service reads it: AES-256-GCM under a
+	// key derived from the secret, never the secret itself.
+	aead cipher.AEAD
 }
 
 // NewKey returns the key id with secret. The secret is copied.
@@ -22,6 +28,12 @@ func NewKey(id string, secret []byte) *Key {
 	sec := append([]byte(nil), secret...)
 	k := &Key{ID: id}
 	k.pool.New = func() any { return hmac.New(sha256.New, sec) }
+	m := hmac.New(sha256.New, sec)
+	m.Write([]byte("trustd token sealing v1"))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err == nil {
+		k.aead, _ = cipher.NewGCM(block)
+	}
 	return k
 }
 

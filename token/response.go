@@ -1,5 +1,7 @@
 package token
 
+import "unsafe"
+
 // Prefixes of response tokens. A sandbox token never verifies as a live
 // one and the other way round: the prefix is under the MAC and the two are
 // signed with keys of different purposes.
@@ -73,15 +75,34 @@ type Response struct {
 	Scenario byte
 }
 
-const responseVersion = 1
+// Versions of the response token. Version 2 seals everything but the key
+// id and the token id: the score, reasons, bindings and times are
+// AES-GCM ciphertext, so a client (or a bot) learns nothing from its own
+// token, as with Turnstile's opaque tokens. Version 1 (signed, readable)
+// is still accepted so tokens issued by older nodes of a cluster being
+// upgraded verify until they expire.
+const (
+	responseVersionSigned = 1
+	responseVersion       = 2
+)
 
 // Sign returns the token's text under k with prefix (LivePrefix or
 // SandboxPrefix); KeyID is taken from k.
 func (t *Response) Sign(k *Key, prefix string) string {
-	w := writer{b: make([]byte, 0, 160)}
+	w := writer{b: make([]byte, 0, 192)}
 	w.str(k.ID)
 	w.u8(responseVersion)
 	w.fixed(t.ID[:])
+	head := len(w.b)
+	t.appendBody(&w)
+	// The token id is random and unique per token: its first 12 bytes are
+	// the GCM nonce; the clear header is the additional data.
+	body := append([]byte(nil), w.b[head:]...)
+	w.b = k.aead.Seal(w.b[:head], t.ID[:12], body, w.b[:head])
+	return seal(k, prefix, w.b)
+}
+
+func (t *Response) appendBody(w *writer) {
 	w.str(t.SiteID)
 	w.str(t.Hostname)
 	w.str(t.Action)
@@ -95,7 +116,6 @@ func (t *Response) Sign(k *Key, prefix string) string {
 	w.varint(t.Issued)
 	w.varint(t.Expires)
 	w.u8(t.Scenario)
-	return seal(k, prefix, w.b)
 }
 
 // DecodeResponse verifies text (signature, prefix, shape) and parses it.
@@ -108,10 +128,31 @@ func DecodeResponse(text, prefix string, keys Lookup, scratch []byte) (Response,
 		return Response{}, err
 	}
 	t := Response{KeyID: kid}
-	if r.u8() != responseVersion {
+	switch r.u8() {
+	case responseVersionSigned:
+		r.fixed(t.ID[:])
+	case responseVersion:
+		r.fixed(t.ID[:])
+		if r.bad {
+			return Response{}, ErrMalformed
+		}
+		k := keys(kid)
+		var ab [48]byte
+		aad := writer{b: ab[:0]}
+		aad.str(kid)
+		aad.u8(responseVersion)
+		aad.fixed(t.ID[:])
+		var pb [256]byte
+		// Open only reads the ciphertext, so viewing the string's bytes is
+		// safe; the plaintext lands in a stack buffer and becomes one string.
+		plain, err := k.aead.Open(pb[:0], t.ID[:12], unsafe.Slice(unsafe.StringData(r.s), len(r.s)), aad.b)
+		if err != nil {
+			return Response{}, ErrSignature
+		}
+		r = reader{s: string(plain)}
+	default:
 		return Response{}, ErrMalformed
 	}
-	r.fixed(t.ID[:])
 	t.SiteID = r.str(MaxSiteID)
 	t.Hostname = r.str(MaxHostname)
 	t.Action = r.str(MaxAction)

@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -157,5 +158,47 @@ func BenchmarkResponseVerify(b *testing.B) {
 		if _, err := DecodeResponse(text, LivePrefix, keys, scratch); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestAResponseTokenRevealsNothingAboutTheClient(t *testing.T) {
+	k, keys := mustKeys(t)
+	tr := sampleResponse()
+	tr.Hostname, tr.Action, tr.CData, tr.Score = "shop.example.com", "checkout-pay", "session-cdata-xyz", 123
+	text := tr.Sign(k, LivePrefix)
+	raw, err := b64.DecodeString(strings.TrimPrefix(text, LivePrefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{tr.Hostname, tr.Action, tr.CData, tr.SiteID} {
+		if bytes.Contains(raw, []byte(secret)) {
+			t.Fatalf("the token carries %q in the clear", secret)
+		}
+	}
+	// The same claims sealed twice (another token id) share no body bytes
+	// a client could compare to infer its score.
+	tr2 := tr
+	tr2.ID[0] ^= 0xff
+	raw2, _ := b64.DecodeString(strings.TrimPrefix(tr2.Sign(k, LivePrefix), LivePrefix))
+	if bytes.Equal(raw[len(raw)-60:len(raw)-MACSize], raw2[len(raw2)-60:len(raw2)-MACSize]) {
+		t.Fatal("two tokens with the same claims have the same ciphertext")
+	}
+	got, err := DecodeResponse(text, LivePrefix, keys, nil)
+	if err != nil || got.Score != 123 || got.Action != "checkout-pay" || got.CData != "session-cdata-xyz" {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+}
+
+func TestVersionOneTokensStillVerifyDuringAnUpgrade(t *testing.T) {
+	k, keys := mustKeys(t)
+	tr := sampleResponse()
+	w := writer{}
+	w.str(k.ID)
+	w.u8(responseVersionSigned)
+	w.fixed(tr.ID[:])
+	tr.appendBody(&w)
+	got, err := DecodeResponse(seal(k, LivePrefix, w.b), LivePrefix, keys, nil)
+	if err != nil || got.Score != tr.Score || got.Hostname != tr.Hostname {
+		t.Fatalf("a version 1 token: %+v %v", got, err)
 	}
 }
