@@ -1,9 +1,11 @@
 package http
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
+	"github.com/valyala/fasthttp"
 	"strings"
 	"time"
 
@@ -278,6 +280,7 @@ func (s *Server) redeemChallenge(c *Call) {
 		ElapsedMS: sig.ElapsedMS, PointerMoves: sig.PointerMoves, Keypresses: sig.Keypresses,
 		Invisible: ch.Mode == token.ModeScoreBased || ch.Mode == token.ModeScoreEnforced,
 		ServerMS:  now.Sub(time.Unix(ch.Issued, 0)).Milliseconds(), Risk: int(ch.Risk),
+		BrowserHeaders: browserHeaders(&c.Ctx.Request.Header),
 	}, feedbackOf(c.cat.TallyOf(site.ID)))
 	ttl := site.TokenTTLSeconds
 	if ttl <= 0 {
@@ -306,4 +309,37 @@ func (s *Server) puzzleImage(c *Call) {
 	c.Ctx.SetStatusCode(200)
 	c.Ctx.SetContentType("image/png")
 	c.Ctx.SetBody(img)
+}
+
+// browserHeaders reports whether a redeem request carries what every
+// current browser's fetch() sends on its own, which page scripts cannot
+// remove and plain HTTP clients rarely imitate: fetch metadata
+// (Sec-Fetch-Mode cors, Sec-Fetch-Dest empty, a Sec-Fetch-Site), an
+// Accept-Language, a browser User-Agent without an automation marker and,
+// from Chromium-based browsers, client hints without one either. A script
+// can forge all of it; what it buys is the ceiling's headers share, never
+// more (see humanscore.Ceiling).
+func browserHeaders(h *fasthttp.RequestHeader) bool {
+	ua := h.UserAgent()
+	if !bytes.HasPrefix(ua, []byte("Mozilla/5.0 ")) || bytes.Contains(ua, []byte("Headless")) {
+		return false
+	}
+	if string(h.Peek("Sec-Fetch-Mode")) != "cors" || string(h.Peek("Sec-Fetch-Dest")) != "empty" {
+		return false
+	}
+	switch string(h.Peek("Sec-Fetch-Site")) {
+	case "cross-site", "same-site", "same-origin":
+	default:
+		return false
+	}
+	if len(h.Peek("Accept-Language")) == 0 {
+		return false
+	}
+	if bytes.Contains(ua, []byte("Chrome/")) {
+		hints := h.Peek("Sec-Ch-Ua")
+		if len(hints) == 0 || bytes.Contains(hints, []byte("Headless")) {
+			return false
+		}
+	}
+	return true
 }

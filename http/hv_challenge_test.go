@@ -3,7 +3,10 @@ package http
 import (
 	"bytes"
 	"encoding/base64"
+	"github.com/go-json-experiment/json"
+	"github.com/trustd/trustd/humanscore"
 	"image/png"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -251,5 +254,44 @@ func TestHumanVerificationRoutesAreFullyDescribed(t *testing.T) {
 	}
 	if n != 16 {
 		t.Fatalf("%d human-verification routes, want 16", n)
+	}
+}
+
+func TestClientSignalsCannotRaiseAScoreAboveTheServersEvidence(t *testing.T) {
+	e := mustNewHVEnv(t)
+	redeem := func(headers map[string]string, wait time.Duration) (float64, []string) {
+		t.Helper()
+		cv := e.challenge("login")
+		e.advance(wait)
+		b, _ := json.Marshal(map[string]any{"challenge": cv.Challenge, "nonce": solve(t, cv), "signals": humanSignals()})
+		r := e.do(req{path: "/v1/challenge/redeem", ctype: "application/json", body: string(b), headers: headers})
+		if r.status != 200 {
+			t.Fatalf("redeem: %d %s", r.status, r.body)
+		}
+		var rv RedeemView
+		_ = json.Unmarshal(r.body, &rv)
+		tok, err := token.DecodeResponse(rv.Token, token.LivePrefix, func(string) *token.Key { return e.liveKey }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(tok.Score) / 1000, humanscore.Set(tok.Reasons).Codes()
+	}
+	if s, why := redeem(browserFetch(e.origin), 3*time.Second); s != 0.9 {
+		t.Fatalf("a browser after a person's dwell: %v %v, want 0.9", s, why)
+	}
+	// The same claimed human signals from a plain HTTP client.
+	if s, why := redeem(map[string]string{"Origin": e.origin, "User-Agent": "Go-http-client/1.1"}, 3*time.Second); s > 0.3 || !slices.Contains(why, "unverified-client") {
+		t.Fatalf("a script claiming human signals: %v %v, want at most 0.3 with unverified-client", s, why)
+	}
+	// A headless browser announces itself in its client hints.
+	headless := browserFetch(e.origin)
+	headless["User-Agent"] = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/148.0.0.0 Safari/537.36"
+	headless["Sec-Ch-Ua"] = `"Chromium";v="148", "HeadlessChrome";v="148"`
+	if s, why := redeem(headless, 3*time.Second); s > 0.3 {
+		t.Fatalf("a headless browser: %v %v, want at most 0.3", s, why)
+	}
+	// Redeemed at once: no person clicks a checkbox that fast.
+	if s, why := redeem(browserFetch(e.origin), 100*time.Millisecond); s > 0.65 || !slices.Contains(why, "short-dwell") {
+		t.Fatalf("an instant redeem: %v %v, want at most 0.65 with short-dwell", s, why)
 	}
 }

@@ -181,7 +181,13 @@ func (e *hvEnv) do(r req) resp {
 // postJSON posts v as JSON with the widget's Origin.
 func (e *hvEnv) widget(path string, v any) resp {
 	b, _ := json.Marshal(v)
-	return e.do(req{path: path, ctype: "application/json", body: string(b), headers: map[string]string{"Origin": e.origin}})
+	return e.do(req{path: path, ctype: "application/json", body: string(b), headers: browserFetch(e.origin)})
+}
+
+// browserFetch are the headers a browser's fetch() from the widget sends.
+func browserFetch(origin string) map[string]string {
+	return map[string]string{"Origin": origin, "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty", "Sec-Fetch-Site": "cross-site",
+		"Accept-Language": "en-GB,en;q=0.9", "User-Agent": "Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0"}
 }
 
 // challenge asks for a challenge for action and returns the parsed answer.

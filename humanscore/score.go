@@ -13,19 +13,21 @@ type Reason uint8
 
 // The reasons, a closed set: tokens carry them as a bit set.
 const (
-	Webdriver     Reason = iota // the browser reports navigator.webdriver
-	Headless                    // headless-browser traits
-	NoActivity                  // no pointer movement and no key press
-	NoInteraction               // the visitor never interacted with the widget
-	HiddenPage                  // the page was not visible while solving
-	TooFast                     // solved faster than a person can
-	Velocity                    // many challenges from this client or a site-wide surge
+	Webdriver        Reason = iota // the browser reports navigator.webdriver
+	Headless                       // headless-browser traits
+	NoActivity                     // no pointer movement and no key press
+	NoInteraction                  // the visitor never interacted with the widget
+	HiddenPage                     // the page was not visible while solving
+	TooFast                        // solved faster than a person can
+	Velocity                       // many challenges from this client or a site-wide surge
+	UnverifiedClient               // the redeem request lacks the headers a browser's fetch always sends
+	ShortDwell                     // the server saw less time between challenge and redeem than a person needs
 	NumReasons
 )
 
 var reasonNames = [NumReasons]string{
 	"automation-webdriver", "headless-browser", "no-input-activity", "no-interaction",
-	"hidden-page", "too-fast", "high-velocity",
+	"hidden-page", "too-fast", "high-velocity", "unverified-client", "short-dwell",
 }
 
 // String is the reason's stable code.
@@ -84,6 +86,10 @@ type Signals struct {
 	// Risk is the difficulty (bits) velocity added when the challenge was
 	// issued.
 	Risk int
+	// BrowserHeaders is the server's own reading of the redeem request:
+	// it carried the fetch metadata and client hints a real browser sends
+	// and no automation marker (see http's browserHeaders).
+	BrowserHeaders bool
 }
 
 // Feedback is what a site's confirmed detection feedback says about each
@@ -95,6 +101,57 @@ type Feedback struct {
 
 // Base is the score of a visit with no reason against it.
 const Base = 0.9
+
+// A score is the lower of two: what the server itself observed (the
+// evidence ceiling) and Base less the penalties of every reason, some of
+// which the client reports. Client-reported signals can therefore only
+// lower a score; the server's evidence alone decides how high it may go:
+//
+//	Floor                                 0.1  nothing observed for the client
+//	+ browser headers consistent          0.4
+//	+ dwell of a person (server clock)    0.25
+//	+ no velocity                         0.15  = 0.9 = Base
+//
+// and never above UnverifiedCap without the browser headers: a request no
+// browser made is at best "likely automated", whatever else it claims.
+const (
+	UnverifiedCap   = 0.3
+	Floor           = 0.1
+	headersEvidence = 0.4
+	dwellEvidence   = 0.25
+	calmEvidence    = 0.15
+	// HumanDwellMS is the least time between issuing a challenge and its
+	// redeem, on the server's clock, that a person takes where they must
+	// act (checkbox, visual); invisible modes need MinHumanMS.
+	HumanDwellMS = 1200
+)
+
+// Ceiling is the highest score the server's own observations allow.
+func Ceiling(s Signals) (c float64) {
+	c = Floor
+	if s.BrowserHeaders {
+		c += headersEvidence
+	}
+	defer func() {
+		if !s.BrowserHeaders {
+			c = math.Min(c, UnverifiedCap)
+		}
+	}()
+	if s.ServerMS >= dwellNeeded(s) {
+		c += dwellEvidence
+	}
+	if s.Risk < VelocityRiskBits {
+		c += calmEvidence
+	}
+	return math.Round(c*1000) / 1000
+}
+
+func dwellNeeded(s Signals) int64 {
+	if s.Invisible {
+		return MinHumanMS
+	}
+	return HumanDwellMS
+}
 
 // penalty is each reason's weight before feedback relief.
 func penalty(r Reason, s *Signals) float64 {
@@ -116,6 +173,8 @@ func penalty(r Reason, s *Signals) float64 {
 		return 0.2
 	case Velocity:
 		return math.Min(0.3, 0.05*float64(s.Risk))
+	case UnverifiedClient, ShortDwell:
+		return 0 // they lower the ceiling instead (see Ceiling)
 	}
 	return 0
 }
@@ -156,6 +215,8 @@ func Score(s Signals, fb *Feedback) (float64, Set) {
 	}
 	add(TooFast, elapsed < MinHumanMS)
 	add(Velocity, s.Risk >= VelocityRiskBits)
+	add(UnverifiedClient, !s.BrowserHeaders)
+	add(ShortDwell, s.ServerMS < dwellNeeded(s))
 
 	score := Base
 	for r := Reason(0); r < NumReasons; r++ {
@@ -168,7 +229,7 @@ func Score(s Signals, fb *Feedback) (float64, Set) {
 		}
 		score -= p
 	}
-	return Round(score), set
+	return Round(math.Min(score, Ceiling(s))), set
 }
 
 // Round clamps v to [0, 1] and rounds it to thousandths.

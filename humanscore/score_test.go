@@ -7,7 +7,7 @@ import (
 
 // human is a visit with every sign of a person.
 func human() Signals {
-	return Signals{Interaction: true, Visible: true, ElapsedMS: 2400, PointerMoves: 30, Keypresses: 4, ServerMS: 2600}
+	return Signals{Interaction: true, Visible: true, ElapsedMS: 2400, PointerMoves: 30, Keypresses: 4, ServerMS: 2600, BrowserHeaders: true}
 }
 
 func TestScore(t *testing.T) {
@@ -26,8 +26,15 @@ func TestScore(t *testing.T) {
 		{"no interaction weighs 0.2 on a visible widget", func(s *Signals) { s.Interaction = false }, nil, 0.7, []string{"no-interaction"}},
 		{"no interaction weighs 0.05 in score-based modes", func(s *Signals) { s.Interaction, s.Invisible = false, true }, nil, 0.85, []string{"no-interaction"}},
 		{"a hidden page costs 0.1", func(s *Signals) { s.Visible = false }, nil, 0.8, []string{"hidden-page"}},
-		{"a solve under 400 ms is too fast", func(s *Signals) { s.ElapsedMS, s.ServerMS = 150, 180 }, nil, 0.7, []string{"too-fast"}},
-		{"a client claiming more time than passed is measured by the server", func(s *Signals) { s.ElapsedMS, s.ServerMS = 9000, 200 }, nil, 0.7, []string{"too-fast"}},
+		{"a solve under 400 ms is too fast, and short of a person's dwell", func(s *Signals) { s.ElapsedMS, s.ServerMS = 150, 180 }, nil, 0.65, []string{"too-fast", "short-dwell"}},
+		{"a client claiming more time than passed is measured by the server", func(s *Signals) { s.ElapsedMS, s.ServerMS = 9000, 200 }, nil, 0.65, []string{"too-fast", "short-dwell"}},
+		{"an invisible solve needs only 400 ms of dwell", func(s *Signals) { s.Invisible, s.ServerMS, s.ElapsedMS = true, 600, 600 }, nil, 0.9, nil},
+		// Client-reported signals only lower a score: the server's own
+		// evidence sets how high it may go.
+		{"perfect client signals without browser headers are capped at 0.3", func(s *Signals) { s.BrowserHeaders = false }, nil, 0.3, []string{"unverified-client"}},
+		{"a script claiming every human signal, fast and busy, scores the floor", func(s *Signals) {
+			s.BrowserHeaders, s.ServerMS, s.ElapsedMS, s.Risk = false, 90, 2500, 6
+		}, nil, 0.1, []string{"too-fast", "high-velocity", "unverified-client", "short-dwell"}},
 		{"a missing client time falls back to the server's", func(s *Signals) { s.ElapsedMS = 0 }, nil, 0.9, nil},
 		{"velocity risk of 4 bits costs 0.2", func(s *Signals) { s.Risk = 4 }, nil, 0.7, []string{"high-velocity"}},
 		{"velocity risk of 1 bit is not a reason", func(s *Signals) { s.Risk = 1 }, nil, 0.9, nil},
