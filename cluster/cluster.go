@@ -370,7 +370,10 @@ func (c *Cluster) Close() error {
 func (c *Cluster) closePeer() {
 	if c.peerSrv != nil {
 		_ = c.peerSrv.Shutdown()
-	} else if c.peerLn != nil {
+	}
+	// Shutdown closes only a listener Serve has already registered; one
+	// that Serve has not reached yet would otherwise accept forever.
+	if c.peerLn != nil {
 		_ = c.peerLn.Close()
 	}
 }

@@ -44,7 +44,7 @@ func mustNewPair(tb testing.TB) *pair {
 		srv := c.newPeerServer()
 		done := make(chan struct{})
 		go func() { defer close(done); _ = srv.Serve(ln) }()
-		tb.Cleanup(func() { _ = srv.Shutdown(); <-done })
+		tb.Cleanup(func() { _ = srv.Shutdown(); _ = ln.Close(); <-done })
 		return r
 	}
 	p.a, p.b = mk("a", lns[0]), mk("b", lns[1])
