@@ -41,7 +41,7 @@ for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do
   pkg=./$(dirname "${target#./}")
   for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$target" | sed 's/^func //'); do
     echo "-- $pkg $fn"
-    go test -run '^$' -fuzz "^${fn}\$" -fuzztime "${FUZZTIME:-15s}" "$pkg" >/dev/null
+    go test -run '^$' -fuzz "^${fn}\$" -fuzztime "${FUZZTIME:-15s}" -fuzzminimizetime=1s "$pkg" >/dev/null
   done
 done
 echo "== all tests passed"

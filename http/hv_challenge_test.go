@@ -186,11 +186,29 @@ func TestVisualChallenge(t *testing.T) {
 	} else if tok := decodeTok(t, e, r); tok.Variant != "image" {
 		t.Fatalf("variant %q, want image", tok.Variant)
 	}
+	imageScore := uint16(0)
+	cv, p = get()
+	if r := redeem(cv, p.answer); r.status == 200 {
+		imageScore = decodeTok(t, e, r).Score
+	}
 	cv, p = get()
 	if r := redeem(cv, p.altAnswer); r.status != 200 {
 		t.Fatalf("the text-alternative answer was refused: %d %s", r.status, r.body)
-	} else if tok := decodeTok(t, e, r); tok.Variant != "alt_text" {
-		t.Fatalf("variant %q, want alt_text", tok.Variant)
+	} else if tok := decodeTok(t, e, r); tok.Variant != "alt_text" || tok.Score > imageScore {
+		t.Fatalf("variant %q score %d; want alt_text scoring no higher than the image (%d) on the same signals", tok.Variant, tok.Score, imageScore)
+	}
+	// The accessible alternative costs the proof of work too: a right
+	// answer with a nonce that does not solve the challenge is refused.
+	cv, p = get()
+	salt, _ := base64.RawURLEncoding.DecodeString(cv.Pow.Salt)
+	bad := 0
+	for pow.Check(strconv.Itoa(bad), salt, cv.Pow.Iterations, cv.Pow.Difficulty) {
+		bad++
+	}
+	alt := humanSignals()
+	alt["answer"] = p.altAnswer
+	if r := e.widget("/v1/challenge/redeem", map[string]any{"challenge": cv.Challenge, "nonce": strconv.Itoa(bad), "signals": alt}); r.status != 400 || r.json(t)["error"] != "invalid-solution" {
+		t.Fatalf("the text alternative without proof of work: %d %s", r.status, r.body)
 	}
 	cv, _ = get()
 	if r := redeem(cv, "ZZZZZ"); r.status != 400 || r.json(t)["error"] != "invalid-solution" {
