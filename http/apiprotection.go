@@ -11,6 +11,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/ratelimit"
 )
 
@@ -191,7 +192,7 @@ func (in *APIAssessInput) validate() error {
 	for _, f := range []struct{ name, v string }{{"subject_id", in.SubjectID}, {"device_id", in.DeviceID},
 		{"request_id", in.RequestID}, {"idempotency_key", in.IdempotencyKey}, {"payload_fingerprint", in.PayloadFingerprint},
 		{"content_type", in.ContentType}} {
-		if f.v != "" && !validIdentifier([]byte(f.v), maxIdentifierLen) {
+		if f.v != "" && !ident.Valid(f.v) {
 			return invalid(f.name, "at most 256 characters, no control characters")
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/ratelimit"
 )
 
@@ -221,8 +222,8 @@ func (lc *LeaseContext) validate() (string, error) {
 		return "", invalid("action", "required: 1 to 128 letters, digits, '_', '.', ':' or '-', with non-empty dot-separated segments")
 	}
 	for _, f := range []struct{ name, v string }{{"subject_id", lc.SubjectID}, {"device_id", lc.DeviceID}, {"scope_key", lc.ScopeKey}} {
-		if f.v != "" && !validScopeValue(f.v) {
-			return "", invalid(f.name, "1 to 256 printable ASCII characters")
+		if f.v != "" && !ident.Valid(f.v) {
+			return "", invalid(f.name, ident.Rule)
 		}
 	}
 	return strings.ToLower(lc.Action), nil

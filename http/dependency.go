@@ -6,6 +6,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/resilience"
 )
 
@@ -182,8 +183,8 @@ func (ac *AdmissionContext) validate() error {
 	if ac.Action != "" && (len(ac.Action) > 128 || !validScopeValue(ac.Action)) {
 		return invalid("action", "1 to 128 printable ASCII characters")
 	}
-	if ac.SubjectID != "" && !validScopeValue(ac.SubjectID) {
-		return invalid("subject_id", "1 to 256 printable ASCII characters")
+	if ac.SubjectID != "" && !ident.Valid(ac.SubjectID) {
+		return invalid("subject_id", ident.Rule)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/ratelimit"
 )
 
@@ -41,9 +42,8 @@ var rateLimitCheckErrors = []ErrorCode{rlMissingSecret, rlInvalidSecret, rlInval
 
 // Limits of caller-supplied identifiers.
 const (
-	maxIdentifierLen = 256
-	maxRouteLen      = 2048
-	maxCheckCost     = 1_000_000_000
+	maxRouteLen  = 2048
+	maxCheckCost = 1_000_000_000
 )
 
 // The members of a check body; the bit of each is its index.
@@ -405,7 +405,7 @@ func (k *rlCheck) scopeHash(c *Call, cl caller, sc scopeKind) bool {
 	}
 	if sc >= scopeSubject {
 		value = in.vals[field]
-		valid := in.present(field) && validIdentifier(value, maxIdentifierLen)
+		valid := in.present(field) && ident.Valid(value)
 		if sc == scopeRoute {
 			valid = in.present(field) && validRoute(value)
 		}
@@ -416,19 +416,6 @@ func (k *rlCheck) scopeHash(c *Call, cl caller, sc scopeKind) bool {
 	}
 	k.hashes[sc] = ratelimit.HashScope(cl.ws.ScopeKey, scopeNames[sc]+"\x00"+string(value))
 	k.hashed[sc] = true
-	return true
-}
-
-// validIdentifier accepts 1 to max bytes with no control characters.
-func validIdentifier(v []byte, maxLen int) bool {
-	if len(v) == 0 || len(v) > maxLen {
-		return false
-	}
-	for _, c := range v {
-		if c < 0x20 || c == 0x7f {
-			return false
-		}
-	}
 	return true
 }
 

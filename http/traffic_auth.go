@@ -77,8 +77,10 @@ func (c *Call) mobileCaller(platform, appID string) (trafficCaller, bool) {
 	return trafficCaller{ws: ws, appID: app.ID}, true
 }
 
-// validScopeValue accepts a subject, device or custom scope value: 1 to 256
-// printable ASCII characters. Values are only ever stored as keyed hashes.
+// validScopeValue accepts a token the caller makes up for the service's own
+// use (idempotency keys, dependency actions): 1 to 256 printable ASCII
+// characters. Identifiers of the caller's users (subject, device, scope
+// values) follow package ident in every module.
 func validScopeValue(v string) bool {
 	if len(v) == 0 || len(v) > 256 {
 		return false

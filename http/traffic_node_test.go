@@ -203,7 +203,7 @@ func TestLeaseTokenIsBoundToItsContext(t *testing.T) {
 		{"another action cannot renew it", e.secret, with(ctx, "action", "payment.refund"), 403, "lease-context-mismatch"},
 		{"another application of the workspace cannot renew it", e.secretB, with(ctx), 403, "lease-context-mismatch"},
 		{"a tampered token is invalid", e.secret, with(ctx, "lease_token", string(tampered)), 400, "invalid-lease"},
-		{"a token of another kind is invalid", e.secret, with(ctx, "lease_token", "adm_"+l.LeaseToken[6:]), 400, "invalid-lease"},
+		{"a token of another kind is invalid", e.secret, with(ctx, "lease_token", "admit_"+l.LeaseToken[6:]), 400, "invalid-lease"},
 		{"a bad secret is unauthorized", "sk_live_nope", with(ctx), 401, "unauthorized"},
 		{"the holder in its own context renews it", e.secret, with(ctx), 200, ""},
 	}
@@ -414,7 +414,7 @@ func TestAdmissionFeedbackIsSingleUseAndBound(t *testing.T) {
 	if st, again := e.feedback(a1.AdmissionToken, "success"); st != 409 || again.Error != "admission-used" {
 		t.Fatalf("second feedback = %d %q, want 409 admission-used", st, again.Error)
 	}
-	if st, bad := e.feedback("adm_garbage.AAAAAAAAAAAAAAAAAAAAAA", "success"); st != 400 || bad.Error != "invalid-admission" {
+	if st, bad := e.feedback("admit_garbage.AAAAAAAAAAAAAAAAAAAAAA", "success"); st != 400 || bad.Error != "invalid-admission" {
 		t.Fatalf("garbage token = %d %q", st, bad.Error)
 	}
 	if r := e.admit(map[string]any{"dependency": "search", "retry": true}); r.Admitted || r.Reason != "retry-budget-exhausted" {
@@ -610,5 +610,29 @@ func TestParallelAcquiresOverTwoConstraintsHoldAllOrNothing(t *testing.T) {
 	}
 	if again := burst(); len(again) != 2 {
 		t.Fatalf("after releasing, %d acquires won, want 2: a refused acquire kept a slot", len(again))
+	}
+}
+
+func TestOneIdentifierRuleAcrossRateLimitAndLeases(t *testing.T) {
+	e := mustStartTrafficNode(t)
+	e.constraint(map[string]any{"name": "per-subject", "scope": "subject", "action_pattern": "export.*", "capacity": 1})
+	e.admin("POST", "/workspaces/"+e.ws+"/rate-limit-policies", map[string]any{"name": "per-subject", "target": map[string]any{"type": "workspace"},
+		"action_pattern": "export.*", "scope": "subject", "mode": "enforce",
+		"bucket": map[string]any{"capacity": 100, "refill_amount": 100, "refill_interval_seconds": 60}}, 201, nil)
+	for _, tt := range []struct {
+		subject string
+		ok      bool
+	}{
+		{"ana@example.com", true},
+		{"Ünïcødé-用户-42", true},
+		{"tab\tinside", false},
+		{strings.Repeat("a", 257), false},
+	} {
+		var rl map[string]any
+		rlStatus := e.do("POST", "/v1/rate-limit/check", e.secret, map[string]any{"action": "export.report", "subject_id": tt.subject}, &rl)
+		st, a := e.lease("acquire", e.secret, map[string]any{"action": "export.report", "subject_id": tt.subject})
+		if (rlStatus == 200) != tt.ok || (st == 200) != tt.ok {
+			t.Errorf("subject %q: rate-limit check %d, lease acquire %d %+v; want both accepted=%v", tt.subject, rlStatus, st, a, tt.ok)
+		}
 	}
 }

@@ -25,9 +25,14 @@ import (
 
 const (
 	leasePrefix     = "lease_"
-	admissionPrefix = "adm_"
-	tokenVersion    = 1
-	tokenMACLen     = 16
+	admissionPrefix = "admit_"
+	// legacyAdmissionPrefix is what admission tokens carried before: the
+	// admin token's prefix, which made the two easy to mistake in logs and
+	// secret scanners. Tokens issued by older nodes still open during an
+	// upgrade (they live seconds).
+	legacyAdmissionPrefix = "adm_"
+	tokenVersion          = 1
+	tokenMACLen           = 16
 	// maxTokenLen bounds what is decoded at all (64 constraints fit).
 	maxTokenLen = 8192
 )
@@ -263,6 +268,9 @@ func (a *admissionClaims) seal(key *catalog.SigningKey) string {
 
 func openAdmission(cat *catalog.Catalog, tok string) (*admissionClaims, bool) {
 	r, ok := openToken(cat, admissionPrefix, tok)
+	if !ok && strings.HasPrefix(tok, legacyAdmissionPrefix) {
+		r, ok = openToken(cat, legacyAdmissionPrefix, tok)
+	}
 	if !ok {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +97,27 @@ func FuzzOpenLease(f *testing.F) {
 			t.Fatalf("accepted a token that is not its own canonical encoding: %q", tok)
 		}
 	})
+}
+
+func TestAdmissionTokensNoLongerShareTheAdminTokensPrefix(t *testing.T) {
+	cat := tokenCatalog(t, liveKey)
+	a := admissionClaims{admissionID: "a1", workspaceID: "ws", appID: "site", dependencyID: "d1", expiresMs: 1_700_000_000_000}
+	tok := a.seal(&liveKey)
+	if !strings.HasPrefix(tok, "admit_") {
+		t.Fatalf("admission token %q", tok)
+	}
+	if got, ok := openAdmission(cat, tok); !ok || got.admissionID != "a1" {
+		t.Fatalf("open = %+v %v", got, ok)
+	}
+	// A token issued by an older node (the legacy prefix) still opens.
+	w := newTokenWriter(&liveKey)
+	w.str(a.admissionID)
+	w.str(a.workspaceID)
+	w.str(a.appID)
+	w.str(a.dependencyID)
+	w.bytes16(a.context)
+	w.u64(uint64(a.expiresMs))
+	if got, ok := openAdmission(cat, sealToken(legacyAdmissionPrefix, &liveKey, w.b)); !ok || got.admissionID != "a1" {
+		t.Fatalf("a legacy admission token: %+v %v", got, ok)
+	}
 }

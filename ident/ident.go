@@ -1,0 +1,50 @@
+// Package ident holds the one rule for caller-supplied identifiers that
+// the service hashes and keys state by: subject_id, device_id, scope_key
+// and the like, in every module. A value that one operation accepts is
+// accepted by all of them. It never allocates.
+package ident
+
+import "unicode/utf8"
+
+// MaxLen is the longest identifier in bytes.
+const MaxLen = 256
+
+// Valid reports whether v is an identifier: 1 to MaxLen bytes of valid
+// UTF-8 with no control characters (C0, DEL, C1). Other Unicode is fine:
+// subject ids are often e-mail addresses or names in any script.
+func Valid[T ~string | ~[]byte](v T) bool {
+	if len(v) == 0 || len(v) > MaxLen {
+		return false
+	}
+	for i := 0; i < len(v); {
+		c := v[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		var r rune
+		var size int
+		switch s := any(v).(type) {
+		case string:
+			r, size = utf8.DecodeRuneInString(s[i:])
+		case []byte:
+			r, size = utf8.DecodeRune(s[i:])
+		default:
+			r, size = utf8.DecodeRuneInString(string(v[i:]))
+		}
+		if r == utf8.RuneError && size <= 1 {
+			return false
+		}
+		if r >= 0x80 && r <= 0x9f {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+// Rule describes Valid for error messages and the contract.
+const Rule = "1 to 256 bytes of UTF-8 without control characters"

@@ -1,0 +1,47 @@
+package ident
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValid(t *testing.T) {
+	tests := []struct {
+		name string
+		v    string
+		ok   bool
+	}{
+		{"an ASCII id", "user-42", true},
+		{"an e-mail address", "ana@example.com", true},
+		{"a name in another script", "Ünïcødé-用户-42", true},
+		{"empty", "", false},
+		{"the longest", strings.Repeat("a", MaxLen), true},
+		{"one byte too long", strings.Repeat("a", MaxLen+1), false},
+		{"a tab", "a\tb", false},
+		{"a newline", "a\nb", false},
+		{"DEL", "a\x7fb", false},
+		{"a C1 control", "a\u0085b", false},
+		{"invalid UTF-8", "a\xffb", false},
+		{"a truncated rune", "a\xe2\x82", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Valid(tt.v); got != tt.ok {
+				t.Fatalf("Valid(%q) = %v, want %v", tt.v, got, tt.ok)
+			}
+			if got := Valid([]byte(tt.v)); got != tt.ok {
+				t.Fatalf("Valid([]byte(%q)) = %v, want %v", tt.v, got, tt.ok)
+			}
+		})
+	}
+}
+
+func BenchmarkValidBytes(b *testing.B) {
+	v := []byte("user-4242424242@example.com")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if !Valid(v) {
+			b.Fatal("invalid")
+		}
+	}
+}
