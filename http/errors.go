@@ -30,15 +30,19 @@ var (
 	ErrUnsupportedType = ErrorCode{"unsupported-media-type", 415, "Content-Type is not one the operation accepts."}
 	ErrBodyTooLarge    = ErrorCode{"body-too-large", 413, "The request body exceeds the size limit."}
 	ErrHeadersTooLarge = ErrorCode{"headers-too-large", 431, "The request headers exceed the size limit."}
-	ErrBadRequest      = ErrorCode{"bad-request", 400, "The HTTP request could not be parsed."}
+	ErrBadRequest      = ErrorCode{"bad-request", 400, "The HTTP request or its body could not be parsed: malformed HTTP, a body that is not form-encoded, multipart or JSON where those are accepted, or a field sent twice."}
 	ErrUnauthorized    = ErrorCode{"unauthorized", 401, "Missing or invalid credential."}
 	ErrForbidden       = ErrorCode{"forbidden", 403, "The credential may not perform this operation."}
 	ErrNotFound        = ErrorCode{"not-found", 404, "No such path, or the named resource does not exist."}
 	ErrMethod          = ErrorCode{"method-not-allowed", 405, "The path exists but not with this method; see the Allow header."}
 	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state."}
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
-	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry."}
-	ErrInternal        = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
+	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry. For /siteverify: the token's owner did not confirm an answer in time, so the token may or may not have been consumed (fail closed; retry with the same idempotency_key to get the first answer back)."}
+	// The secret errors of spec sections 7.2 and 7.3 (siteverify and the
+	// rate-limit check answer them in their own {success,error} shape).
+	ErrMissingSecret = ErrorCode{"missing-input-secret", 400, "No secret supplied (the body field secret, or Authorization: Bearer where the operation accepts it)."}
+	ErrInvalidSecret = ErrorCode{"invalid-input-secret", 400, "The secret is unknown, or a sandbox secret at a production endpoint (and the other way round)."}
+	ErrInternal      = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
 
 	// Human verification (challenge protocol, sandbox, edge, feedback).
 	ErrInvalidSitekey     = ErrorCode{"invalid-sitekey", 400, "The site key is unknown, or belongs to the wrong environment for this operation (sandbox keys only at /sandbox, others never there)."}

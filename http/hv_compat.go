@@ -52,7 +52,7 @@ func (s *Server) siteverifyCompat(d dialect) func(*Call) {
 		}
 		var q svRequest
 		if !c.readVerifyRequest(b, &q) || !validIdemKey(q.idem) {
-			fail(svBadRequest.Code)
+			fail(ErrBadRequest.Code)
 			return
 		}
 		// Some libraries still send the fields as query parameters.
@@ -63,7 +63,7 @@ func (s *Server) siteverifyCompat(d dialect) func(*Call) {
 			}
 		}
 		if !validIdemKey(q.idem) {
-			fail(svBadRequest.Code)
+			fail(ErrBadRequest.Code)
 			return
 		}
 		if d == dialectTurnstile && s.answerTestSecretTurnstile(c, &q) {

@@ -51,12 +51,8 @@ type SiteverifyResult struct {
 
 // Spec-shaped request errors of the siteverify operations.
 var (
-	svMissingSecret   = ErrorCode{"missing-input-secret", 400, "No secret supplied."}
-	svInvalidSecret   = ErrorCode{"invalid-input-secret", 400, "The secret is unknown, or a sandbox secret at a production endpoint (and vice versa)."}
 	svMissingResponse = ErrorCode{"missing-input-response", 400, "No response token supplied."}
-	svBadRequest      = ErrorCode{"bad-request", 400, "The body is not form-encoded, multipart or JSON, does not parse, or sends a field twice."}
-	svUnavailable     = ErrorCode{"service-unavailable", 503, "The token's owner did not confirm an answer in time. The token may or may not have been consumed (the owner can have consumed it while its answer was lost): fail closed, and retry with backoff with the same idempotency_key to get the first answer back; without one a retry may see timeout-or-duplicate."}
-	siteverifyErrors  = []ErrorCode{svMissingSecret, svInvalidSecret, svMissingResponse, svBadRequest, ErrRateLimited, svUnavailable}
+	siteverifyErrors  = []ErrorCode{ErrMissingSecret, ErrInvalidSecret, svMissingResponse, ErrBadRequest, ErrRateLimited, ErrUnavailable}
 )
 
 // Result codes, as bits of actors.Outcome.Codes.
@@ -243,16 +239,16 @@ func (s *Server) verifyToken(c *Call, site *catalog.Site, q *svRequest, sandbox 
 // endpoints and the others only at production ones.
 func (c *Call) checkSecret(q *svRequest, sandbox bool, fail func(ErrorCode)) *catalog.Site {
 	if len(q.secret) == 0 {
-		fail(svMissingSecret)
+		fail(ErrMissingSecret)
 		return nil
 	}
 	if len(q.secret) > 128 {
-		fail(svInvalidSecret)
+		fail(ErrInvalidSecret)
 		return nil
 	}
 	site := c.cat.SiteBySecret(bstr(q.secret), c.Now())
 	if site == nil || site.Sandbox() != sandbox {
-		fail(svInvalidSecret)
+		fail(ErrInvalidSecret)
 		return nil
 	}
 	return site
@@ -268,7 +264,7 @@ func (s *Server) verifyResponse(c *Call, sandbox bool) {
 	var q svRequest
 	fail := func(e ErrorCode) { c.specError(e.Status, e.Code) }
 	if !c.readVerifyRequest(b, &q) || !validIdemKey(q.idem) {
-		fail(svBadRequest)
+		fail(ErrBadRequest)
 		return
 	}
 	if s.answerTestSecret(c, &q, sandbox) {
@@ -284,7 +280,7 @@ func (s *Server) verifyResponse(c *Call, sandbox bool) {
 	}
 	v, err := s.verifyToken(c, site, &q, sandbox, b)
 	if err != nil {
-		fail(svUnavailable)
+		fail(ErrUnavailable)
 		return
 	}
 	b.out = appendResult(b.out[:0], &v)

@@ -20,8 +20,6 @@ import (
 // Error codes of the rate-limit check: the spec's (7.3) and, after them,
 // the documented additions for input the spec does not name.
 var (
-	rlMissingSecret   = ErrorCode{"missing-input-secret", 400, "No secret supplied (Authorization: Bearer or body field secret)."}
-	rlInvalidSecret   = ErrorCode{"invalid-input-secret", 400, "Secret invalid, or a sandbox secret on a production endpoint."}
 	rlInvalidAction   = ErrorCode{"invalid-action", 400, "action missing or malformed."}
 	rlMissingRoute    = ErrorCode{"missing-route", 400, "A route-scoped policy matched and no valid route (URL path only, no query string) was sent."}
 	rlInvalidSubject  = ErrorCode{"invalid-subject_id", 400, "A subject-scoped policy matched and subject_id is missing or invalid."}
@@ -29,15 +27,13 @@ var (
 	rlInvalidScopeKey = ErrorCode{"invalid-scope_key", 400, "A custom-scoped policy matched and scope_key is missing or invalid."}
 	rlDisabled        = ErrorCode{"rate-limiting-disabled", 403, "The workspace disabled Rate Limiting."}
 	rlUnavailable     = ErrorCode{"rate-limiting-unavailable", 503, "Service not ready (no configuration leader yet); follow the configured failure strategy."}
-	rlMalformed       = ErrorCode{"malformed-json", 400, "trustd: the body is not one JSON object of scalar members (syntax, invalid UTF-8, trailing data)."}
-	rlUnknownField    = ErrorCode{"unknown-field", 400, "trustd: the body has a member the operation does not define, or one member twice."}
 	rlInvalidMethod   = ErrorCode{"invalid-method", 400, "trustd: method is not an HTTP method token."}
 	rlInvalidCost     = ErrorCode{"invalid-cost", 400, "trustd: cost is not an integer from 1 to 1000000000."}
 	rlInvalidAssess   = ErrorCode{"invalid-api_protection_assessment_id", 400, "trustd: api_protection_assessment_id is not a UUID."}
 )
 
-var rateLimitCheckErrors = []ErrorCode{rlMissingSecret, rlInvalidSecret, rlInvalidAction, rlMissingRoute, rlInvalidSubject,
-	rlInvalidDevice, rlInvalidScopeKey, rlDisabled, ErrRateLimited, rlUnavailable, rlMalformed, rlUnknownField,
+var rateLimitCheckErrors = []ErrorCode{ErrMissingSecret, ErrInvalidSecret, rlInvalidAction, rlMissingRoute, rlInvalidSubject,
+	rlInvalidDevice, rlInvalidScopeKey, rlDisabled, ErrRateLimited, rlUnavailable, ErrMalformedJSON, ErrUnknownField,
 	rlInvalidMethod, rlInvalidCost, rlInvalidAssess}
 
 // Limits of caller-supplied identifiers.
@@ -162,7 +158,7 @@ func (c *Call) specFail(e ErrorCode) { c.specError(e.Status, e.Code) }
 // answered.
 func (k *rlCheck) parse(c *Call, mobile bool) bool {
 	if err := k.obj.scan(c.Ctx.Request.Body()); err != nil {
-		c.specFail(rlMalformed)
+		c.specFail(ErrMalformedJSON)
 		return false
 	}
 	in := &k.in
@@ -171,7 +167,7 @@ func (k *rlCheck) parse(c *Call, mobile bool) bool {
 		m := &k.obj.members[i]
 		f := rlFieldIndex(m.name, mobile)
 		if f < 0 || in.has&(1<<f) != 0 {
-			c.specFail(rlUnknownField)
+			c.specFail(ErrUnknownField)
 			return false
 		}
 		in.has |= 1 << f
@@ -209,7 +205,7 @@ func rlFieldIndex(name []byte, mobile bool) int {
 func rlFieldError(f int) ErrorCode {
 	switch f {
 	case rlFieldSecret:
-		return rlInvalidSecret
+		return ErrInvalidSecret
 	case rlFieldAction:
 		return rlInvalidAction
 	case rlFieldMethod:
@@ -244,18 +240,18 @@ func (k *rlCheck) authenticate(c *Call, cat *catalog.Catalog) (caller, bool) {
 	if secret == "" && in.present(rlFieldSecret) {
 		secret = string(in.vals[rlFieldSecret])
 	} else if secret != "" && in.present(rlFieldSecret) && string(in.vals[rlFieldSecret]) != secret {
-		c.specFail(rlInvalidSecret) // two different secrets: refuse rather than guess
+		c.specFail(ErrInvalidSecret) // two different secrets: refuse rather than guess
 		return caller{}, false
 	}
 	if secret == "" {
-		c.specFail(rlMissingSecret)
+		c.specFail(ErrMissingSecret)
 		return caller{}, false
 	}
 	var cl caller
 	if in.mobile {
 		app := cat.AppBySecret(secret)
 		if app == nil {
-			c.specFail(rlInvalidSecret)
+			c.specFail(ErrInvalidSecret)
 			return caller{}, false
 		}
 		if string(in.vals[rlFieldPlatform]) != app.Platform || string(in.vals[rlFieldAppID]) != app.AppID ||
@@ -267,13 +263,13 @@ func (k *rlCheck) authenticate(c *Call, cat *catalog.Catalog) (caller, bool) {
 	} else {
 		site := cat.SiteBySecret(secret, c.Now())
 		if site == nil || site.Sandbox() {
-			c.specFail(rlInvalidSecret)
+			c.specFail(ErrInvalidSecret)
 			return caller{}, false
 		}
 		cl.appID, cl.ws = site.ID, cat.Workspaces[site.WorkspaceID]
 	}
 	if cl.ws == nil {
-		c.specFail(rlInvalidSecret)
+		c.specFail(ErrInvalidSecret)
 		return caller{}, false
 	}
 	return cl, true
