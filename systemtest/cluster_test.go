@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -463,5 +464,29 @@ func TestThreeProcessesSurviveLeaderLossJoinsAndOwnerLoss(t *testing.T) {
 			}
 		}
 		t.Logf("token owned by %s, consumed through %s; after SIGKILL of the owner every replay through %d survivors is refused", owner.id, live[0].id, len(c.live()))
+	})
+
+	t.Run("a node stopped with SIGTERM leaves the cluster and exits 0", func(t *testing.T) {
+		live := c.live()
+		if len(live) < 2 {
+			t.Skip("needs two live nodes")
+		}
+		p := live[len(live)-1]
+		c.mu.Lock()
+		p.killed = true
+		c.mu.Unlock()
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s did not exit after SIGTERM", p.id)
+		}
+		if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("%s exited %d after a graceful leave:\n%s", p.id, code, tail(b, 2000))
+		}
+		if b, _ := os.ReadFile(p.log); strings.Contains(string(b), "snapshot on close") {
+			t.Fatalf("%s logged a snapshot failure on a clean stop:\n%s", p.id, tail(b, 2000))
+		}
 	})
 }
