@@ -53,12 +53,13 @@ type FeedbackTally struct {
 	// bit that the assessment carried.
 	ReasonFalsePositives [32]int `json:"reason_false_positives"`
 	// Recent holds the ids of the last recentFeedback records counted, so
-	// a command applied twice (a forwarded write retried) counts once.
+	// a command applied twice (a client's exact retry within five minutes,
+	// a forwarded write retried) counts once. Bounded: about 10 KB a site.
 	Recent []string `json:"recent,omitempty"`
 }
 
 // recentFeedback bounds FeedbackTally.Recent.
-const recentFeedback = 32
+const recentFeedback = 256
 
 // TallyOf returns the feedback tally of a site or app id (nil if none).
 func (c *Catalog) TallyOf(id string) *FeedbackTally { return c.FeedbackTallies[id] }

@@ -67,7 +67,7 @@ type FeedbackView struct {
 }
 
 func (s *Server) feedbackRoutes() []Route {
-	errs := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrUnauthorized, ErrUnknownAssessment, ErrUnavailable}
+	errs := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrUnauthorized, ErrUnknownAssessment, ErrConflict, ErrUnavailable}
 	return []Route{
 		{Method: "POST", Path: "/detection/feedback", ID: "detectionFeedback", Tag: "Detection feedback", Auth: []Auth{AuthSiteSecret},
 			Summary: "Label a site assessment (legitimate, abuse, approved_automation, false_positive, false_negative) with bounded reason codes; exact retries within 5 minutes are de-duplicated.",
@@ -216,14 +216,14 @@ func (s *Server) recordFeedback(c *Call, owner string, rec catalog.FeedbackRecor
 	rec.AssessmentKnown, rec.SignalReasons = true, a.Reasons
 	view := &FeedbackView{FeedbackID: rec.ID, AssessmentID: rec.AssessmentID, Label: rec.Label, ReasonCodes: rec.ReasonCodes,
 		AssessmentKnown: true, RecordedAt: rec.RecordedAt}
-	if op.Replayed && now.Sub(rec.RecordedAt) <= feedbackDedupWindow {
-		c.Ctx.Response.Header.Set("X-Service-Deduplicated", "true")
-		c.ok(view)
+	if op.Replayed && now.Sub(rec.RecordedAt) > feedbackDedupWindow {
+		c.fail(ErrConflict, "this assessment was labelled more than five minutes ago; feedback is taken once")
 		return
 	}
 	if op.Replayed {
-		c.fail(ErrConflict, "this assessment was labelled more than five minutes ago; feedback is taken once")
-		return
+		// An exact retry: apply again (the tally counts a record id once),
+		// so a retry after a lost or failed first write completes it.
+		c.Ctx.Response.Header.Set("X-Service-Deduplicated", "true")
 	}
 	if _, ok := c.apply(&catalog.RecordFeedback{Record: rec}); !ok {
 		return
