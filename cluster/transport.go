@@ -120,11 +120,25 @@ func (t *Transport) client(addr string) *fasthttp.PipelineClient {
 // dial connects to a peer and, over TLS, completes the handshake within
 // the dial timeout, so a peer that is not a cluster member fails here.
 func (t *Transport) dial(addr string) (net.Conn, error) {
-	if t.tls == nil {
-		return fasthttp.DialTimeout(addr, dialTimeout)
+	c, err := fasthttp.DialTimeout(addr, dialTimeout)
+	if err != nil || t.tls == nil {
+		return c, err
 	}
-	return tls.DialWithDialer(&net.Dialer{Timeout: dialTimeout}, "tcp", addr, t.tls)
+	// The handshake gets its own, longer bound: on a loaded node a TLS
+	// handshake can take longer than reaching the peer does, and a
+	// refused handshake would fail every ask queued on this connection.
+	tc := tls.Client(c, t.tls)
+	_ = tc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := tc.Handshake(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	_ = tc.SetDeadline(time.Time{})
+	return tc, nil
 }
+
+// handshakeTimeout bounds the TLS handshake with a peer.
+const handshakeTimeout = 5 * time.Second
 
 // call POSTs body to path on addr and returns the answer body, copied
 // into dst. It fails on a transport error or a non-200 status.
