@@ -193,43 +193,61 @@ var toLetter = map[byte]byte{'0': 'O', '1': 'I', '8': 'B', '5': 'S', '2': 'Z', '
 // fields become digits, digits in alphabetic fields become letters) and, if
 // the document number still fails its check digit, searches the usual
 // confusions (O/0, I/1, B/8, S/5, Z/2) for one that satisfies it. It returns
-// the corrected lines and the number of characters it changed. A result
-// that needed corrections is never as good as a clean read: the research
-// measured check-digit-passing false reads after correction.
-func CorrectMRZ(lines []string) ([]string, int) {
-	out := make([]string, len(lines))
+// the corrected lines, the number of characters it changed in fields that
+// check digits cover (corrections: a result that needed any is never as
+// good as a clean read, the research measured check-digit-passing false
+// reads after correction) and the number of structural repairs in fields
+// no check digit covers (document code, issuer, nationality, names: digits
+// read in an alphabetic field, and the trailing name filler after "<<<",
+// which Tesseract reads as K, S, E, C or X).
+func CorrectMRZ(lines []string) (out []string, corrections, repairs int) {
+	out = make([]string, len(lines))
 	copy(out, lines)
 	changed := 0
-	fix := func(li, from, to int, m map[byte]byte) {
-		if li >= len(out) || to > len(out[li]) {
-			return
-		}
-		b := []byte(out[li])
-		for i := from; i < to; i++ {
-			if r, ok := m[b[i]]; ok {
-				b[i] = r
-				changed++
+	if !((len(out) == 3 && len(out[0]) == 30 && len(out[1]) == 30 && len(out[2]) == 30) ||
+		(len(out) == 2 && len(out[0]) == len(out[1]) && (len(out[0]) == 36 || len(out[0]) == 44))) {
+		return out, 0, 0
+	}
+	fillTail := func(li, from int) {
+		l := out[li]
+		if i := strings.Index(l[from:], "<<<"); i >= 0 {
+			tail := l[from+i:]
+			for k := 0; k < len(tail); k++ {
+				if tail[k] != '<' {
+					repairs++
+				}
 			}
+			out[li] = l[:from+i] + strings.Repeat("<", len(tail))
 		}
-		out[li] = string(b)
+	}
+	alpha := func(li, from, to int) {
+		before := changed
+		fix0(out, &changed, li, from, to, toLetter)
+		repairs += changed - before
+		changed = before
+	}
+	fix := func(li, from, to int, m map[byte]byte) {
+		fix0(out, &changed, li, from, to, m)
 	}
 	numField := -1 // line, start: the document number and its check digit
 	numLine, numStart := 0, 0
 	switch {
 	case len(out) == 3 && len(out[0]) == 30:
-		fix(0, 0, 5, toLetter)
+		alpha(0, 0, 5)
 		fix(0, 14, 15, toDigit)
 		fix(1, 0, 7, toDigit)
 		fix(1, 8, 15, toDigit)
-		fix(1, 15, 18, toLetter)
+		alpha(1, 15, 18)
 		fix(1, 29, 30, toDigit)
-		fix(2, 0, 30, toLetter)
+		alpha(2, 0, 30)
+		fillTail(2, 0)
 		numField, numLine, numStart = 1, 0, 5
 	case len(out) == 2 && (len(out[0]) == 36 || len(out[0]) == 44):
 		n := len(out[0])
-		fix(0, 0, n, toLetter)
+		alpha(0, 0, n)
+		fillTail(0, 5)
 		fix(1, 9, 10, toDigit)
-		fix(1, 10, 13, toLetter)
+		alpha(1, 10, 13)
 		fix(1, 13, 20, toDigit)
 		fix(1, 21, 28, toDigit)
 		fix(1, n-1, n, toDigit)
@@ -239,12 +257,12 @@ func CorrectMRZ(lines []string) ([]string, int) {
 		numField, numLine, numStart = 1, 1, 0
 	}
 	if numField < 0 {
-		return out, changed
+		return out, changed, repairs
 	}
 	l := out[numLine]
 	field, cd := l[numStart:numStart+9], l[numStart+9]
 	if checks(field, cd) {
-		return out, changed
+		return out, changed, repairs
 	}
 	alt := map[byte]byte{'O': '0', '0': 'O', 'I': '1', '1': 'I', 'B': '8', '8': 'B', 'S': '5', '5': 'S', 'Z': '2', '2': 'Z'}
 	var pos []int
@@ -254,7 +272,7 @@ func CorrectMRZ(lines []string) ([]string, int) {
 		}
 	}
 	if len(pos) > 6 {
-		return out, changed
+		return out, changed, repairs
 	}
 	for mask := 1; mask < 1<<len(pos); mask++ {
 		b := []byte(field)
@@ -267,10 +285,21 @@ func CorrectMRZ(lines []string) ([]string, int) {
 		}
 		if checks(string(b), cd) {
 			out[numLine] = l[:numStart] + string(b) + l[numStart+9:]
-			return out, changed + n
+			return out, changed + n, repairs
 		}
 	}
-	return out, changed
+	return out, changed, repairs
+}
+
+func fix0(out []string, changed *int, li, from, to int, m map[byte]byte) {
+	b := []byte(out[li])
+	for i := from; i < to; i++ {
+		if r, ok := m[b[i]]; ok {
+			b[i] = r
+			*changed++
+		}
+	}
+	out[li] = string(b)
 }
 
 // NormalizeOCRLines turns OCR output into candidate MRZ lines: spaces and

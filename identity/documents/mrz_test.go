@@ -79,18 +79,18 @@ func TestCorrectMRZ(t *testing.T) {
 	// and the document number read with I for 1.
 	good := []string{"P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO7408122F1204159ZE184226B<<<<<10"}
 	bad := []string{"P<UTOERIK55ON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<", "L898902C36UTO74O8122F12O4159ZE184226B<<<<<10"}
-	fixed, n := CorrectMRZ(bad)
-	if n != 4 || fixed[0] != good[0] || fixed[1] != good[1] {
+	fixed, n, rep := CorrectMRZ(bad)
+	if n != 2 || rep != 2 || fixed[0] != good[0] || fixed[1] != good[1] {
 		t.Fatalf("n=%d %q", n, fixed)
 	}
-	if _, n := CorrectMRZ(good); n != 0 {
+	if _, n, rep := CorrectMRZ(good); n != 0 || rep != 0 {
 		t.Fatalf("clean MRZ changed %d chars", n)
 	}
 	// Document-number search: the O/0 swap satisfying the check digit.
 	h := holder{surname: "DOE", given: "J", number: "AB0CD1234", nat: "UTO", dob: "800101", sex: "M", expiry: "350101"}
 	lines := h.td3("UTO")
 	broken := []string{lines[0], "ABOCD1234" + lines[1][9:]}
-	fixed, n = CorrectMRZ(broken)
+	fixed, n, _ = CorrectMRZ(broken)
 	m, _ := ParseMRZ(fixed)
 	if n == 0 || m == nil || !m.Valid() || m.DocumentNumber != "AB0CD1234" {
 		t.Fatalf("n=%d %q %+v", n, fixed, m)
@@ -109,6 +109,8 @@ func FuzzParseMRZ(f *testing.F) {
 		f.Add(strings.Join(s.lines, "\n"))
 	}
 	f.Add("P<<\n<<")
+	f.Add("P<UTOERIKSSON<<ANNA<MARIA<<<<<<<<<<<<<<<<<<<\n")
+	f.Add("I<UTOD231458907<<<<<<<<<<<<<<<\n7408122F1204159UTO<<<<<<<<<<<6\nERIKSSON<<ANNA<MARIA<<<<")
 	f.Fuzz(func(t *testing.T, s string) {
 		lines := NormalizeOCRLines(s)
 		m, err := ParseMRZ(lines)
@@ -116,11 +118,11 @@ func FuzzParseMRZ(f *testing.F) {
 			_ = m.Valid()
 			_, _ = m.Expiry()
 		}
-		fixed, _ := CorrectMRZ(lines)
+		fixed, _, _ := CorrectMRZ(lines)
 		if m2, err := ParseMRZ(fixed); err == nil {
 			_ = m2.FailedChecks()
 		}
 		_, _ = ParseMRZ(strings.Split(s, "\n"))
-		_, _ = CorrectMRZ(strings.Split(s, "\n"))
+		_, _, _ = CorrectMRZ(strings.Split(s, "\n"))
 	})
 }

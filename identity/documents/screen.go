@@ -349,11 +349,10 @@ func (e *eval) mrz(ctx context.Context, ocr OCR, sd *side) {
 	}
 	lines := NormalizeOCRLines(text)
 	m, perr := ParseMRZ(lines)
-	corrections := 0
-	if perr != nil || !m.Valid() {
-		fixed, n := CorrectMRZ(lines)
-		if m2, err2 := ParseMRZ(fixed); err2 == nil && (m == nil || m2.Valid() || perr != nil) {
-			m, perr, corrections = m2, nil, n
+	corrections, repairs := 0, 0
+	if fixed, n, rep := CorrectMRZ(lines); n+rep > 0 {
+		if m2, err2 := ParseMRZ(fixed); err2 == nil && (m == nil || perr != nil || m2.Valid() || !m.Valid()) {
+			m, perr, corrections, repairs = m2, nil, n, rep
 		}
 	}
 	detail := map[string]any{}
@@ -371,6 +370,7 @@ func (e *eval) mrz(ctx context.Context, ocr OCR, sd *side) {
 	detail["document_code"] = m.DocumentCode
 	detail["expiry_date"] = m.ExpiryDate
 	detail["corrections"] = corrections
+	detail["structural_repairs"] = repairs
 	if n := len(m.DocumentNumber); n >= 3 {
 		detail["document_number_last3"] = m.DocumentNumber[n-3:]
 	}

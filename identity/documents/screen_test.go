@@ -1,0 +1,126 @@
+package documents
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func needTesseract(t testing.TB) {
+	if _, err := exec.LookPath("tesseract"); err != nil {
+		t.Skip("tesseract not installed (apt-get install tesseract-ocr)")
+	}
+}
+
+var fixedNow = func() time.Time { return time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC) }
+
+type outcome struct {
+	variant, decision, mrz string
+	exact, falseAccept     bool
+	q                      Quality
+	dur                    time.Duration
+}
+
+// runFixtures screens n random holders under every variant and reports
+// each outcome. A false accept is an MRZ that passed its check digits with
+// data different from what was rendered; a false verify is a verify on one.
+func runFixtures(t testing.TB, n int, ocr OCR) []outcome {
+	f := loadOCRB(t)
+	r := rand.New(rand.NewSource(42))
+	s := NewScreener(ocr, 1)
+	s.Now = fixedNow
+	var out []outcome
+	for i := 0; i < n; i++ {
+		h := randomHolder(r)
+		lines := h.td3("UTO")
+		page := renderTD3(t, f, lines, r)
+		for _, v := range variants {
+			img := v.make(t, page, r)
+			start := time.Now()
+			res, err := s.Screen(context.Background(), Request{Country: "UTO", DocumentType: "passport", Front: b64(img)})
+			d := time.Since(start)
+			if err != nil {
+				t.Fatalf("%s: %v", v.name, err)
+			}
+			ver := res.Verification
+			o := outcome{variant: v.name, decision: ver.Risk.Decision, mrz: ver.Checks.MRZ.Status, dur: d}
+			if fq, ok := ver.Checks.ImageQuality.Detail["front"].(Quality); ok {
+				o.q = fq
+			}
+			if det := ver.Checks.MRZ.Detail; det != nil && (o.mrz == "valid" || o.mrz == "passed_with_corrections") {
+				last3, _ := det["document_number_last3"].(string)
+				o.exact = det["expiry_date"] == h.expiry && strings.HasSuffix(strings.TrimRight(h.number, "<"), last3)
+				o.falseAccept = !o.exact
+			}
+			if o.decision == Verify && (o.mrz != "valid" || o.falseAccept) {
+				t.Errorf("FALSE VERIFY: holder %d variant %s mrz=%s", i, v.name, o.mrz)
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func TestFixtureDecisions(t *testing.T) {
+	needTesseract(t)
+	n := 2
+	if v, err := strconv.Atoi(os.Getenv("DOC_FIXTURES")); err == nil && v > 0 {
+		n = v
+	}
+	res := runFixtures(t, n, Tesseract{Timeout: 10 * time.Second})
+	by := map[string][]outcome{}
+	for _, o := range res {
+		by[o.variant] = append(by[o.variant], o)
+	}
+	// What each variant must decide: capture faults recapture, and nothing
+	// that is not a clean exact read verifies (checked in runFixtures).
+	must := map[string][]string{
+		"blur_r2":       {Recapture},
+		"blur_r4":       {Recapture},
+		"glare_mrz":     {Recapture},
+		"downscale_533": {Recapture},
+		"rotate_7deg":   {Recapture, Review},
+		"clean":         {Verify, Review},
+	}
+	var report strings.Builder
+	fmt.Fprintf(&report, "| variant | n | MRZ read exact | false accepts | decisions | sharpness min–max | glare MRZ max | glare portrait max | p50 ms |\n|---|---:|---:|---:|---|---|---:|---:|---:|\n")
+	for _, v := range variants {
+		os := by[v.name]
+		dec := map[string]int{}
+		exact, fa := 0, 0
+		smin, smax, gm, gp := 1e9, 0.0, 0.0, 0.0
+		var durs []time.Duration
+		for _, o := range os {
+			dec[o.decision]++
+			if o.exact {
+				exact++
+			}
+			if o.falseAccept {
+				fa++
+			}
+			smin, smax = min(smin, o.q.Sharpness), max(smax, o.q.Sharpness)
+			gm, gp = max(gm, o.q.GlareMRZ), max(gp, o.q.GlarePortrait)
+			durs = append(durs, o.dur)
+			if allowed, ok := must[v.name]; ok && !contains(allowed, o.decision) {
+				t.Errorf("%s decided %s (mrz %s, quality %v), want one of %v", v.name, o.decision, o.mrz, o.q.Reasons, allowed)
+			}
+		}
+		sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+		var ds []string
+		for _, k := range []string{Verify, Recapture, Review, Reject} {
+			if dec[k] > 0 {
+				ds = append(ds, fmt.Sprintf("%s %d", k, dec[k]))
+			}
+		}
+		fmt.Fprintf(&report, "| %s | %d | %d | %d | %s | %.0f–%.0f | %.4f | %.4f | %d |\n", v.name, len(os), exact, fa,
+			strings.Join(ds, ", "), smin, smax, gm, gp, durs[len(durs)/2].Milliseconds())
+	}
+	t.Log("\n" + report.String())
+}
