@@ -103,7 +103,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.fast = &fasthttp.Server{
 		Handler:               s.serve,
 		Name:                  ServiceName,
-		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		MaxRequestBodySize:    s.table.maxBody(cfg.MaxBodyBytes),
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
@@ -147,7 +147,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 		return
 	}
 	if err == fasthttp.ErrBodyTooLarge {
-		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes")
+		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(s.table.maxBody(s.cfg.MaxBodyBytes))+" bytes")
 		return
 	}
 	c.fail(ErrBadRequest, "malformed HTTP request")

@@ -15,7 +15,7 @@ import (
 // Image limits, checked on the header before any pixel is decoded so a
 // decompression bomb costs a header read.
 const (
-	MaxImageBytes  = 8 << 20  // decoded base64 bytes per image
+	MaxImageBytes  = 5 << 20  // decoded base64 bytes per image
 	MaxImageSide   = 8000     // pixels, either side
 	MaxImagePixels = 24 << 20 // width × height
 	MinImageSide   = 320      // pixels, the short side

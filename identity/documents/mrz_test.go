@@ -87,8 +87,13 @@ func TestCorrectMRZ(t *testing.T) {
 		t.Fatalf("clean MRZ changed %d chars", n)
 	}
 	// Document-number search: the O/0 swap satisfying the check digit.
-	h := holder{surname: "DOE", given: "J", number: "AB0CD1234", nat: "UTO", dob: "800101", sex: "M", expiry: "350101"}
-	lines := h.td3("UTO")
+	num := "AB0CD1234"
+	l2 := num + string(mustCD(num)) + "UTO8001014M3501015<<<<<<<<<<<<<<<<"
+	l2 = l2[:42] + "<" + string(mustCD(l2[0:10]+l2[13:20]+l2[21:43]))
+	lines := []string{"P<UTODOE<<J<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", l2}
+	if m, err := ParseMRZ(lines); err != nil || !m.Valid() {
+		t.Fatalf("built MRZ invalid: %v %+v", err, m)
+	}
 	broken := []string{lines[0], "ABOCD1234" + lines[1][9:]}
 	fixed, n, _ = CorrectMRZ(broken)
 	m, _ := ParseMRZ(fixed)
@@ -126,3 +131,5 @@ func FuzzParseMRZ(f *testing.F) {
 		_, _, _ = CorrectMRZ(strings.Split(s, "\n"))
 	})
 }
+
+func mustCD(s string) byte { d, _ := CheckDigit(s); return d }

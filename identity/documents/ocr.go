@@ -120,3 +120,9 @@ func otsu(hist []int, total int) int {
 	}
 	return bestT
 }
+
+// OCRInstalled reports whether the tesseract CLI is on PATH.
+func OCRInstalled() bool {
+	_, err := exec.LookPath("tesseract")
+	return err == nil
+}

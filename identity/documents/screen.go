@@ -32,9 +32,9 @@ const (
 	Reject    = "reject"
 )
 
-// DocType is one supported document type: the same table drives the
+// SupportedDocument is one supported document type: the same table drives the
 // screening and GET /documents/supported.
-type DocType struct {
+type SupportedDocument struct {
 	Type      string   `json:"document_type" required:"true"`
 	Countries []string `json:"countries" required:"true" doc:"ISO 3166-1 alpha-3 codes, or [\"*\"] for any issuer (the MRZ issuer must then match the claimed country)."`
 	Sides     []string `json:"sides" required:"true" doc:"Images needed: front, back."`
@@ -46,7 +46,7 @@ type DocType struct {
 }
 
 // Supported is the capability table.
-var Supported = []DocType{
+var Supported = []SupportedDocument{
 	{Type: "passport", Countries: []string{"*"}, Sides: []string{"front"}, MRZ: TD3, MRZSide: "front", Barcode: "none", Portrait: true, codes: "P"},
 	{Type: "id_card", Countries: []string{"*"}, Sides: []string{"front", "back"}, MRZ: TD1, MRZSide: "back", Barcode: "none", Portrait: true, codes: "IAC"},
 	{Type: "residence_permit", Countries: []string{"*"}, Sides: []string{"front", "back"}, MRZ: TD1, MRZSide: "back", Barcode: "none", Portrait: true, codes: "IAR"},
@@ -54,7 +54,7 @@ var Supported = []DocType{
 	{Type: "driving_licence", Countries: []string{"USA", "CAN"}, Sides: []string{"front", "back"}, MRZ: "none", Barcode: "pdf417_aamva", Portrait: true},
 }
 
-func lookup(t string) *DocType {
+func lookup(t string) *SupportedDocument {
 	for i := range Supported {
 		if Supported[i].Type == t {
 			return &Supported[i]
@@ -72,48 +72,48 @@ type Request struct {
 	Sandbox         bool // a sandbox credential: the simulator answers
 }
 
-// Check is one check of 2.9 with the detail that explains its status.
-type Check struct {
+// DocumentCheck is one check of 2.9 with the detail that explains its status.
+type DocumentCheck struct {
 	Status  string         `json:"status" required:"true"`
 	Reasons []string       `json:"reasons,omitempty"`
 	Detail  map[string]any `json:"detail,omitempty" doc:"Measured values and thresholds; never image bytes or full document numbers."`
 }
 
-// Checks are the four checks of 2.9.
-type Checks struct {
-	ImageQuality         Check `json:"image_quality" required:"true" doc:"passed, failed."`
-	MRZ                  Check `json:"mrz" required:"true" doc:"valid, passed_with_corrections, invalid, expired, mismatch, unreadable, ocr_unavailable, not_applicable."`
-	DocumentAuthenticity Check `json:"document_authenticity" required:"true" doc:"screening_passed, screening_inconclusive, screening_failed: consistency signals only, never a claim of authenticity."`
-	AuthoritativeSource  Check `json:"authoritative_source" required:"true" doc:"Always not_performed: no issuer or government source is consulted."`
+// DocumentChecks are the four checks of 2.9.
+type DocumentChecks struct {
+	ImageQuality         DocumentCheck `json:"image_quality" required:"true" doc:"passed, failed."`
+	MRZ                  DocumentCheck `json:"mrz" required:"true" doc:"valid, passed_with_corrections, invalid, expired, mismatch, unreadable, ocr_unavailable, not_applicable."`
+	DocumentAuthenticity DocumentCheck `json:"document_authenticity" required:"true" doc:"screening_passed, screening_inconclusive, screening_failed: consistency signals only, never a claim of authenticity."`
+	AuthoritativeSource  DocumentCheck `json:"authoritative_source" required:"true" doc:"Always not_performed: no issuer or government source is consulted."`
 }
 
-// Risk is the decision.
-type Risk struct {
+// DocumentRisk is the decision.
+type DocumentRisk struct {
 	Level       string   `json:"level" required:"true" enum:"low|medium|high"`
 	Decision    string   `json:"decision" required:"true" enum:"verify|recapture|review|reject"`
 	Reasons     []string `json:"reasons" required:"true" doc:"Stable reason codes behind the decision."`
 	UserMessage string   `json:"user_message,omitempty" doc:"Safe to show the person (recapture guidance)."`
 }
 
-// Boundary states what the screening can and cannot assert.
-type Boundary struct {
+// AssuranceBoundary states what the screening can and cannot assert.
+type AssuranceBoundary struct {
 	DocumentAuthenticity string `json:"document_authenticity" required:"true" enum:"native-screening-signals"`
 	AuthoritativeSource  string `json:"authoritative_source" required:"true" enum:"not-performed"`
 }
 
-// Verification is the verification object of 2.9.
-type Verification struct {
-	Provider          string   `json:"provider" required:"true"`
-	Checks            Checks   `json:"checks" required:"true"`
-	Risk              Risk     `json:"risk" required:"true"`
-	AssuranceBoundary Boundary `json:"assurance_boundary" required:"true"`
-	Sandbox           bool     `json:"sandbox,omitempty" doc:"true when a sandbox credential selected a simulated outcome."`
+// DocumentVerification is the verification object of 2.9.
+type DocumentVerification struct {
+	Provider          string            `json:"provider" required:"true"`
+	Checks            DocumentChecks    `json:"checks" required:"true"`
+	Risk              DocumentRisk      `json:"risk" required:"true"`
+	AssuranceBoundary AssuranceBoundary `json:"assurance_boundary" required:"true"`
+	Sandbox           bool              `json:"sandbox,omitempty" doc:"true when a sandbox credential selected a simulated outcome."`
 }
 
-// Result is the 2.9 document verification result.
-type Result struct {
-	Success      bool         `json:"success" required:"true"`
-	Verification Verification `json:"verification" required:"true"`
+// DocumentResult is the 2.9 document verification result.
+type DocumentResult struct {
+	Success      bool                 `json:"success" required:"true"`
+	Verification DocumentVerification `json:"verification" required:"true"`
 }
 
 // Screener runs the checks. OCR nil means no OCR engine: MRZ documents go
@@ -165,7 +165,7 @@ func decodeB64(s string) ([]byte, error) {
 }
 
 // Validate checks the request fields without touching the images.
-func (r *Request) Validate() (*DocType, error) {
+func (r *Request) Validate() (*SupportedDocument, error) {
 	if !validCountry(r.Country) {
 		return nil, ErrCountry
 	}
@@ -218,7 +218,7 @@ func prepare(b64 string, portrait bool) (*side, error) {
 
 // Screen runs every check and decides. Errors are request errors (400) or
 // ctx errors; every doubt is a review, never a verify.
-func (s *Screener) Screen(ctx context.Context, r Request) (*Result, error) {
+func (s *Screener) Screen(ctx context.Context, r Request) (*DocumentResult, error) {
 	dt, err := r.Validate()
 	if err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func (s *Screener) Screen(ctx context.Context, r Request) (*Result, error) {
 		}
 		e.mrz(ctx, s.OCR, ms)
 	} else {
-		e.checks.MRZ = Check{Status: "not_applicable"}
+		e.checks.MRZ = DocumentCheck{Status: "not_applicable"}
 	}
 	if dt.Barcode != "none" {
 		e.barcode(back)
@@ -268,10 +268,10 @@ func (s *Screener) Screen(ctx context.Context, r Request) (*Result, error) {
 
 // eval accumulates check outcomes and the reasons for each decision level.
 type eval struct {
-	dt                        *DocType
+	dt                        *SupportedDocument
 	req                       Request
 	now                       time.Time
-	checks                    Checks
+	checks                    DocumentChecks
 	signals                   map[string]any
 	reject, recapture, review []string
 	mrzData                   *MRZ
@@ -307,7 +307,7 @@ func (e *eval) quality(front, back *side) {
 		st = "failed"
 		e.recapture = append(e.recapture, reasons...)
 	}
-	e.checks.ImageQuality = Check{Status: st, Reasons: reasons, Detail: detail}
+	e.checks.ImageQuality = DocumentCheck{Status: st, Reasons: reasons, Detail: detail}
 }
 
 func prefix(p string, ss []string) []string {
@@ -330,7 +330,7 @@ func without(ss []string, drop ...string) []string {
 
 func (e *eval) mrz(ctx context.Context, ocr OCR, sd *side) {
 	if ocr == nil {
-		e.checks.MRZ = Check{Status: "ocr_unavailable", Reasons: []string{"ocr_not_installed"}}
+		e.checks.MRZ = DocumentCheck{Status: "ocr_unavailable", Reasons: []string{"ocr_not_installed"}}
 		e.review = append(e.review, "mrz_ocr_unavailable")
 		return
 	}
@@ -343,7 +343,7 @@ func (e *eval) mrz(ctx context.Context, ocr OCR, sd *side) {
 		case errors.Is(err, ErrOCRTimeout):
 			reason = "ocr_timeout"
 		}
-		e.checks.MRZ = Check{Status: "ocr_unavailable", Reasons: []string{reason}}
+		e.checks.MRZ = DocumentCheck{Status: "ocr_unavailable", Reasons: []string{reason}}
 		e.review = append(e.review, "mrz_"+reason)
 		return
 	}
@@ -357,7 +357,7 @@ func (e *eval) mrz(ctx context.Context, ocr OCR, sd *side) {
 	}
 	detail := map[string]any{}
 	if perr != nil || m == nil {
-		e.checks.MRZ = Check{Status: "unreadable", Reasons: []string{"mrz_not_read"}, Detail: map[string]any{"lines_found": len(lines)}}
+		e.checks.MRZ = DocumentCheck{Status: "unreadable", Reasons: []string{"mrz_not_read"}, Detail: map[string]any{"lines_found": len(lines)}}
 		if len(sd.q.Reasons) > 0 {
 			e.recapture = append(e.recapture, "mrz_unreadable")
 		} else {
@@ -407,7 +407,7 @@ func (e *eval) mrz(ctx context.Context, ocr OCR, sd *side) {
 		e.review = append(e.review, "mrz_passed_with_corrections")
 	}
 	e.mrzData = m
-	e.checks.MRZ = Check{Status: status, Reasons: reasons, Detail: detail}
+	e.checks.MRZ = DocumentCheck{Status: status, Reasons: reasons, Detail: detail}
 }
 
 func (e *eval) signal(k string, v any) {
@@ -507,15 +507,15 @@ func userMessage(reasons []string) string {
 // result folds the reasons into the decision: reject beats review beats
 // recapture beats verify, except that a quality problem with no hard
 // failure asks for a recapture first (a better photo may resolve doubt).
-func (e *eval) result() *Result {
-	risk := Risk{Level: "low", Decision: Verify, Reasons: []string{}}
+func (e *eval) result() *DocumentResult {
+	risk := DocumentRisk{Level: "low", Decision: Verify, Reasons: []string{}}
 	switch {
 	case len(e.reject) > 0:
-		risk = Risk{Level: "high", Decision: Reject, Reasons: dedupe(e.reject)}
+		risk = DocumentRisk{Level: "high", Decision: Reject, Reasons: dedupe(e.reject)}
 	case len(e.recapture) > 0:
-		risk = Risk{Level: "medium", Decision: Recapture, Reasons: dedupe(append(e.recapture, e.review...)), UserMessage: userMessage(e.recapture)}
+		risk = DocumentRisk{Level: "medium", Decision: Recapture, Reasons: dedupe(append(e.recapture, e.review...)), UserMessage: userMessage(e.recapture)}
 	case len(e.review) > 0:
-		risk = Risk{Level: "medium", Decision: Review, Reasons: dedupe(e.review)}
+		risk = DocumentRisk{Level: "medium", Decision: Review, Reasons: dedupe(e.review)}
 	}
 	auth := "screening_passed"
 	switch risk.Decision {
@@ -524,13 +524,13 @@ func (e *eval) result() *Result {
 	case Review, Recapture:
 		auth = "screening_inconclusive"
 	}
-	e.checks.DocumentAuthenticity = Check{Status: auth, Detail: e.signals}
-	e.checks.AuthoritativeSource = Check{Status: "not_performed", Reasons: []string{"no_authoritative_connector"}}
+	e.checks.DocumentAuthenticity = DocumentCheck{Status: auth, Detail: e.signals}
+	e.checks.AuthoritativeSource = DocumentCheck{Status: "not_performed", Reasons: []string{"no_authoritative_connector"}}
 	if e.checks.MRZ.Status == "" {
 		e.checks.MRZ.Status = "not_applicable"
 	}
-	return &Result{Success: true, Verification: Verification{Provider: Provider, Checks: e.checks, Risk: risk,
-		AssuranceBoundary: Boundary{DocumentAuthenticity: BoundaryAuthenticity, AuthoritativeSource: BoundaryAuthoritative}}}
+	return &DocumentResult{Success: true, Verification: DocumentVerification{Provider: Provider, Checks: e.checks, Risk: risk,
+		AssuranceBoundary: AssuranceBoundary{DocumentAuthenticity: BoundaryAuthenticity, AuthoritativeSource: BoundaryAuthoritative}}}
 }
 
 func dedupe(ss []string) []string {
@@ -553,7 +553,7 @@ var SandboxCountries = map[string]string{"ZZV": Verify, "ZZC": Recapture, "ZZR":
 var ErrSandboxScenario = ErrCountry.With("with a sandbox credential, country selects the outcome: ZZV verify, ZZC recapture, ZZR review, ZZJ reject, ZZU 503 outage")
 
 // Simulate answers a sandbox scenario.
-func Simulate(country string) (*Result, error) {
+func Simulate(country string) (*DocumentResult, error) {
 	d, ok := SandboxCountries[country]
 	if !ok {
 		return nil, ErrSandboxScenario
@@ -562,17 +562,17 @@ func Simulate(country string) (*Result, error) {
 		return nil, ErrSandboxOutage
 	}
 	e := &eval{dt: &Supported[0]}
-	e.checks.ImageQuality = Check{Status: "passed"}
-	e.checks.MRZ = Check{Status: "valid"}
+	e.checks.ImageQuality = DocumentCheck{Status: "passed"}
+	e.checks.MRZ = DocumentCheck{Status: "valid"}
 	switch d {
 	case Recapture:
-		e.checks.ImageQuality = Check{Status: "failed", Reasons: []string{"front_blur"}}
+		e.checks.ImageQuality = DocumentCheck{Status: "failed", Reasons: []string{"front_blur"}}
 		e.recapture = []string{"front_blur"}
 	case Review:
-		e.checks.MRZ = Check{Status: "passed_with_corrections", Reasons: []string{"ocr_corrections_applied"}}
+		e.checks.MRZ = DocumentCheck{Status: "passed_with_corrections", Reasons: []string{"ocr_corrections_applied"}}
 		e.review = []string{"mrz_passed_with_corrections"}
 	case Reject:
-		e.checks.MRZ = Check{Status: "expired", Reasons: []string{"document_expired"}}
+		e.checks.MRZ = DocumentCheck{Status: "expired", Reasons: []string{"document_expired"}}
 		e.reject = []string{"document_expired"}
 	}
 	res := e.result()

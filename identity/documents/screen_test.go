@@ -1,4 +1,4 @@
-package documents
+package documents_test
 
 import (
 	"context"
@@ -6,11 +6,15 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/identity/documents/fixture"
 )
 
 func needTesseract(t testing.TB) {
@@ -32,35 +36,38 @@ type outcome struct {
 // each outcome. A false accept is an MRZ that passed its check digits with
 // data different from what was rendered; a false verify is a verify on one.
 func runFixtures(t testing.TB, n int, ocr OCR) []outcome {
-	f := loadOCRB(t)
+	f, err := fixture.LoadOCRB()
+	if err != nil {
+		t.Skip(err)
+	}
 	r := rand.New(rand.NewSource(42))
 	s := NewScreener(ocr, 1)
 	s.Now = fixedNow
 	var out []outcome
 	for i := 0; i < n; i++ {
-		h := randomHolder(r)
-		lines := h.td3("UTO")
-		page := renderTD3(t, f, lines, r)
-		for _, v := range variants {
-			img := v.make(t, page, r)
+		h := fixture.RandomHolder(r)
+		lines := h.TD3("UTO")
+		page := fixture.RenderTD3(f, lines, r)
+		for _, v := range fixture.Variants {
+			img := v.Make(page, r)
 			start := time.Now()
-			res, err := s.Screen(context.Background(), Request{Country: "UTO", DocumentType: "passport", Front: b64(img)})
+			res, err := s.Screen(context.Background(), Request{Country: "UTO", DocumentType: "passport", Front: fixture.B64(img)})
 			d := time.Since(start)
 			if err != nil {
-				t.Fatalf("%s: %v", v.name, err)
+				t.Fatalf("%s: %v", v.Name, err)
 			}
 			ver := res.Verification
-			o := outcome{variant: v.name, decision: ver.Risk.Decision, mrz: ver.Checks.MRZ.Status, dur: d}
+			o := outcome{variant: v.Name, decision: ver.Risk.Decision, mrz: ver.Checks.MRZ.Status, dur: d}
 			if fq, ok := ver.Checks.ImageQuality.Detail["front"].(Quality); ok {
 				o.q = fq
 			}
 			if det := ver.Checks.MRZ.Detail; det != nil && (o.mrz == "valid" || o.mrz == "passed_with_corrections") {
 				last3, _ := det["document_number_last3"].(string)
-				o.exact = det["expiry_date"] == h.expiry && strings.HasSuffix(strings.TrimRight(h.number, "<"), last3)
+				o.exact = det["expiry_date"] == h.Expiry && strings.HasSuffix(strings.TrimRight(h.Number, "<"), last3)
 				o.falseAccept = !o.exact
 			}
 			if o.decision == Verify && (o.mrz != "valid" || o.falseAccept) {
-				t.Errorf("FALSE VERIFY: holder %d variant %s mrz=%s", i, v.name, o.mrz)
+				t.Errorf("FALSE VERIFY: holder %d variant %s mrz=%s", i, v.Name, o.mrz)
 			}
 			out = append(out, o)
 		}
@@ -91,8 +98,8 @@ func TestFixtureDecisions(t *testing.T) {
 	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | n | MRZ read exact | false accepts | decisions | sharpness min–max | glare MRZ max | glare portrait max | p50 ms |\n|---|---:|---:|---:|---|---|---:|---:|---:|\n")
-	for _, v := range variants {
-		os := by[v.name]
+	for _, v := range fixture.Variants {
+		os := by[v.Name]
 		dec := map[string]int{}
 		exact, fa := 0, 0
 		smin, smax, gm, gp := 1e9, 0.0, 0.0, 0.0
@@ -108,8 +115,8 @@ func TestFixtureDecisions(t *testing.T) {
 			smin, smax = min(smin, o.q.Sharpness), max(smax, o.q.Sharpness)
 			gm, gp = max(gm, o.q.GlareMRZ), max(gp, o.q.GlarePortrait)
 			durs = append(durs, o.dur)
-			if allowed, ok := must[v.name]; ok && !contains(allowed, o.decision) {
-				t.Errorf("%s decided %s (mrz %s, quality %v), want one of %v", v.name, o.decision, o.mrz, o.q.Reasons, allowed)
+			if allowed, ok := must[v.Name]; ok && !slices.Contains(allowed, o.decision) {
+				t.Errorf("%s decided %s (mrz %s, quality %v), want one of %v", v.Name, o.decision, o.mrz, o.q.Reasons, allowed)
 			}
 		}
 		sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
@@ -119,7 +126,7 @@ func TestFixtureDecisions(t *testing.T) {
 				ds = append(ds, fmt.Sprintf("%s %d", k, dec[k]))
 			}
 		}
-		fmt.Fprintf(&report, "| %s | %d | %d | %d | %s | %.0f–%.0f | %.4f | %.4f | %d |\n", v.name, len(os), exact, fa,
+		fmt.Fprintf(&report, "| %s | %d | %d | %d | %s | %.0f–%.0f | %.4f | %.4f | %d |\n", v.Name, len(os), exact, fa,
 			strings.Join(ds, ", "), smin, smax, gm, gp, durs[len(durs)/2].Milliseconds())
 	}
 	t.Log("\n" + report.String())
