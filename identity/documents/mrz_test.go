@@ -88,7 +88,7 @@ func TestCorrectMRZ(t *testing.T) {
 	}
 	// Document-number search: the O/0 swap satisfying the check digit.
 	num := "AB0CD1234"
-	l2 := num + string(mustCD(num)) + "UTO8001014M3501015<<<<<<<<<<<<<<<<"
+	l2 := num + string(mustCD(num)) + "UTO8001014M3501014<<<<<<<<<<<<<<<<"
 	l2 = l2[:42] + "<" + string(mustCD(l2[0:10]+l2[13:20]+l2[21:43]))
 	lines := []string{"P<UTODOE<<J<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<<", l2}
 	if m, err := ParseMRZ(lines); err != nil || !m.Valid() {
