@@ -2,8 +2,8 @@ package documents
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"image"
 	"image/jpeg"
 	"image/png"
