@@ -131,3 +131,68 @@ func TestFixtureDecisions(t *testing.T) {
 	}
 	t.Log("\n" + report.String())
 }
+
+func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2], ds[min(len(ds)-1, len(ds)*99/100)]
+}
+
+func TestLatencyWithAndWithoutOCR(t *testing.T) {
+	needTesseract(t)
+	n := 1
+	if v, err := strconv.Atoi(os.Getenv("DOC_FIXTURES")); err == nil && v > 0 {
+		n = v
+	}
+	for _, c := range []struct {
+		name string
+		ocr  OCR
+	}{{"with tesseract", Tesseract{Timeout: 10 * time.Second}}, {"without OCR", nil}} {
+		res := runFixtures(t, n, c.ocr)
+		var ds []time.Duration
+		for _, o := range res {
+			ds = append(ds, o.dur)
+			if c.ocr == nil && o.decision == Verify {
+				t.Fatalf("verify without OCR on %s", o.variant)
+			}
+		}
+		p50, p99 := percentiles(ds)
+		t.Logf("%s: %d requests, p50 %d ms, p99 %d ms", c.name, len(ds), p50.Milliseconds(), p99.Milliseconds())
+	}
+}
+
+// OCR missing or timing out answers review with the reason, never verify.
+func TestOCRMissingOrTimeoutIsReview(t *testing.T) {
+	f, err := fixture.LoadOCRB()
+	if err != nil {
+		t.Skip(err)
+	}
+	r := rand.New(rand.NewSource(1))
+	page := fixture.PNG(fixture.RenderTD3(f, fixture.RandomHolder(r).TD3("UTO"), r))
+	slow := t.TempDir() + "/slow-ocr"
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nexec sleep 5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ocr    OCR
+		reason string
+	}{
+		{nil, "mrz_ocr_unavailable"},
+		{Tesseract{Path: "/nonexistent/tesseract"}, "mrz_ocr_not_installed"},
+		{Tesseract{Path: slow, Timeout: 200 * time.Millisecond}, "mrz_ocr_timeout"},
+	} {
+		s := NewScreener(c.ocr, 1)
+		s.Now = fixedNow
+		start := time.Now()
+		res, err := s.Screen(context.Background(), Request{Country: "UTO", DocumentType: "passport", Front: fixture.B64(page)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := res.Verification
+		if v.Risk.Decision != Review || !slices.Contains(v.Risk.Reasons, c.reason) || v.Checks.MRZ.Status != "ocr_unavailable" {
+			t.Fatalf("%s: %+v", c.reason, v)
+		}
+		if time.Since(start) > 3*time.Second {
+			t.Fatal("the OCR timeout did not hold")
+		}
+	}
+}
