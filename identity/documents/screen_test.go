@@ -89,12 +89,14 @@ func TestFixtureDecisions(t *testing.T) {
 	// What each variant must decide: capture faults recapture, and nothing
 	// that is not a clean exact read verifies (checked in runFixtures).
 	must := map[string][]string{
-		"blur_r2":       {Recapture},
-		"blur_r4":       {Recapture},
-		"glare_mrz":     {Recapture},
-		"downscale_533": {Recapture},
-		"rotate_7deg":   {Recapture, Review},
-		"clean":         {Verify, Review},
+		"blur_r2":              {Recapture},
+		"blur_r4":              {Recapture},
+		"glare_mrz":            {Recapture},
+		"downscale_533":        {Recapture},
+		"rotate_7deg":          {Recapture, Review},
+		"blur_r1":              {Recapture},
+		"blur_r1_noise_jpeg70": {Recapture},
+		"clean":                {Verify, Review},
 	}
 	var report strings.Builder
 	fmt.Fprintf(&report, "| variant | n | MRZ read exact | false accepts | decisions | sharpness min–max | glare MRZ max | glare portrait max | p50 ms |\n|---|---:|---:|---:|---|---|---:|---:|---:|\n")
@@ -130,6 +132,32 @@ func TestFixtureDecisions(t *testing.T) {
 			strings.Join(ds, ", "), smin, smax, gm, gp, durs[len(durs)/2].Milliseconds())
 	}
 	t.Log("\n" + report.String())
+}
+
+// Glare over the portrait matters only when the portrait is required.
+func TestGlareOverPortraitWhenRequired(t *testing.T) {
+	f, err := fixture.LoadOCRB()
+	if err != nil {
+		t.Skip(err)
+	}
+	r := rand.New(rand.NewSource(3))
+	page := fixture.RenderTD3(f, fixture.RandomHolder(r).TD3("UTO"), r)
+	s := NewScreener(nil, 1)
+	s.Now = fixedNow
+	res, err := s.Screen(context.Background(), Request{Country: "UTO", DocumentType: "passport", RequirePortrait: true,
+		Front: fixture.B64(fixture.PNG(fixture.AddGlare(page, 280, 430, 170, 170)))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := res.Verification; v.Risk.Decision != Recapture || !slices.Contains(v.Risk.Reasons, "front_glare_portrait") {
+		t.Fatalf("%+v", v)
+	}
+	// Without a face in the portrait box (the synthetic page has none), a
+	// required portrait is doubt: review, never verify.
+	res, _ = s.Screen(context.Background(), Request{Country: "UTO", DocumentType: "passport", RequirePortrait: true, Front: fixture.B64(fixture.PNG(page))})
+	if v := res.Verification; v.Risk.Decision == Verify || !slices.Contains(v.Risk.Reasons, "portrait_not_found") {
+		t.Fatalf("%+v", v)
+	}
 }
 
 func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
