@@ -224,3 +224,53 @@ func TestOCRMissingOrTimeoutIsReview(t *testing.T) {
 		}
 	}
 }
+
+// zxingPDF417 writes an AAMVA payload as a PDF417 PNG with Debian's
+// ZXingWriter (zxing-cpp-tools), the fixture recipe of the research.
+func zxingPDF417(t *testing.T, payload string) []byte {
+	if _, err := exec.LookPath("ZXingWriter"); err != nil {
+		t.Skip("zxing-cpp-tools not installed")
+	}
+	out := t.TempDir() + "/b.png"
+	if err := exec.Command("ZXingWriter", "-size", "1200x400", "PDF417", payload, out).Run(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDrivingLicenceBarcode(t *testing.T) {
+	f, err := fixture.LoadOCRB()
+	if err != nil {
+		t.Skip(err)
+	}
+	r := rand.New(rand.NewSource(5))
+	front := fixture.B64(fixture.PNG(fixture.RenderTD3(f, fixture.RandomHolder(r).TD3("USA"), r)))
+	aamva := func(country, expiry string) string {
+		return fixture.B64(zxingPDF417(t, "@\n\x1e\rANSI 636014040002DL00410278ZC03190024DLDAQY1234567\nDCSDOE\nDACJANE\nDBB01151990\nDBA"+expiry+"\nDBD01152022\nDAJCA\nDCG"+country+"\r"))
+	}
+	s := NewScreener(nil, 1)
+	s.Now = fixedNow
+	for _, c := range []struct {
+		name, country, back, want, reason string
+	}{
+		{"consistent barcode", "USA", aamva("USA", "01152030"), Verify, ""},
+		{"expired licence", "USA", aamva("USA", "01152020"), Reject, "document_expired"},
+		{"barcode country differs from the claim", "CAN", aamva("USA", "01152030"), Review, "barcode_mismatch"},
+		{"no barcode on the back", "USA", front, Recapture, "barcode_not_found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := s.Screen(context.Background(), Request{Country: c.country, DocumentType: "driving_licence", Front: front, Back: c.back})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := res.Verification
+			if v.Risk.Decision != c.want || (c.reason != "" && !slices.Contains(v.Risk.Reasons, c.reason)) || v.Checks.MRZ.Status != "not_applicable" {
+				t.Fatalf("%+v", v)
+			}
+		})
+	}
+}
