@@ -2,8 +2,10 @@ package http
 
 import (
 	"context"
+	"slices"
 	"time"
 
+	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 )
 
@@ -36,17 +38,28 @@ type DocumentsSupported struct {
 	OCRAvailable   bool                          `json:"ocr_available" required:"true" doc:"false: MRZ documents end in review until the OCR engine is installed."`
 }
 
+// The contract's ApiError lists the module's codes too.
+func init() { apiErrors = withModuleCodes(apiErrors, documents.Errors) }
+
+// withModuleCodes appends a module's codes to list, skipping codes already
+// in it (the module's 503 is the shared service-unavailable).
+func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, m := range mod {
+		if !slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == m.Code }) {
+			out = append(out, moduleCode(m))
+		}
+	}
+	return out
+}
+
 func newDocumentScreener() *documents.Screener {
 	return documents.NewScreener(documents.Tesseract{Timeout: 5 * time.Second}, 2)
 }
 
 func (s *Server) documentRoutes() []Route {
-	var modErrs []ErrorCode
-	for _, e := range documents.Errors {
-		modErrs = append(modErrs, moduleCode(e))
-	}
-	errs := append([]ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-		ErrUnauthorized, ErrForbidden, ErrUnavailable}, modErrs...)
+	errs := withModuleCodes([]ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
+		ErrUnauthorized, ErrForbidden, ErrUnavailable}, documents.Errors)
 	return []Route{
 		{Method: "POST", Path: "/documents/verify", ID: "documentsVerify", Tag: "Documents",
 			Summary: "Screen identity-document images: capture quality, MRZ, barcode, portrait; a decision, never an authenticity claim.",
