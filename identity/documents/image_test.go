@@ -159,3 +159,31 @@ func TestPortraitDetection(t *testing.T) {
 }
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
+
+// WebP decodes through golang.org/x/image/webp: a lossy and a lossless file
+// made by Debian's cwebp (package webp).
+func TestDecodeWebP(t *testing.T) {
+	if _, err := exec.LookPath("cwebp"); err != nil {
+		t.Skip("webp (cwebp) not installed")
+	}
+	g := image.NewGray(image.Rect(0, 0, 640, 400))
+	for i := range g.Pix {
+		g.Pix[i] = uint8(i % 251)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.png")
+	if err := os.WriteFile(in, pngOf(g), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-q", "70"}, {"-lossless"}} {
+		out := filepath.Join(dir, "out.webp")
+		if b, err := exec.Command("cwebp", append(args, in, "-o", out)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		b, _ := os.ReadFile(out)
+		img, err := DecodeImage(b)
+		if err != nil || img.Rect.Dx() != 640 || img.Rect.Dy() != 400 {
+			t.Fatalf("%v: %v %v", args, err, img)
+		}
+	}
+}
