@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what the tests need when it is
-# missing (Go modules; Debian's chromium and redis-server, the browser
+# missing (Go modules; Debian's chromium, redis-server, tesseract-ocr,
+# fonts-ocr-b, zxing-cpp-tools and webp for document screening; the browser
 # test's npm packages), checks formatting and vet, runs every Go test with
 # the race detector, then runs each fuzz target for a short, fixed time.
 set -euo pipefail
@@ -10,6 +11,10 @@ need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
+[ -f /usr/share/fonts/opentype/ocr-b/OCRBS.otf ] || need_apt+=(fonts-ocr-b)
+command -v ZXingWriter >/dev/null 2>&1 || need_apt+=(zxing-cpp-tools)
+command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "== installing ${need_apt[*]}"

@@ -198,6 +198,11 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	c.route = r
+	if limit := r.bodyLimit(s.cfg.MaxBodyBytes); len(ctx.Request.Body()) > limit {
+		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(limit)+" bytes")
+		s.metrics.observe(r, ctx.Response.StatusCode(), start, s.clock())
+		return
+	}
 	if !s.ingress.allowIP(c) {
 		s.metrics.observe(r, ctx.Response.StatusCode(), start, s.clock())
 		return

@@ -54,6 +54,9 @@ type Route struct {
 	// {success:false,error} shape rather than ApiError.
 	SpecErrors bool
 	Handle     func(*Call)
+	// MaxBody raises the body limit for this route above the server's
+	// MaxBodyBytes (document images); 0 keeps the server's.
+	MaxBody int
 
 	segs []string
 	idx  int
@@ -169,4 +172,22 @@ func paramNames(path string) []string {
 		}
 	}
 	return out
+}
+
+// bodyLimit is the body limit of r under the server's default.
+func (r *Route) bodyLimit(def int) int {
+	if r.MaxBody > 0 {
+		return r.MaxBody
+	}
+	return def
+}
+
+// maxBody is the largest body any route accepts: fasthttp's own limit,
+// each route's own checked after routing.
+func (t *table) maxBody(def int) int {
+	m := def
+	for _, r := range t.routes {
+		m = max(m, r.MaxBody)
+	}
+	return m
 }

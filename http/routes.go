@@ -1,15 +1,18 @@
 package http
 
+import "github.com/trustd/trustd/identity/documents"
+
 // modules holds the state of the API modules, each built in its own file.
 type modules struct {
 	contract contractCache
 	rl       *rateLimitModule
 	ap       *apiProtectionModule
 	hv       *hvModule
+	docs     *documents.Screener
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule()}
+	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule(), docs: newDocumentScreener()}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -25,5 +28,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.apiProtectionRoutes()...)
 	rs = append(rs, s.hvRoutes()...)
 	rs = append(rs, s.trafficRoutes()...)
+	rs = append(rs, s.documentRoutes()...)
 	return rs
 }

@@ -136,7 +136,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.fast = &fasthttp.Server{
 		Handler:               s.serve,
 		Name:                  ServiceName,
-		MaxRequestBodySize:    cfg.MaxBodyBytes,
+		MaxRequestBodySize:    s.table.maxBody(cfg.MaxBodyBytes),
 		Concurrency:           conns,
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          30 * time.Second,
@@ -204,7 +204,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 		return
 	}
 	if err == fasthttp.ErrBodyTooLarge {
-		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(s.cfg.MaxBodyBytes)+" bytes")
+		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(s.table.maxBody(s.cfg.MaxBodyBytes))+" bytes")
 		return
 	}
 	c.fail(ErrBadRequest, "malformed HTTP request")

@@ -1,0 +1,102 @@
+package http
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/identity/documents"
+)
+
+// Document screening (spec 4.6, 2.9): transport only. The checks, the
+// decision and the sandbox simulator live in identity/documents.
+
+// DocumentsMaxBody is the body limit of POST /documents/verify: two images
+// of documents.MaxImageBytes, base64-encoded (4/3), plus the JSON fields.
+const DocumentsMaxBody = 2*documents.MaxImageBytes*4/3 + 64<<10
+
+// DocumentVerifyInput is the request of POST /documents/verify (spec 4.6).
+type DocumentVerifyInput struct {
+	Secret          string `json:"secret,omitempty" doc:"Legacy: the site's private secret. A sandbox site's secret selects a simulated outcome by country (ZZV verify, ZZC recapture, ZZR review, ZZJ reject, ZZU 503)."`
+	Country         string `json:"country" required:"true" doc:"ISO 3166-1 alpha-3 issuer claimed, three upper-case letters."`
+	DocumentType    string `json:"document_type" required:"true" enum:"passport|id_card|residence_permit|travel_document_td2|driving_licence"`
+	FrontImage      string `json:"front_image" required:"true" doc:"Base64 JPEG, PNG or WebP (a data: URL prefix is accepted); at most 5 MiB decoded, 8000 px a side, 24 Mpx, short side ≥ 320 px; one frame. Never logged or stored."`
+	BackImage       string `json:"back_image,omitempty" doc:"Base64 image of the back; required where GET /documents/supported lists the back side."`
+	RequirePortrait bool   `json:"require_portrait,omitempty" doc:"Check a face is present in the portrait area."`
+}
+
+// DocumentsSupported is the answer of GET /documents/supported.
+type DocumentsSupported struct {
+	Documents      []documents.SupportedDocument `json:"documents" required:"true"`
+	Formats        []string                      `json:"formats" required:"true"`
+	MaxImageBytes  int                           `json:"max_image_bytes" required:"true"`
+	MaxImageSide   int                           `json:"max_image_side" required:"true"`
+	MaxImagePixels int                           `json:"max_image_pixels" required:"true"`
+	MinImageSide   int                           `json:"min_image_side" required:"true"`
+	MaxBodyBytes   int                           `json:"max_body_bytes" required:"true"`
+	OCRAvailable   bool                          `json:"ocr_available" required:"true" doc:"false: MRZ documents end in review until the OCR engine is installed."`
+}
+
+// The contract's ApiError lists the module's codes too.
+func init() { apiErrors = withModuleCodes(apiErrors, documents.Errors) }
+
+// withModuleCodes appends a module's codes to list, skipping codes already
+// in it (the module's 503 is the shared service-unavailable).
+func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, m := range mod {
+		if !slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == m.Code }) {
+			out = append(out, moduleCode(m))
+		}
+	}
+	return out
+}
+
+func newDocumentScreener() *documents.Screener {
+	return documents.NewScreener(documents.Tesseract{Timeout: 5 * time.Second}, 2)
+}
+
+func (s *Server) documentRoutes() []Route {
+	errs := withModuleCodes([]ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
+		ErrUnauthorized, ErrForbidden, ErrUnavailable}, documents.Errors)
+	return []Route{
+		{Method: "POST", Path: "/documents/verify", ID: "documentsVerify", Tag: "Documents",
+			Summary: "Screen identity-document images: capture quality, MRZ, barcode, portrait; a decision, never an authenticity claim.",
+			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &DocumentVerifyInput{}, Result: &documents.DocumentResult{},
+			Errors: errs, MaxBody: DocumentsMaxBody, Handle: s.documentsVerify},
+		{Method: "GET", Path: "/documents/supported", ID: "documentsSupported", Tag: "Documents",
+			Summary: "Supported countries, document types, sides, checks and image limits.",
+			Result:  &DocumentsSupported{}, Handle: s.documentsSupported},
+	}
+}
+
+func (s *Server) documentsVerify(c *Call) {
+	var in DocumentVerifyInput
+	if !c.decode(&in) {
+		return
+	}
+	_, _, sandbox, ok := c.authServer(in.Secret, "identity.document.verify", true)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := s.mods.docs.Screen(ctx, documents.Request{Country: in.Country, DocumentType: in.DocumentType,
+		Front: in.FrontImage, Back: in.BackImage, RequirePortrait: in.RequirePortrait, Sandbox: sandbox})
+	if err != nil {
+		if ctx.Err() != nil {
+			c.fail(ErrUnavailable, "document screening is busy; retry with backoff")
+			return
+		}
+		c.failErr(err)
+		return
+	}
+	c.ok(res)
+}
+
+func (s *Server) documentsSupported(c *Call) {
+	c.ok(&DocumentsSupported{Documents: documents.Supported, Formats: documents.Formats,
+		MaxImageBytes: documents.MaxImageBytes, MaxImageSide: documents.MaxImageSide, MaxImagePixels: documents.MaxImagePixels,
+		MinImageSide: documents.MinImageSide, MaxBodyBytes: DocumentsMaxBody, OCRAvailable: documents.OCRInstalled()})
+}
