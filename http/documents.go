@@ -38,9 +38,6 @@ type DocumentsSupported struct {
 	OCRAvailable   bool                          `json:"ocr_available" required:"true" doc:"false: MRZ documents end in review until the OCR engine is installed."`
 }
 
-// The contract's ApiError lists the module's codes too.
-func init() { apiErrors = withModuleCodes(apiErrors, documents.Errors) }
-
 // withModuleCodes appends a module's codes to list, skipping codes already
 // in it (the module's 503 is the shared service-unavailable).
 func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {

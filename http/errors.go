@@ -10,6 +10,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 )
 
@@ -65,7 +66,13 @@ var (
 	ErrAdmissionContext     = ErrorCode{"admission-context-mismatch", 403, "The admission was issued to another workspace, application or action."}
 )
 
-// apiErrors lists every ApiError code, for the contract.
+// contractErrors is every ApiError code the contract documents: the
+// transport's and each product module's.
+func contractErrors() []ErrorCode {
+	return withModuleCodes(apiErrors, documents.Errors)
+}
+
+// apiErrors lists the transport's ApiError codes.
 var apiErrors = []ErrorCode{
 	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrHeadersTooLarge, ErrBadRequest,
 	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,

@@ -205,7 +205,7 @@ func (s *Server) openAPI() map[string]any {
 	// The ApiError schema lists every code with its status and meaning, so
 	// integrators find the whole error vocabulary in one place.
 	var codes []string
-	for _, e := range apiErrors {
+	for _, e := range contractErrors() {
 		codes = append(codes, e.Code+" ("+strconv.Itoa(e.Status)+"): "+e.Meaning)
 	}
 	if sch, ok := g.components["ApiError"].(map[string]any); ok {
