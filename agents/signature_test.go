@@ -73,7 +73,11 @@ func TestVerify(t *testing.T) {
 			r.Nonce = "fresh-nonce-00002"
 			r.Signature = "v1=" + "ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789"
 		}), ErrSignatureInvalid},
-		{"body changed", with(func(r *Request) { r.Nonce = "fresh-nonce-00003"; r.Signature = Sign(secret, ts, r.Nonce, body); r.Body = []byte(`{"request_id":"r2"}`) }), ErrSignatureInvalid},
+		{"body changed", with(func(r *Request) {
+			r.Nonce = "fresh-nonce-00003"
+			r.Signature = Sign(secret, ts, r.Nonce, body)
+			r.Body = []byte(`{"request_id":"r2"}`)
+		}), ErrSignatureInvalid},
 		{"expired old key", with(func(r *Request) { r.Nonce = "fresh-nonce-00004"; r.Signature = Sign(old, ts, r.Nonce, body) }), ErrSignatureInvalid},
 	}
 	n := &memNonces{m: map[string]int64{}}
