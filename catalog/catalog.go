@@ -188,6 +188,9 @@ type Catalog struct {
 	ConcurrencyConstraints map[string]*ConcurrencyConstraint `json:"concurrency_constraints"`
 	Dependencies           map[string]*Dependency            `json:"dependencies"`
 
+	// Agent Trust registry (agent.go).
+	Agents map[string]*Agent `json:"agents"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site

@@ -45,6 +45,9 @@ var commands = map[string]func() Command{
 	"concurrency_constraint.delete": func() Command { return &DeleteConcurrencyConstraint{} },
 	"dependency.put":                func() Command { return &PutDependency{} },
 	"dependency.delete":             func() Command { return &DeleteDependency{} },
+	// Agent Trust.
+	"agent.put":    func() Command { return &PutAgent{} },
+	"agent.delete": func() Command { return &DeleteAgent{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -180,6 +183,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteWorkspaceFeedback,
 	deleteConcurrencyConstraintsOf,
 	deleteDependenciesOf,
+	deleteAgentsOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.
