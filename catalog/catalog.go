@@ -189,7 +189,8 @@ type Catalog struct {
 	Dependencies           map[string]*Dependency            `json:"dependencies"`
 
 	// Agent Trust registry (agent.go).
-	Agents map[string]*Agent `json:"agents"`
+	Agents    map[string]*Agent    `json:"agents"`
+	Approvals map[string]*Approval `json:"approvals"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
