@@ -57,6 +57,11 @@ type Config struct {
 	// Cluster serves the cluster admin operations; nil answers them as
 	// unavailable.
 	Cluster ClusterControl
+	// SealKey derives the key that seals agents' HMAC secrets in the
+	// catalog (the cluster key); AgentTolerance bounds signed requests'
+	// timestamps both ways (0: 300 s).
+	SealKey        string
+	AgentTolerance time.Duration
 }
 
 // Server is the public and admin API of one node.
