@@ -170,4 +170,6 @@ func anyMatch(patterns []string, s string) bool {
 }
 
 // ScopeAllowed reports whether a may ask for scope.
-func ScopeAllowed(a *catalog.Agent, scope string) bool { return slices.Contains(a.AllowedScopes, scope) }
+func ScopeAllowed(a *catalog.Agent, scope string) bool {
+	return slices.Contains(a.AllowedScopes, scope)
+}
