@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -189,6 +190,46 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 		}
 		if r := status(); r.status != 409 || r.errorCode(t) != "agent-approval-consumed" {
 			t.Fatalf("second consume: %d %s", r.status, r.body)
+		}
+	})
+
+	t.Run("concurrent status reads consume an approval once", func(t *testing.T) {
+		var d struct {
+			ApprovalRequestID string `json:"approval_request_id"`
+		}
+		r := a.send("/agents/decision", decision("c1", "refund.big"))
+		r.decode(t, &d)
+		if d.ApprovalRequestID == "" {
+			t.Fatalf("no approval: %s", r.body)
+		}
+		if r := tn.admin("POST", "/workspaces/"+ws.ID+"/approvals/"+d.ApprovalRequestID+"/approve", map[string]any{"by": "carol"}); r.status != 200 {
+			t.Fatalf("approve: %d %s", r.status, r.body)
+		}
+		const n = 12
+		results := make(chan response, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results <- a.send("/agents/approval/status", `{"approval_id":"`+d.ApprovalRequestID+`"}`)
+			}()
+		}
+		wg.Wait()
+		close(results)
+		consumed, refused := 0, 0
+		for r := range results {
+			switch {
+			case r.status == 200 && strings.Contains(string(r.body), `"consumed":true`):
+				consumed++
+			case r.status == 409 && strings.Contains(string(r.body), "agent-approval-consumed"):
+				refused++
+			default:
+				t.Errorf("unexpected answer %d %s", r.status, r.body)
+			}
+		}
+		if consumed != 1 || refused != n-1 {
+			t.Fatalf("%d reads consumed and %d were refused, want 1 and %d", consumed, refused, n-1)
 		}
 	})
 
