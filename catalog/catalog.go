@@ -192,6 +192,10 @@ type Catalog struct {
 	ConcurrencyConstraints map[string]*ConcurrencyConstraint `json:"concurrency_constraints"`
 	Dependencies           map[string]*Dependency            `json:"dependencies"`
 
+	// Agent Trust registry (agent.go).
+	Agents    map[string]*Agent    `json:"agents"`
+	Approvals map[string]*Approval `json:"approvals"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site

@@ -46,6 +46,12 @@ var commands = map[string]func() Command{
 	"concurrency_constraint.delete": func() Command { return &DeleteConcurrencyConstraint{} },
 	"dependency.put":                func() Command { return &PutDependency{} },
 	"dependency.delete":             func() Command { return &DeleteDependency{} },
+	// Agent Trust.
+	"agent.put":        func() Command { return &PutAgent{} },
+	"agent.delete":     func() Command { return &DeleteAgent{} },
+	"approval.create":  func() Command { return &CreateApproval{} },
+	"approval.decide":  func() Command { return &DecideApproval{} },
+	"approval.consume": func() Command { return &ConsumeApproval{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -181,6 +187,8 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteWorkspaceFeedback,
 	deleteConcurrencyConstraintsOf,
 	deleteDependenciesOf,
+	deleteAgentsOf,
+	deleteApprovalsOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -7,17 +7,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/trustd/trustd/jsonstrict"
 )
 
-// strict are the decoding options of every request body: unknown members,
-// duplicate names, names that differ only in case, invalid UTF-8 and
-// trailing data are all refused, so a body means exactly one thing.
-var strict = json.JoinOptions(
-	json.RejectUnknownMembers(true),
-	json.MatchCaseInsensitiveNames(false),
-	jsontext.AllowDuplicateNames(false),
-	jsontext.AllowInvalidUTF8(false),
-)
+// strict are the decoding options of every request body (see jsonstrict).
+var strict = jsonstrict.Options
 
 // decodeError is a body that could not be decoded, with its ApiError code.
 type decodeError struct {

@@ -20,6 +20,7 @@ const (
 	AuthSiteKey    Auth = "site_key"
 	AuthMobile     Auth = "mobile_secret"
 	AuthCredential Auth = "credential"
+	AuthAgent      Auth = "agent_signature"
 )
 
 // Route is one operation. The route table is the single source of truth:

@@ -29,5 +29,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.hvRoutes()...)
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
+	rs = append(rs, s.agentRoutes()...)
 	return rs
 }

@@ -45,13 +45,16 @@ var resources = map[string]resource{
 	"concurrency-constraints": {path: "/concurrency-constraints", scoped: true, cols: []string{"constraint_id", "name", "scope", "capacity"}},
 	"dependencies":            {path: "/dependencies", scoped: true, cols: []string{"dependency_id", "name"}},
 	"signing-keys":            {path: "/signing-keys", cols: []string{"key_id", "purpose", "state", "created_at", "superseded_at"}},
+	"agents":                  {path: "/agents", scoped: true, cols: []string{"agent_id", "name", "status", "allowed_actions", "allowed_scopes", "secrets_valid", "secret"}, lists: []string{"allowed_actions", "allowed_scopes"}},
+	"approvals":               {path: "/approvals", scoped: true, cols: []string{"approval_id", "agent_id", "action", "scope", "status", "consumed", "decided_by", "expires_at"}},
 }
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
-           concurrency-constraints, dependencies, signing-keys
-verbs:     create, list, get <id>, update <id>, delete <id>; sites rotate-secret <id>;
+           concurrency-constraints, dependencies, agents, approvals, signing-keys
+verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate-secret <id>;
+           agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
            signing-keys list | signing-keys rotate [--purpose live|sandbox] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
@@ -178,7 +181,26 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return o.call("PATCH", coll+"/"+x, body, res, out)
+		method := "PATCH"
+		if noun == "agents" {
+			method = "PUT" // an agent's settings are replaced whole
+		}
+		return o.call(method, coll+"/"+x, body, res, out)
+	case "suspend", "activate", "approve", "deny":
+		x, err := id()
+		if err != nil {
+			return err
+		}
+		if (verb == "suspend" || verb == "activate") != (noun == "agents") || (verb == "approve" || verb == "deny") != (noun == "approvals") {
+			return fmt.Errorf("usage: trustctl agents suspend|activate <agent id> | approvals approve|deny <approval id> --by <who> (--workspace <id>)")
+		}
+		var body any
+		if noun == "approvals" {
+			if body, err = o.body(res); err != nil {
+				return err
+			}
+		}
+		return o.call("POST", coll+"/"+x+"/"+verb, body, res, out)
 	case "stats":
 		x, err := id()
 		if err != nil || noun != "policies" {
@@ -198,8 +220,8 @@ func run(args []string, out io.Writer) error {
 		return o.call("POST", coll+"/rotate", body, res, out)
 	case "rotate-secret":
 		x, err := id()
-		if err != nil || noun != "sites" {
-			return fmt.Errorf("usage: trustctl sites rotate-secret <site id> --workspace <id> [--grace-period-seconds N]")
+		if err != nil || noun != "sites" && noun != "agents" {
+			return fmt.Errorf("usage: trustctl sites|agents rotate-secret <id> --workspace <id> [--grace-period-seconds N | --overlap-seconds N]")
 		}
 		body, err := o.body(res)
 		if err != nil {

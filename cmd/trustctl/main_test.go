@@ -72,6 +72,26 @@ func TestTrustctlAgainstARealNode(t *testing.T) {
 	if out := ctl("api-protection-policies", "create", "--workspace", wsID, "--name", "orders", "--path-pattern", "/orders/*"); !strings.Contains(out, "/orders/*") {
 		t.Fatalf("create API Protection policy:\n%s", out)
 	}
+	out = ctl("agents", "create", "--workspace", wsID, "--name", "bot", "--allowed-actions", "invoice.*", "--allowed-scopes", "billing")
+	if !strings.Contains(out, "ags_") || !strings.Contains(out, "invoice.*") {
+		t.Fatalf("create agent:\n%s", out)
+	}
+	var agentID string
+	for id := range n.Store().Catalog().Agents {
+		agentID = id
+	}
+	if out := ctl("agents", "suspend", agentID, "--workspace", wsID); !strings.Contains(out, "suspended") {
+		t.Fatalf("suspend agent:\n%s", out)
+	}
+	if out := ctl("agents", "rotate-secret", agentID, "--workspace", wsID, "--overlap-seconds", "0"); !strings.Contains(out, "ags_") {
+		t.Fatalf("rotate agent secret:\n%s", out)
+	}
+	if out := ctl("agents", "list", "--workspace", wsID); !strings.Contains(out, "bot") || strings.Contains(out, "ags_") {
+		t.Fatalf("list agents:\n%s", out)
+	}
+	if out := ctl("--json", "approvals", "list", "--workspace", wsID); !strings.Contains(out, `"approvals": []`) {
+		t.Fatalf("list approvals:\n%s", out)
+	}
 	if out := ctl("workspaces", "delete", wsID); strings.TrimSpace(out) != "ok" {
 		t.Fatalf("delete printed %q", out)
 	}

@@ -1,0 +1,490 @@
+package http
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/uuid"
+
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/agents"
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/errcode"
+)
+
+// Agent Trust transport: admin API of the registry and approvals, and the
+// two signed agent operations. The module is agents/; this file decodes,
+// authenticates, calls it and encodes. See agents/DESIGN.md.
+
+// Errors of the agent operations beyond agents.Codes().
+var (
+	errAgentRequestReused  = errcode.New("agent-request-id-reused", errcode.Conflict, "this request_id was already used with a different body")
+	errApprovalNotFound    = errcode.New("agent-approval-not-found", errcode.NotFound, "the agent has no approval request with this approval_id")
+	errApprovalConsumed    = errcode.New("agent-approval-consumed", errcode.Conflict, "the approval was already consumed: it authorised one execution, which has happened")
+	errApprovalNotDecided  = errcode.New("agent-approval-not-pending", errcode.Conflict, "the approval is not pending (already decided or expired)")
+	agentDecisionRetention = 24 * time.Hour
+	approvalTTL            = time.Hour
+)
+
+func agentErrors() []ErrorCode {
+	var out []ErrorCode
+	for _, c := range agents.Codes() {
+		out = append(out, moduleCode(c))
+	}
+	return append(out, moduleCode(agents.ErrDecisionInput), moduleCode(errAgentRequestReused), moduleCode(errApprovalNotFound),
+		moduleCode(errApprovalConsumed), ErrUnsupportedType, ErrBodyTooLarge, ErrUnavailable)
+}
+
+// AgentInput creates or replaces an agent's settings.
+type AgentInput struct {
+	Name             string              `json:"name" required:"true" doc:"1 to 64 bytes, unique in the workspace."`
+	Ed25519PublicKey string              `json:"ed25519_public_key,omitempty" doc:"base64url (no padding) of a 32-byte Ed25519 public key, for RFC 9421 signatures."`
+	AllowedActions   []string            `json:"allowed_actions,omitempty" doc:"Action globs the agent may ask for (path.Match: * matches within a segment), at most 32."`
+	AllowedScopes    []string            `json:"allowed_scopes,omitempty" doc:"Scopes the agent may ask for, at most 32."`
+	ApprovalRules    []catalog.AgentRule `json:"approval_rules,omitempty" doc:"A request matching a rule's action glob and scope needs a human; a rule with risk_at_least needs one when the risk score reaches it."`
+}
+
+// AgentView is an agent; Secret only in the create and rotate answers.
+type AgentView struct {
+	AgentID          string              `json:"agent_id" required:"true" format:"uuid"`
+	WorkspaceID      string              `json:"workspace_id" required:"true"`
+	Name             string              `json:"name" required:"true"`
+	Status           string              `json:"status" required:"true" enum:"active|suspended"`
+	Ed25519PublicKey string              `json:"ed25519_public_key,omitempty"`
+	AllowedActions   []string            `json:"allowed_actions" required:"true"`
+	AllowedScopes    []string            `json:"allowed_scopes" required:"true"`
+	ApprovalRules    []catalog.AgentRule `json:"approval_rules" required:"true"`
+	SecretsValid     int                 `json:"secrets_valid" required:"true" doc:"HMAC secrets currently accepted (more than one during a rotation's overlap)."`
+	Secret           string              `json:"secret,omitempty" doc:"The HMAC secret, shown once: its ASCII bytes are the HMAC-SHA-256 key."`
+	CreatedAt        time.Time           `json:"created_at" required:"true"`
+	UpdatedAt        time.Time           `json:"updated_at" required:"true"`
+}
+
+// AgentList lists a workspace's agents.
+type AgentList struct {
+	Agents []AgentView `json:"agents" required:"true"`
+}
+
+// AgentRotateInput rotates an agent's secret.
+type AgentRotateInput struct {
+	OverlapSeconds *int `json:"overlap_seconds,omitempty" doc:"How long the previous secret stays valid, 0 to 604800; default 3600."`
+}
+
+// ApprovalDecisionInput records who approved or denied.
+type ApprovalDecisionInput struct {
+	By string `json:"by" required:"true" doc:"Who decided (1 to 128 bytes), recorded with the time."`
+}
+
+// ApprovalView is an approval request as the admin API shows it.
+type ApprovalView struct {
+	ApprovalID string    `json:"approval_id" required:"true" format:"uuid"`
+	AgentID    string    `json:"agent_id" required:"true" format:"uuid"`
+	RequestID  string    `json:"request_id" required:"true"`
+	Action     string    `json:"action" required:"true"`
+	Scope      string    `json:"scope" required:"true"`
+	ResourceID string    `json:"resource_id" required:"true"`
+	SubjectID  string    `json:"subject_id" required:"true"`
+	Summary    string    `json:"summary" required:"true"`
+	Status     string    `json:"status" required:"true" enum:"pending|approved|denied|expired"`
+	Consumed   bool      `json:"consumed" required:"true"`
+	CreatedAt  time.Time `json:"created_at" required:"true"`
+	ExpiresAt  time.Time `json:"expires_at" required:"true"`
+	DecidedBy  string    `json:"decided_by,omitempty"`
+	DecidedAt  time.Time `json:"decided_at,omitzero"`
+}
+
+// ApprovalList lists a workspace's approval requests.
+type ApprovalList struct {
+	Approvals []ApprovalView `json:"approvals" required:"true"`
+}
+
+// AgentDecision is the answer of POST /agents/decision (spec 2.6).
+type AgentDecision struct {
+	Success             bool     `json:"success" required:"true"`
+	DecisionID          string   `json:"decision_id" required:"true" format:"uuid"`
+	AgentID             string   `json:"agent_id" required:"true" format:"uuid"`
+	IdentityVerified    bool     `json:"identity_verified" required:"true"`
+	RecommendedDecision string   `json:"recommended_decision" required:"true" enum:"allow|deny|approval_required"`
+	Decision            string   `json:"decision" required:"true" enum:"allow|deny|approval_required"`
+	RiskScore           int      `json:"risk_score" required:"true"`
+	Classification      string   `json:"classification" required:"true" enum:"low|medium|high"`
+	ReasonCodes         []string `json:"reason_codes" required:"true"`
+	ApprovalRequestID   string   `json:"approval_request_id,omitempty" format:"uuid" doc:"Present when decision is approval_required."`
+}
+
+// AgentDecisionInput is the signed body of POST /agents/decision.
+type AgentDecisionInput struct {
+	RequestID  string `json:"request_id" required:"true" doc:"1 to 128 bytes; a retry with the same request_id and body gets the same answer."`
+	Action     string `json:"action" required:"true"`
+	Scope      string `json:"scope" required:"true"`
+	ResourceID string `json:"resource_id" required:"true"`
+	SubjectID  string `json:"subject_id" required:"true"`
+	Summary    string `json:"summary" required:"true"`
+}
+
+// ApprovalStatusInput is the signed body of POST /agents/approval/status.
+type ApprovalStatusInput struct {
+	ApprovalID string `json:"approval_id" required:"true" format:"uuid"`
+}
+
+// ApprovalStatus is the answer of POST /agents/approval/status (spec 2.6).
+type ApprovalStatus struct {
+	Success    bool   `json:"success" required:"true"`
+	ApprovalID string `json:"approval_id" required:"true" format:"uuid"`
+	Status     string `json:"status" required:"true" enum:"pending|approved|denied|expired"`
+	Action     string `json:"action" required:"true"`
+	Scope      string `json:"scope" required:"true"`
+	Consumed   bool   `json:"consumed" required:"true" doc:"true only in the one answer that consumed the approval: the agent may execute exactly then."`
+}
+
+func (s *Server) agentRoutes() []Route {
+	ws := "/workspaces/{workspace_id}"
+	ag := ws + "/agents/{agent_id}"
+	a := []Auth{AuthAdmin}
+	aerr := append(append([]ErrorCode(nil), adminErrors...), moduleCode(agents.ErrInvalidAgent), ErrConflict)
+	sig := []Auth{AuthAgent}
+	return []Route{
+		{Method: "POST", Path: ws + "/agents", Admin: true, ID: "createAgent", Tag: "Agent Trust", Auth: a, Summary: "Register an agent; the answer holds its HMAC secret, once.",
+			Body: &AgentInput{}, Status: 201, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.createAgent)},
+		{Method: "GET", Path: ws + "/agents", Admin: true, ID: "listAgents", Tag: "Agent Trust", Auth: a, Summary: "List a workspace's agents.",
+			Result: &AgentList{}, Errors: aerr, Handle: s.admin(s.listAgents)},
+		{Method: "GET", Path: ag, Admin: true, ID: "getAgent", Tag: "Agent Trust", Auth: a, Summary: "Read an agent.",
+			Result: &AgentView{}, Errors: aerr, Handle: s.admin(func(c *Call) {
+				if x := c.agent(); x != nil {
+					c.ok(agentView(x, "", c.s.clock()))
+				}
+			})},
+		{Method: "PUT", Path: ag, Admin: true, ID: "updateAgent", Tag: "Agent Trust", Auth: a, Summary: "Replace an agent's settings (not its secret or status).",
+			Body: &AgentInput{}, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.updateAgent)},
+		{Method: "POST", Path: ag + "/suspend", Admin: true, ID: "suspendAgent", Tag: "Agent Trust", Auth: a, Summary: "Suspend an agent: its requests are refused with agent-suspended.",
+			Result: &AgentView{}, Errors: aerr, Handle: s.admin(func(c *Call) { c.setAgentStatus(agents.StatusSuspended) })},
+		{Method: "POST", Path: ag + "/activate", Admin: true, ID: "activateAgent", Tag: "Agent Trust", Auth: a, Summary: "Reactivate a suspended agent.",
+			Result: &AgentView{}, Errors: aerr, Handle: s.admin(func(c *Call) { c.setAgentStatus(agents.StatusActive) })},
+		{Method: "POST", Path: ag + "/rotate-secret", Admin: true, ID: "rotateAgentSecret", Tag: "Agent Trust", Auth: a, Summary: "Issue a new HMAC secret (shown once); the previous one stays valid for the overlap.",
+			Body: &AgentRotateInput{}, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.rotateAgent)},
+		{Method: "GET", Path: ws + "/approvals", Admin: true, ID: "listApprovals", Tag: "Agent Trust", Auth: a, Summary: "The workspace's approval requests, newest first.",
+			Result: &ApprovalList{}, Errors: aerr, Handle: s.admin(s.listApprovals)},
+		{Method: "POST", Path: ws + "/approvals/{approval_id}/approve", Admin: true, ID: "approveApproval", Tag: "Agent Trust", Auth: a, Summary: "Approve a pending request.",
+			Body: &ApprovalDecisionInput{}, Result: &ApprovalView{}, Errors: append(aerr, moduleCode(errApprovalNotDecided)), Handle: s.admin(func(c *Call) { c.decideApproval(true) })},
+		{Method: "POST", Path: ws + "/approvals/{approval_id}/deny", Admin: true, ID: "denyApproval", Tag: "Agent Trust", Auth: a, Summary: "Deny a pending request.",
+			Body: &ApprovalDecisionInput{}, Result: &ApprovalView{}, Errors: append(aerr, moduleCode(errApprovalNotDecided)), Handle: s.admin(func(c *Call) { c.decideApproval(false) })},
+		{Method: "POST", Path: "/agents/decision", ID: "agentDecision", Tag: "Agent Trust", Auth: sig, Summary: "Ask whether the agent may perform an action (signed request).",
+			Body: &AgentDecisionInput{}, Result: &AgentDecision{}, Errors: agentErrors(), Handle: s.agentDecision},
+		{Method: "POST", Path: "/agents/approval/status", ID: "agentApprovalStatus", Tag: "Agent Trust", Auth: sig, Summary: "Read, and on the first read after approval consume, an approval request (signed request).",
+			Body: &ApprovalStatusInput{}, Result: &ApprovalStatus{}, Errors: agentErrors(), Handle: s.agentApprovalStatus},
+	}
+}
+
+func (s *Server) sealer() *agents.Sealer { return agents.NewSealer(s.cfg.SealKey) }
+
+func (c *Call) agent() *catalog.Agent {
+	w := c.workspace()
+	if w == nil {
+		return nil
+	}
+	a := c.cat.Agents[c.Param("agent_id")]
+	if a == nil || a.WorkspaceID != w.ID {
+		c.failErr(agents.ErrAgentMissing)
+		return nil
+	}
+	return a
+}
+
+func agentView(a *catalog.Agent, secret string, now time.Time) AgentView {
+	v := AgentView{AgentID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Status: a.Status,
+		AllowedActions: a.AllowedActions, AllowedScopes: a.AllowedScopes, ApprovalRules: a.ApprovalRules,
+		Secret: secret, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+	if len(a.Ed25519PublicKey) > 0 {
+		v.Ed25519PublicKey = base64.RawURLEncoding.EncodeToString(a.Ed25519PublicKey)
+	}
+	for _, k := range a.Keys {
+		if k.NotAfter.IsZero() || k.NotAfter.After(now) {
+			v.SecretsValid++
+		}
+	}
+	return v
+}
+
+func (in AgentInput) spec() agents.Spec {
+	return agents.Spec{Name: in.Name, Ed25519PublicKey: in.Ed25519PublicKey, AllowedActions: in.AllowedActions,
+		AllowedScopes: in.AllowedScopes, ApprovalRules: in.ApprovalRules}
+}
+
+func (s *Server) createAgent(c *Call) {
+	w := c.workspace()
+	var in AgentInput
+	if w == nil || !c.decode(&in) {
+		return
+	}
+	a, secret, err := agents.New(s.sealer(), w.ID, in.spec(), s.clock().UTC())
+	if err != nil {
+		c.failErr(err)
+		return
+	}
+	if v, ok := c.apply(&catalog.PutAgent{Agent: a}); ok {
+		c.json(201, agentView(v.(*catalog.Agent), secret, s.clock()))
+	}
+}
+
+func (s *Server) listAgents(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	out := AgentList{Agents: []AgentView{}}
+	for _, a := range c.cat.Agents {
+		if a.WorkspaceID == w.ID {
+			out.Agents = append(out.Agents, agentView(a, "", s.clock()))
+		}
+	}
+	sort.Slice(out.Agents, func(i, j int) bool { return out.Agents[i].Name < out.Agents[j].Name })
+	c.ok(out)
+}
+
+func (s *Server) updateAgent(c *Call) {
+	cur := c.agent()
+	var in AgentInput
+	if cur == nil || !c.decode(&in) {
+		return
+	}
+	a, err := agents.Update(*cur, in.spec(), s.clock().UTC())
+	if err != nil {
+		c.failErr(err)
+		return
+	}
+	if v, ok := c.apply(&catalog.PutAgent{Agent: a}); ok {
+		c.ok(agentView(v.(*catalog.Agent), "", s.clock()))
+	}
+}
+
+func (c *Call) setAgentStatus(status string) {
+	cur := c.agent()
+	if cur == nil {
+		return
+	}
+	if v, ok := c.apply(&catalog.PutAgent{Agent: agents.SetStatus(*cur, status, c.s.clock().UTC())}); ok {
+		c.ok(agentView(v.(*catalog.Agent), "", c.s.clock()))
+	}
+}
+
+func (s *Server) rotateAgent(c *Call) {
+	cur := c.agent()
+	var in AgentRotateInput
+	if cur == nil {
+		return
+	}
+	if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
+		return
+	}
+	overlap := agents.DefaultOverlap
+	if in.OverlapSeconds != nil {
+		overlap = time.Duration(*in.OverlapSeconds) * time.Second
+	}
+	a, secret, err := agents.Rotate(s.sealer(), *cur, overlap, s.clock().UTC())
+	if err != nil {
+		c.failErr(err)
+		return
+	}
+	if v, ok := c.apply(&catalog.PutAgent{Agent: a}); ok {
+		c.ok(agentView(v.(*catalog.Agent), secret, s.clock()))
+	}
+}
+
+func approvalView(a *catalog.Approval, now time.Time) ApprovalView {
+	return ApprovalView{ApprovalID: a.ID, AgentID: a.AgentID, RequestID: a.RequestID, Action: a.Action, Scope: a.Scope,
+		ResourceID: a.ResourceID, SubjectID: a.SubjectID, Summary: a.Summary, Status: a.StatusAt(now), Consumed: !a.ConsumedAt.IsZero(),
+		CreatedAt: a.CreatedAt, ExpiresAt: a.ExpiresAt, DecidedBy: a.DecidedBy, DecidedAt: a.DecidedAt}
+}
+
+func (s *Server) listApprovals(c *Call) {
+	w := c.workspace()
+	if w == nil {
+		return
+	}
+	now := s.clock()
+	out := ApprovalList{Approvals: []ApprovalView{}}
+	for _, a := range c.cat.Approvals {
+		if a.WorkspaceID == w.ID {
+			out.Approvals = append(out.Approvals, approvalView(a, now))
+		}
+	}
+	sort.Slice(out.Approvals, func(i, j int) bool { return out.Approvals[i].CreatedAt.After(out.Approvals[j].CreatedAt) })
+	c.ok(out)
+}
+
+func (c *Call) decideApproval(approve bool) {
+	w := c.workspace()
+	var in ApprovalDecisionInput
+	if w == nil || !c.decode(&in) {
+		return
+	}
+	if in.By == "" || len(in.By) > 128 {
+		c.fail(ErrInvalidField, "by must be 1 to 128 bytes")
+		return
+	}
+	id := c.Param("approval_id")
+	cur := c.cat.Approvals[id]
+	if cur == nil || cur.WorkspaceID != w.ID {
+		c.failErr(errApprovalNotFound)
+		return
+	}
+	if st := cur.StatusAt(c.s.clock()); st != "pending" {
+		c.failErr(errApprovalNotDecided.With("the approval is %s", st))
+		return
+	}
+	v, ok := c.apply(&catalog.DecideApproval{WorkspaceID: w.ID, ID: id, Approve: approve, By: in.By, At: c.s.clock().UTC()})
+	if !ok {
+		return
+	}
+	if !approve {
+		// Denied approvals raise the agent's risk (observed behaviour).
+		_ = c.ask("agd/"+cur.AgentID, &actors.Hit{Key: "agd/" + cur.AgentID, Window: int64(time.Hour)})
+	}
+	c.ok(approvalView(v.(*catalog.Approval), c.s.clock()))
+}
+
+// verifyAgent authenticates a signed request before its body is decoded.
+func (c *Call) verifyAgent() (agents.Identity, bool) {
+	if !c.isJSON() {
+		c.fail(ErrUnsupportedType, "Content-Type must be application/json")
+		return agents.Identity{}, false
+	}
+	h := &c.Ctx.Request.Header
+	req := agents.Request{Agent: string(h.Peek(agents.HeaderAgent)), Timestamp: string(h.Peek(agents.HeaderTimestamp)),
+		Nonce: string(h.Peek(agents.HeaderNonce)), Signature: string(h.Peek(agents.HeaderSignature)), Body: c.Ctx.Request.Body()}
+	v := agents.Verifier{Dir: agents.CatalogDirectory{Cat: c.cat, Sealer: c.s.sealer()}, Nonces: agents.MarkerNonces{Router: c.s.router},
+		Tolerance: c.s.cfg.AgentTolerance, Now: c.s.clock}
+	id, err := v.Verify(req)
+	if err != nil {
+		if errors.Is(err, agents.ErrSignatureInvalid) {
+			if aid, perr := uuid.Parse(req.Agent); perr == nil && c.cat.Agents[aid.String()] != nil {
+				_ = c.ask("agf/"+aid.String(), &actors.Hit{Key: "agf/" + aid.String(), Window: int64(time.Hour)})
+			}
+		}
+		c.failErr(err)
+		return id, false
+	}
+	return id, true
+}
+
+func (s *Server) agentDecision(c *Call) {
+	id, ok := c.verifyAgent()
+	if !ok {
+		return
+	}
+	var in agents.DecisionInput
+	if err := agents.DecodeBody(c.Ctx.Request.Body(), &in); err != nil {
+		c.failErr(err)
+		return
+	}
+	if err := in.Validate(); err != nil {
+		c.failErr(err)
+		return
+	}
+	a := c.cat.Agents[id.ID.String()]
+	aid := a.ID
+	now := s.clock()
+	vel := &actors.Hit{Key: "agv/" + aid, Window: int64(time.Minute)}
+	fails := &actors.Hit{Key: "agf/" + aid, Window: int64(time.Hour)}
+	denied := &actors.Hit{Key: "agd/" + aid, Window: int64(time.Hour)}
+	b := agents.Behaviour{}
+	if err := c.ask(vel.Key, vel); err == nil {
+		b.Rate, b.Baseline = vel.Rate, vel.Baseline
+	}
+	// Peek the failure and denial counters: a Hit counts one, so subtract it.
+	if err := c.ask(fails.Key, fails); err == nil {
+		b.FailedSignatures = fails.Rate - 1
+	}
+	if err := c.ask(denied.Key, denied); err == nil {
+		b.DeniedApprovals = denied.Rate - 1
+	}
+	if agents.ScopeAllowed(a, in.Scope) {
+		seen := &actors.Consume{ID: "agsc/" + aid + "/" + in.Scope, Expires: now.Add(30 * 24 * time.Hour).UnixNano()}
+		if err := c.ask(seen.ID, seen); err == nil {
+			b.NewScope = seen.First
+		}
+	}
+	out := agents.Decide(a, in, b)
+	ans := AgentDecision{Success: true, DecisionID: uuid.NewString(), AgentID: aid, IdentityVerified: true,
+		RecommendedDecision: out.Recommended, Decision: out.Decision, RiskScore: out.RiskScore,
+		Classification: out.Classification, ReasonCodes: out.ReasonCodes}
+	if out.Decision == agents.DecisionApproval {
+		ans.ApprovalRequestID = uuid.NewString()
+	}
+	stored, _ := json.Marshal(ans)
+	sum := sha256.Sum256(c.Ctx.Request.Body())
+	red := &actors.Redeem{ID: "agr/" + aid + "/" + in.RequestID, Key: hex.EncodeToString(sum[:]),
+		Expires: now.Add(agentDecisionRetention).UnixNano(), Outcome: actors.Outcome{Ref: string(stored), At: now.UnixNano()}}
+	if err := c.ask(red.ID, red); err != nil {
+		c.failErr(err)
+		return
+	}
+	switch {
+	case red.Replayed:
+		var prev AgentDecision
+		if err := json.Unmarshal([]byte(red.Outcome.Ref), &prev); err != nil {
+			c.failErr(err)
+			return
+		}
+		c.ok(prev)
+		return
+	case !red.First:
+		c.failErr(errAgentRequestReused)
+		return
+	}
+	if ans.ApprovalRequestID != "" {
+		ap := catalog.Approval{ID: ans.ApprovalRequestID, WorkspaceID: a.WorkspaceID, AgentID: aid, RequestID: in.RequestID,
+			Action: in.Action, Scope: in.Scope, ResourceID: in.ResourceID, SubjectID: in.SubjectID, Summary: in.Summary,
+			Status: "pending", CreatedAt: now.UTC(), ExpiresAt: now.Add(approvalTTL).UTC()}
+		if _, ok := c.apply(&catalog.CreateApproval{Approval: ap}); !ok {
+			return
+		}
+	}
+	c.ok(ans)
+}
+
+func (s *Server) agentApprovalStatus(c *Call) {
+	id, ok := c.verifyAgent()
+	if !ok {
+		return
+	}
+	var in ApprovalStatusInput
+	if err := agents.DecodeBody(c.Ctx.Request.Body(), &in); err != nil {
+		c.failErr(err)
+		return
+	}
+	aid := id.ID.String()
+	cur := c.cat.Approvals[in.ApprovalID]
+	if cur == nil || cur.AgentID != aid {
+		c.failErr(errApprovalNotFound)
+		return
+	}
+	now := s.clock()
+	st := cur.StatusAt(now)
+	if !cur.ConsumedAt.IsZero() {
+		c.failErr(errApprovalConsumed)
+		return
+	}
+	ans := ApprovalStatus{Success: true, ApprovalID: cur.ID, Status: st, Action: cur.Action, Scope: cur.Scope}
+	if st == "approved" {
+		v, ok := c.apply(&catalog.ConsumeApproval{AgentID: aid, ID: cur.ID, At: now.UTC()})
+		if !ok {
+			return
+		}
+		r := v.(*catalog.ConsumeResult)
+		if !r.Consumed {
+			if !r.Approval.ConsumedAt.IsZero() {
+				c.failErr(errApprovalConsumed)
+				return
+			}
+			ans.Status = r.Approval.StatusAt(now)
+		}
+		ans.Consumed = r.Consumed
+	}
+	c.ok(ans)
+}

@@ -1,0 +1,41 @@
+package http_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The published signer examples (agents/examples) sign a decision that a
+// real node accepts.
+func TestAgentSignerExamplesAgainstANode(t *testing.T) {
+	tn := mustStartNode(t)
+	var ws struct {
+		ID string `json:"workspace_id"`
+	}
+	tn.mustCreate("/workspaces", map[string]any{"name": "examples"}, &ws)
+	var ag struct {
+		ID     string `json:"agent_id"`
+		Secret string `json:"secret"`
+	}
+	tn.mustCreate("/workspaces/"+ws.ID+"/agents", map[string]any{"name": "ex", "allowed_actions": []string{"*"}, "allowed_scopes": []string{"s"}}, &ag)
+	env := append(os.Environ(), "TRUSTD_URL="+tn.n.APIURL(), "AGENT_ID="+ag.ID, "AGENT_SECRET="+ag.Secret)
+	body := func(req string) string {
+		return `{"request_id":"` + req + `","action":"a.b","scope":"s","resource_id":"r","subject_id":"u","summary":"x"}`
+	}
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.HasPrefix(string(out), "200 ") || !strings.Contains(string(out), `"decision":"allow"`) {
+			t.Fatalf("%s %v: %v %s", name, args, err, out)
+		}
+	}
+	run("go", "run", "../agents/examples/gosigner", "/v1/agents/decision", body("go-1"))
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: the Node signer example is not tested")
+	}
+	run("node", "../agents/examples/sign.mjs", "/v1/agents/decision", body("node-1"))
+}
