@@ -3,6 +3,7 @@ package http
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"github.com/trustd/trustd/traffic/ratecheck"
 	"math"
 	"strings"
 	"time"
@@ -63,7 +64,7 @@ func assessmentKey(id string) string { return "apa/" + strings.ToLower(id) }
 
 type apiProtectionModule struct {
 	s   *Server
-	ask asker
+	ask ratecheck.Asker
 }
 
 func newAPIProtectionModule(s *Server) *apiProtectionModule {
@@ -192,7 +193,7 @@ func (in *APIAssessInput) validate() error {
 	if !ratelimit.ValidMethod(in.Method) {
 		return invalid("method", "required: an HTTP method")
 	}
-	if !validRoute([]byte(in.Path)) {
+	if !ratecheck.ValidRoute([]byte(in.Path)) {
 		return invalid("path", "required: a URL path starting with /, no query string")
 	}
 	if in.Action != "" && !ratelimit.ValidAction(in.Action) {
@@ -433,7 +434,7 @@ func (s *Server) apiProtectionFeedback(c *Call) {
 		return
 	}
 	switch {
-	case !isUUID(in.AssessmentID):
+	case !ident.UUID(in.AssessmentID):
 		c.failErr(invalid("assessment_id", "required: the UUID of an assessment"))
 		return
 	case !oneOf(in.Label, feedbackLabels):

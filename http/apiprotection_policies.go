@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/trustd/trustd/traffic/ratecheck"
 	"math"
 	"sort"
 	"strings"
@@ -77,7 +78,7 @@ func validPathPattern(p string) bool {
 	if p == "*" {
 		return true
 	}
-	return validRoute([]byte(strings.TrimSuffix(p, "*"))) && !strings.Contains(strings.TrimSuffix(p, "/*"), "*")
+	return ratecheck.ValidRoute([]byte(strings.TrimSuffix(p, "*"))) && !strings.Contains(strings.TrimSuffix(p, "/*"), "*")
 }
 
 // toPolicy validates a complete input and builds the catalog policy.

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"github.com/trustd/trustd/traffic/ratecheck"
 	"sort"
 	"strings"
 	"time"
@@ -153,7 +154,7 @@ func (in *RateLimitPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID strin
 	if in.Scope == nil {
 		return p, invalid("scope", "required")
 	}
-	if _, ok := parseScope(*in.Scope); !ok {
+	if _, ok := ratecheck.ParseScope(*in.Scope); !ok {
 		return p, invalid("scope", "must be workspace, application, subject, device, route or custom")
 	}
 	if in.Bucket == nil {
@@ -360,13 +361,12 @@ func (s *Server) rateLimitPolicyStats(c *Call) {
 	if p == nil {
 		return
 	}
-	s.mods.rl.matchers(c.cat) // counters exist once the policy is compiled
 	out := &RateLimitPolicyStats{PolicyID: p.ID, Node: s.cfg.NodeID}
-	if st := s.mods.rl.statsOf(p.ID); st != nil {
-		out.Since = st.since
-		out.Matched, out.Allowed, out.Throttled, out.Rejected = st.matched.Load(), st.allowed.Load(), st.throttled.Load(), st.rejected.Load()
-		out.ObservedWouldThrottle, out.ObservedWouldReject = st.wouldThrot.Load(), st.wouldReject.Load()
-		out.DegradedFailOpen, out.DegradedFailClosed = st.failOpen.Load(), st.failClosed.Load()
+	if st, ok := s.mods.rl.PolicyStats(c.cat, p.ID); ok {
+		out.Since = st.Since
+		out.Matched, out.Allowed, out.Throttled, out.Rejected = st.Matched, st.Allowed, st.Throttled, st.Rejected
+		out.ObservedWouldThrottle, out.ObservedWouldReject = st.ObservedWouldThrottle, st.ObservedWouldReject
+		out.DegradedFailOpen, out.DegradedFailClosed = st.DegradedFailOpen, st.DegradedFailClosed
 	}
 	c.ok(out)
 }

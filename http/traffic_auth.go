@@ -76,19 +76,3 @@ func (c *Call) mobileCaller(platform, appID string) (trafficCaller, bool) {
 	}
 	return trafficCaller{ws: ws, appID: app.ID}, true
 }
-
-// validScopeValue accepts a token the caller makes up for the service's own
-// use (idempotency keys, dependency actions): 1 to 256 printable ASCII
-// characters. Identifiers of the caller's users (subject, device, scope
-// values) follow package ident in every module.
-func validScopeValue(v string) bool {
-	if len(v) == 0 || len(v) > 256 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 || v[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
