@@ -1,7 +1,8 @@
 package http
 
 import (
-	"github.com/trustd/trustd/traffic/ratecheck"
+	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/risk/apiprotection"
 	"math"
 	"sort"
 	"strings"
@@ -78,7 +79,7 @@ func validPathPattern(p string) bool {
 	if p == "*" {
 		return true
 	}
-	return ratecheck.ValidRoute([]byte(strings.TrimSuffix(p, "*"))) && !strings.Contains(strings.TrimSuffix(p, "/*"), "*")
+	return ident.Route(strings.TrimSuffix(p, "*")) && !strings.Contains(strings.TrimSuffix(p, "/*"), "*")
 }
 
 // toPolicy validates a complete input and builds the catalog policy.
@@ -237,11 +238,11 @@ func (s *Server) apiProtectionRoutes() []Route {
 	return []Route{
 		{Method: "POST", Path: "/api-protection/assess", ID: "apiProtectionAssess", Tag: "API Protection",
 			Summary: "Score an API request's shape, velocity and idempotency against the workspace's API Protection policy.",
-			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIAssessInput{}, Result: &APIAssessment{},
+			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIAssessInput{}, Result: &apiprotection.APIAssessment{},
 			Errors: public, Handle: s.apiProtectionAssess},
 		{Method: "POST", Path: "/api-protection/feedback", ID: "apiProtectionFeedback", Tag: "API Protection",
 			Summary: "Label an assessment; labels of a subject raise or lower the risk of its later assessments.",
-			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIFeedbackInput{}, Result: &FeedbackRecord{},
+			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIFeedbackInput{}, Result: &apiprotection.FeedbackRecord{},
 			Errors: append(public, ErrNotFound), Handle: s.apiProtectionFeedback},
 		{Method: "POST", Path: ws, Admin: true, ID: "createAPIProtectionPolicy", Tag: "Admin", Auth: a, Summary: "Create an API Protection policy.",
 			Body: &APIProtectionPolicyInput{}, Status: 201, Result: &APIProtectionPolicyView{}, Errors: append(adminErrors, ErrConflict),

@@ -2,6 +2,7 @@ package http
 
 import (
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
@@ -13,13 +14,13 @@ type modules struct {
 	rl        *ratecheck.Module
 	lease     *lease.Module
 	admission *admission.Module
-	ap        *apiProtectionModule
+	ap        *apiprotection.Module
 	hv        *hvModule
 	docs      *documents.Screener
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateCheck(s), lease: lease.New(s.router, s.clock, s.log), admission: admission.New(s.router, s.clock), ap: newAPIProtectionModule(s), hv: newHVModule(), docs: newDocumentScreener()}
+	return modules{rl: newRateCheck(s), lease: lease.New(s.router, s.clock, s.log), admission: admission.New(s.router, s.clock), ap: apiprotection.New(s.router, s.clock), hv: newHVModule(), docs: newDocumentScreener()}
 }
 
 // routes assembles the route table from every module. Adding a module is

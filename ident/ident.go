@@ -69,3 +69,20 @@ func UUID(s string) bool {
 	}
 	return true
 }
+
+// MaxRouteLen is the longest route in bytes.
+const MaxRouteLen = 2048
+
+// Route reports whether v is a route: a URL path only, starting with '/',
+// with no query or fragment and no spaces or control characters (spec 8).
+func Route[T ~string | ~[]byte](v T) bool {
+	if len(v) == 0 || len(v) > MaxRouteLen || v[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= 0x20 || c == 0x7f || c == '?' || c == '#' {
+			return false
+		}
+	}
+	return true
+}

@@ -12,8 +12,7 @@ import (
 
 // Limits of caller-supplied values.
 const (
-	MaxRouteLen = 2048
-	MaxCost     = 1_000_000_000
+	MaxCost = 1_000_000_000
 )
 
 // Caller is who a check authenticated as.
@@ -229,7 +228,7 @@ func (r *Result) scopeHash(caller Caller, req *Request, sc Scope) error {
 			return ErrInvalidDevice
 		}
 	case ScopeRoute:
-		if value = req.Route; !ValidRoute(value) {
+		if value = req.Route; !ident.Route(value) {
 			return ErrMissingRoute
 		}
 	case ScopeCustom:
@@ -240,20 +239,6 @@ func (r *Result) scopeHash(caller Caller, req *Request, sc Scope) error {
 	r.hashes[sc] = ratelimit.HashScope(caller.Workspace.ScopeKey, scopeNames[sc]+"\x00"+string(value))
 	r.hashed[sc] = true
 	return nil
-}
-
-// ValidRoute accepts a URL path only: it starts with '/', has no query or
-// fragment and no spaces or control characters (spec 8).
-func ValidRoute(v []byte) bool {
-	if len(v) == 0 || len(v) > MaxRouteLen || v[0] != '/' {
-		return false
-	}
-	for _, c := range v {
-		if c <= 0x20 || c == 0x7f || c == '?' || c == '#' {
-			return false
-		}
-	}
-	return true
 }
 
 // reserve runs every policy's Reserve. Asks to other nodes go out in
