@@ -17,7 +17,7 @@ import (
 // (section 7.3).
 
 // rlUnavailable is the transport's own refusal: no configuration yet.
-var rlUnavailable = ErrorCode{"rate-limiting-unavailable", 503, "Service not ready (no configuration leader yet); follow the configured failure strategy."}
+var rlUnavailable = ErrorCode{"rate-limiting-unavailable", 503, "Service not ready (this node has not loaded its configuration yet); follow the configured failure strategy."}
 
 var rateLimitCheckErrors = withModuleCodes([]ErrorCode{ErrMissingSecret, ErrInvalidSecret, ErrRateLimited, rlUnavailable,
 	ErrMalformedJSON, ErrUnknownField}, ratecheck.Errors)
@@ -75,7 +75,11 @@ func (s *Server) mobileRateLimitCheck(c *Call) { s.checkRateLimit(c, true) }
 func (c *Call) specFail(e ErrorCode) { c.specError(e.Status, e.Code) }
 
 func (s *Server) checkRateLimit(c *Call, mobile bool) {
-	if !s.store.Ready() {
+	// The check needs the catalog, not a Raft leader: it reads the local
+	// snapshot and the actors, so a leader election (which a starved CPU
+	// can cause) must not stop it. Only a node that never loaded a catalog
+	// is unavailable.
+	if c.cat == nil || c.cat.Index == 0 {
 		c.specFail(rlUnavailable)
 		return
 	}

@@ -91,10 +91,15 @@ func (f *fixture) call(ctx *fasthttp.RequestCtx, path, body string) {
 	f.s.serve(ctx)
 }
 
-func TestCheckBeforeTheCatalogIsReadyIsUnavailable(t *testing.T) {
+func TestCheckBeforeTheCatalogIsLoadedIsUnavailable(t *testing.T) {
 	f := mustNewFixture(t)
-	f.store.ready = false
 	var ctx fasthttp.RequestCtx
+	f.store.ready = false // a leader election: the loaded catalog still answers
+	f.call(&ctx, "/v1/rate-limit/check", `{"action":"a"}`)
+	if ctx.Response.StatusCode() != 200 {
+		t.Fatalf("a node without a known leader but with its catalog refused a check: %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
+	}
+	f.store.cat = catalog.Empty() // never loaded
 	f.call(&ctx, "/v1/rate-limit/check", `{"action":"a"}`)
 	if ctx.Response.StatusCode() != 503 || string(ctx.Response.Body()) != `{"success":false,"error":"rate-limiting-unavailable"}` {
 		t.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
