@@ -11,9 +11,12 @@ package actors
 // The set is bounded by MaxMembers (at most MaxActivityMembers): when it is
 // full the least recently seen member is forgotten. Forgetting only makes a
 // device look new again, which raises risk, so eviction fails safe. Entries
-// are dropped RetainNs after their last recorded event; they do not move
-// with their partition on a hand-off (like velocity counters, a new owner
-// starts afresh).
+// are dropped RetainNs after their last recorded event, or two windows
+// after it while none of their members ever succeeded (so a flood of
+// made-up subjects, each failing once, is forgotten within two hours
+// instead of filling the table for a month); they do not move with their
+// partition on a hand-off (like velocity counters, a new owner starts
+// afresh).
 
 // MaxActivityMembers bounds the counterparts one key remembers.
 const MaxActivityMembers = 64
@@ -28,6 +31,16 @@ type activity struct {
 	members   []activityMember
 	seen      int64 // last recorded event
 	retain    int64 // RetainNs of the last recorded event
+	window    int64 // WindowNs of the last recorded event
+	proven    bool  // a member succeeded
+}
+
+// keep is how long after its last event the entry is kept.
+func (a *activity) keep() int64 {
+	if a.proven {
+		return a.retain
+	}
+	return 2 * a.window
 }
 
 type activityMember struct {
@@ -44,10 +57,29 @@ func (t *activityTable) Sweep(now int64, budget int) {
 		if budget--; budget == 0 {
 			return
 		}
-		if now-a.seen > a.retain {
+		if now-a.seen > a.keep() {
 			delete(t.m, k)
 		}
 	}
+}
+
+// evictOne makes room in a full table. Unlike a marker table, which must
+// refuse rather than forget, a full activity table forgets: refusing would
+// fail every new subject's assessment (a flood of made-up usernames would
+// deny service to real users), while forgetting makes one key look new,
+// which mostly raises risk. Of a few entries the map walk yields (Go starts
+// it at a random place) it drops one never proven, else the first.
+func (t *activityTable) evictOne() {
+	victim, n := "", 0
+	for k, a := range t.m {
+		if victim == "" || !a.proven {
+			victim = k
+		}
+		if n++; !a.proven || n == 8 {
+			break
+		}
+	}
+	delete(t.m, victim)
 }
 
 // Len implements Sizer.
@@ -85,13 +117,16 @@ func (o *Activity) Apply(st *State) {
 	now := st.Now
 	t := Slot(st, KindActivity, newActivityTable)
 	a := t.m[o.Key]
-	if a != nil && now-a.seen > a.retain {
+	if a != nil && now-a.seen > a.keep() {
 		delete(t.m, o.Key)
 		a = nil
 	}
 	if a == nil {
-		if !o.Record || !st.Room(KindActivity, len(t.m)) {
+		if !o.Record {
 			return
+		}
+		if st.maxKeys > 0 && len(t.m) >= st.maxKeys {
+			t.evictOne()
 		}
 		a = &activity{start: now}
 		t.m[o.Key] = a
@@ -138,8 +173,9 @@ func (o *Activity) Apply(st *State) {
 			}
 			m := &a.members[idx]
 			m.last, m.ok = now, m.ok || o.Succeeded
+			a.proven = a.proven || m.ok
 		}
-		a.seen, a.retain = now, o.RetainNs
+		a.seen, a.retain, a.window = now, o.RetainNs, o.WindowNs
 	}
 	for _, m := range a.members {
 		if now-m.last < o.WindowNs {

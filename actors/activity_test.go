@@ -98,3 +98,50 @@ func TestActivityMembersAreBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestActivityOfNeverProvenKeysIsForgottenSooner(t *testing.T) {
+	var now atomic.Int64
+	now.Store(1_000_000_000_000)
+	s := mustNewSystem(t, func() int64 { return now.Load() })
+	const win = int64(60e9)
+	ask := func(key string, record, succeeded bool) *Activity {
+		t.Helper()
+		op := &Activity{Key: key, Member: "dev", Record: record, Failed: !succeeded && record, Succeeded: succeeded,
+			WindowNs: win, RetainNs: 100 * win, MaxMembers: 4}
+		if err := s.Ask(0, op, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	ask("made-up", true, false)
+	ask("real", true, true)
+	now.Add(2*win + 1)
+	if op := ask("made-up", false, false); op.Seen {
+		t.Fatal("a key that only ever failed was kept beyond two windows")
+	}
+	if op := ask("real", false, false); !op.Known {
+		t.Fatal("a key with a succeeded member was forgotten before its retention")
+	}
+}
+
+func TestAFullActivityTableForgetsRatherThanRefuses(t *testing.T) {
+	s := NewSystem(Config{Shards: 1, MaxKeysPerTable: 4, SweepEvery: 5 * time.Millisecond}, nil)
+	t.Cleanup(s.Stop)
+	for i := 0; i < 20; i++ {
+		op := &Activity{Key: fmt.Sprint("subject-", i), Member: "d", Record: true, Succeeded: i == 0, WindowNs: 60e9, RetainNs: 3600e9, MaxMembers: 4}
+		if err := s.Ask(0, op, time.Second); err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.HeldKeys()[KindActivity] == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond) // poll until a sweep published the count
+	}
+	if n := s.HeldKeys()[KindActivity]; n == 0 || n > 4 {
+		t.Fatalf("the table holds %d keys, want 1 to 4", n)
+	}
+	op := &Activity{Key: "subject-0", Member: "d", WindowNs: 60e9}
+	if err := s.Ask(0, op, time.Second); err != nil || !op.Known {
+		t.Fatalf("the one proven key was evicted before the unproven ones: %+v %v", op, err)
+	}
+}
