@@ -11,8 +11,8 @@ import (
 // Failed logins of one subject sent through three different nodes are
 // counted by the one owner of the subject's activity, so they add up: ten
 // failures spread over the nodes reach the ten-failure threshold, which no
-// node alone saw.
-func TestAccountFailedLoginsThroughDifferentNodesAddUp(t *testing.T) {
+// node alone saw. Trusted devices, kept in Raft, hold on every node.
+func TestAccountFailedLoginsAddUpAndTrustedDevicesHoldAcrossThreeNodes(t *testing.T) {
 	c := Start(t, 3)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
@@ -70,5 +70,40 @@ func TestAccountFailedLoginsThroughDifferentNodesAddUp(t *testing.T) {
 		if a, err := assess(i, "bob", "attempted"); err != nil || slices.Contains(a.Reasons, "subject_failed_logins") {
 			t.Fatalf("bob through node-%d: %+v %v", i, a, err)
 		}
+	}
+
+	// A device trusted through one node is trusted in assessments through
+	// every node (the trust is a Raft record), and a revoke likewise.
+	trust := func(i int, action string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"action":%q,"subject_id":"carol","device_id":"dev-2","label":"phone"}`, action)
+		Eventually(t, 10*time.Second, func() error {
+			if st, b, err := c.DoAs(i, "POST", "/v1/account/trusted-device", cred.Credential, []byte(body)); err != nil || st != 200 {
+				return fmt.Errorf("%s through node-%d: %d %s %v", action, i, st, b, err)
+			}
+			return nil
+		})
+	}
+	trusted := func(i int, want bool) {
+		t.Helper()
+		Eventually(t, 10*time.Second, func() error {
+			st, b, err := c.DoAs(i, "POST", "/v1/account/assess", cred.Credential,
+				[]byte(`{"subject_id":"carol","device_id":"dev-2","event_type":"login","outcome":"attempted"}`))
+			var a struct {
+				TrustedDevice bool `json:"trusted_device"`
+			}
+			if err != nil || st != 200 || json.Unmarshal(b, &a) != nil || a.TrustedDevice != want {
+				return fmt.Errorf("through node-%d: %d %s %v, want trusted_device %v", i, st, b, err, want)
+			}
+			return nil
+		})
+	}
+	trust(1, "trust")
+	for _, i := range c.Live() {
+		trusted(i, true)
+	}
+	trust(2, "revoke")
+	for _, i := range c.Live() {
+		trusted(i, false)
 	}
 }
