@@ -196,6 +196,9 @@ type Catalog struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Approvals map[string]*Approval `json:"approvals"`
 
+	// Account Defence trusted devices by workspace (trusted_device.go).
+	TrustedDevices map[string]*WorkspaceDevices `json:"trusted_devices"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site

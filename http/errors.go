@@ -12,6 +12,7 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
+	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 )
@@ -71,7 +72,7 @@ var (
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's.
 func contractErrors() []ErrorCode {
-	return withModuleCodes(apiErrors, documents.Errors)
+	return withModuleCodes(withModuleCodes(apiErrors, documents.Errors), account.Errors)
 }
 
 // apiErrors lists the transport's ApiError codes.

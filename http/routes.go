@@ -2,25 +2,35 @@ package http
 
 import (
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 
-// modules holds the state of the API modules, each built in its own file.
+// modules holds the product modules the route files call, one per line.
 type modules struct {
 	contract  contractCache
 	rl        *ratecheck.Module
 	lease     *lease.Module
 	admission *admission.Module
 	ap        *apiprotection.Module
+	account   *account.Module
 	hv        *hvModule
 	docs      *documents.Screener
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateCheck(s), lease: lease.New(s.router, s.clock, s.log), admission: admission.New(s.router, s.clock), ap: apiprotection.New(s.router, s.clock), hv: newHVModule(), docs: newDocumentScreener()}
+	return modules{
+		rl:        newRateCheck(s),
+		lease:     lease.New(s.router, s.clock, s.log),
+		admission: admission.New(s.router, s.clock),
+		ap:        apiprotection.New(s.router, s.clock),
+		account:   newAccountModule(s),
+		hv:        newHVModule(),
+		docs:      newDocumentScreener(),
+	}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -38,5 +48,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.accountRoutes()...)
 	return rs
 }
