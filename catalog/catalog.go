@@ -196,6 +196,10 @@ type Catalog struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Approvals map[string]*Approval `json:"approvals"`
 
+	// Signed webhooks (webhook.go): endpoints, and one outbox per workspace.
+	WebhookEndpoints map[string]*WebhookEndpoint `json:"webhook_endpoints"`
+	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site

@@ -52,6 +52,15 @@ var commands = map[string]func() Command{
 	"approval.create":  func() Command { return &CreateApproval{} },
 	"approval.decide":  func() Command { return &DecideApproval{} },
 	"approval.consume": func() Command { return &ConsumeApproval{} },
+	// Signed webhooks.
+	"webhook_endpoint.create":        func() Command { return &CreateWebhookEndpoint{} },
+	"webhook_endpoint.update":        func() Command { return &UpdateWebhookEndpoint{} },
+	"webhook_endpoint.rotate_secret": func() Command { return &RotateWebhookSecret{} },
+	"webhook_endpoint.delete":        func() Command { return &DeleteWebhookEndpoint{} },
+	"webhook_event.emit":             func() Command { return &EmitWebhookEvent{} },
+	"webhook_event.redeliver":        func() Command { return &RedeliverWebhookEvent{} },
+	"webhook_attempts.record":        func() Command { return &RecordWebhookAttempts{} },
+	"webhook_outbox.prune":           func() Command { return &PruneWebhookOutboxes{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -189,6 +198,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteDependenciesOf,
 	deleteAgentsOf,
 	deleteApprovalsOf,
+	deleteWebhooksOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.
