@@ -38,19 +38,7 @@ const maxErrorLen = 200
 // Run delivers while this node leads, until ctx ends; it returns after
 // the attempts it started have finished.
 func (o *Outbox) Run(ctx context.Context) {
-	client := &nethttp.Client{
-		Timeout: o.cfg.Timeout,
-		Transport: &nethttp.Transport{
-			Proxy:                 nil,
-			DialContext:           o.policy.dialer(o.cfg.ConnectTimeout),
-			TLSHandshakeTimeout:   o.cfg.ConnectTimeout,
-			ResponseHeaderTimeout: o.cfg.Timeout,
-			MaxIdleConnsPerHost:   o.cfg.PerEndpoint,
-			IdleConnTimeout:       90 * time.Second,
-			ForceAttemptHTTP2:     true,
-		},
-		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse },
-	}
+	client := o.client()
 	defer client.CloseIdleConnections()
 	t := time.NewTicker(o.cfg.Tick)
 	defer t.Stop()
@@ -63,7 +51,7 @@ func (o *Outbox) Run(ctx context.Context) {
 		case <-t.C:
 		case <-o.wake:
 		}
-		if !o.store.IsLeader() {
+		if ctx.Err() != nil || !o.store.IsLeader() {
 			continue
 		}
 		o.dispatch(ctx, client)
@@ -73,6 +61,24 @@ func (o *Outbox) Run(ctx context.Context) {
 				o.log.Warn("webhook outbox retention sweep failed", "err", err)
 			}
 		}
+	}
+}
+
+// client is the delivery HTTP client: bounded timeouts, no environment
+// proxy, every dialled address checked, redirects returned, not followed.
+func (o *Outbox) client() *nethttp.Client {
+	return &nethttp.Client{
+		Timeout: o.cfg.Timeout,
+		Transport: &nethttp.Transport{
+			Proxy:                 nil,
+			DialContext:           o.policy.dialer(o.cfg.ConnectTimeout),
+			TLSHandshakeTimeout:   o.cfg.ConnectTimeout,
+			ResponseHeaderTimeout: o.cfg.Timeout,
+			MaxIdleConnsPerHost:   o.cfg.PerEndpoint,
+			IdleConnTimeout:       90 * time.Second,
+			ForceAttemptHTTP2:     true,
+		},
+		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse },
 	}
 }
 
