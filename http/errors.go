@@ -10,6 +10,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 )
@@ -69,7 +70,7 @@ var (
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's.
 func contractErrors() []ErrorCode {
-	return withModuleCodes(apiErrors, documents.Errors)
+	return withModuleCodes(withModuleCodes(apiErrors, documents.Errors), events.Codes())
 }
 
 // apiErrors lists the transport's ApiError codes.

@@ -30,5 +30,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.webhookRoutes()...)
 	return rs
 }
