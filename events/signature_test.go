@@ -119,3 +119,34 @@ func TestThirdPartyVerifiers(t *testing.T) {
 		}
 	})
 }
+
+func TestVerifyBoundsBothWays(t *testing.T) {
+	body := []byte(`{"id":"evt_v"}`)
+	now := time.Unix(1700000000, 0)
+	cur, old := NewSecret(), NewSecret()
+	tests := []struct {
+		name   string
+		header string
+		secret string
+		want   error
+	}{
+		{"a fresh signature verifies", Sign([]string{cur}, "evt_v", now.Unix(), body).Signature, cur, nil},
+		{"the second v1 of a rotation verifies", Sign([]string{cur, old}, "evt_v", now.Unix(), body).Signature, old, nil},
+		{"a stale timestamp is refused", Sign([]string{cur}, "evt_v", now.Add(-6*time.Minute).Unix(), body).Signature, cur, ErrSignatureStale},
+		{"a future timestamp is refused", Sign([]string{cur}, "evt_v", now.Add(6*time.Minute).Unix(), body).Signature, cur, ErrSignatureStale},
+		{"another secret is refused", Sign([]string{cur}, "evt_v", now.Unix(), body).Signature, old, ErrSignatureInvalid},
+		{"a header without v1 is malformed", "t=1700000000", cur, ErrSignatureHeader},
+		{"two timestamps are malformed", "t=1,t=2,v1=00", cur, ErrSignatureHeader},
+		{"a short v1 is malformed", "t=1700000000,v1=abcd", cur, ErrSignatureHeader},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := Verify(body, tt.header, tt.secret, now, 5*time.Minute); !errors.Is(err, tt.want) {
+				t.Fatalf("Verify = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	if err := Verify([]byte(`{"a":1}`), vecStripe, vecSecret, time.Unix(1700000000, 0), time.Minute); err != nil {
+		t.Fatalf("the openssl vector does not verify: %v", err)
+	}
+}
