@@ -146,24 +146,6 @@ type WebhookOutbox struct {
 	Alerts []WebhookAlert              `json:"alerts"`
 }
 
-// NextDue is the earliest NextAt of a pending delivery to an enabled
-// endpoint, or zero when nothing is due.
-func (c *Catalog) NextWebhookDue(workspaceID string) time.Time {
-	var next time.Time
-	ob := c.WebhookOutboxes[workspaceID]
-	if ob == nil {
-		return next
-	}
-	for _, e := range ob.Events {
-		for _, d := range e.Deliveries {
-			if d.Status == DeliveryPending && (next.IsZero() || d.NextAt.Before(next)) {
-				next = d.NextAt
-			}
-		}
-	}
-	return next
-}
-
 // outbox returns workspace's outbox, copied once per transaction for
 // writing: the outbox struct and its maps are cloned; events are shared
 // until writeEvent copies one.
