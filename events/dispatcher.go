@@ -70,13 +70,14 @@ func (o *Outbox) client() *nethttp.Client {
 	return &nethttp.Client{
 		Timeout: o.cfg.Timeout,
 		Transport: &nethttp.Transport{
-			Proxy:                 nil,
-			DialContext:           o.policy.dialer(o.cfg.ConnectTimeout),
-			TLSHandshakeTimeout:   o.cfg.ConnectTimeout,
-			ResponseHeaderTimeout: o.cfg.Timeout,
-			MaxIdleConnsPerHost:   o.cfg.PerEndpoint,
-			IdleConnTimeout:       90 * time.Second,
-			ForceAttemptHTTP2:     true,
+			Proxy:                  nil,
+			DialContext:            o.policy.dialer(o.cfg.ConnectTimeout),
+			TLSHandshakeTimeout:    o.cfg.ConnectTimeout,
+			ResponseHeaderTimeout:  o.cfg.Timeout,
+			MaxResponseHeaderBytes: 64 << 10,
+			MaxIdleConnsPerHost:    o.cfg.PerEndpoint,
+			IdleConnTimeout:        90 * time.Second,
+			ForceAttemptHTTP2:      true,
 		},
 		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse },
 	}
