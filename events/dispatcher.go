@@ -19,7 +19,7 @@ import (
 // Delivery. Every node runs Run; only the Raft leader delivers. Each tick
 // (or wake-up after an emit) the leader reads the catalog, picks the
 // pending deliveries that are due and not already in flight here, oldest
-// first within Concurrency and PerEndpoint, sends each, and replicates the
+// first within Concurrency, PerWorkspace and PerEndpoint, sends each, and replicates the
 // result (RecordWebhookAttempts). A result is recorded only after the
 // attempt, so a leader that dies between sending and recording leaves the
 // delivery due, and the next leader sends it again: at least once, with
@@ -122,11 +122,13 @@ func (o *Outbox) dispatch(ctx context.Context, client *nethttp.Client) {
 		if o.disp.total >= o.cfg.Concurrency {
 			break
 		}
-		if o.disp.inflight[key] || o.disp.perEP[x.ep.ID] >= o.cfg.PerEndpoint {
+		ws := x.ev.WorkspaceID
+		if o.disp.inflight[key] || o.disp.perEP[x.ep.ID] >= o.cfg.PerEndpoint || o.disp.perWS[ws] >= o.cfg.PerWorkspace {
 			continue
 		}
 		o.disp.inflight[key] = true
 		o.disp.perEP[x.ep.ID]++
+		o.disp.perWS[ws]++
 		o.disp.total++
 		o.disp.wg.Add(1)
 		go func() {
@@ -137,6 +139,9 @@ func (o *Outbox) dispatch(ctx context.Context, client *nethttp.Client) {
 			o.disp.perEP[x.ep.ID]--
 			if o.disp.perEP[x.ep.ID] == 0 {
 				delete(o.disp.perEP, x.ep.ID)
+			}
+			if o.disp.perWS[ws]--; o.disp.perWS[ws] == 0 {
+				delete(o.disp.perWS, ws)
 			}
 			o.disp.total--
 			o.disp.mu.Unlock()

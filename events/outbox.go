@@ -74,9 +74,11 @@ type Config struct {
 	Timeout, ConnectTimeout time.Duration
 	// Tick is how often the leader looks for due deliveries (default 1s).
 	Tick time.Duration
-	// Concurrency bounds attempts in flight on the leader (default 8), and
-	// PerEndpoint those to one endpoint (default 2).
-	Concurrency, PerEndpoint int
+	// Concurrency bounds attempts in flight on the leader (default 8),
+	// PerWorkspace those of one workspace (default half of Concurrency, so
+	// one tenant's backlog cannot take every slot) and PerEndpoint those to
+	// one endpoint (default 2).
+	Concurrency, PerWorkspace, PerEndpoint int
 	// An endpoint is disabled after DisableAfterFailures consecutive
 	// failed attempts spanning at least DisableAfter (default 15 and 72h).
 	DisableAfterFailures int
@@ -113,6 +115,9 @@ func (c Config) withDefaults() Config {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
+	if c.PerWorkspace <= 0 {
+		c.PerWorkspace = max(1, c.Concurrency/2)
+	}
 	if c.PerEndpoint <= 0 {
 		c.PerEndpoint = 2
 	}
@@ -144,6 +149,7 @@ type dispatchState struct {
 	mu       sync.Mutex
 	inflight map[string]bool // event id + "/" + endpoint id
 	perEP    map[string]int
+	perWS    map[string]int
 	total    int
 	wg       sync.WaitGroup
 }
@@ -157,7 +163,7 @@ func New(cfg Config, store Store, reg prometheus.Registerer, log *slog.Logger) *
 	return &Outbox{cfg: cfg, store: store, sealer: NewSealer(cfg.SealKey), log: log, m: newMetrics(reg),
 		policy: targetPolicy{allowLoopback: cfg.AllowLoopback, allowPrivate: cfg.AllowPrivate},
 		wake:   make(chan struct{}, 1),
-		disp:   dispatchState{inflight: map[string]bool{}, perEP: map[string]int{}}}
+		disp:   dispatchState{inflight: map[string]bool{}, perEP: map[string]int{}, perWS: map[string]int{}}}
 }
 
 func (o *Outbox) now() time.Time { return o.cfg.Now().UTC() }

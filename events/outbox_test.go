@@ -446,3 +446,85 @@ func TestTargetPolicy(t *testing.T) {
 		c.Close()
 	})
 }
+
+func TestHostileReceiversAreBounded(t *testing.T) {
+	o, _, _ := mustNewOutbox(t, func(c *Config) { c.Timeout = 300 * time.Millisecond })
+	release := make(chan struct{})
+	slow := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	huge := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		w.WriteHeader(200)
+		chunk := make([]byte, 64<<10)
+		for i := 0; i < 1024; i++ { // 64 MiB offered
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer huge.Close()
+	se, _ := mustEndpoint(t, o, slow.URL)
+	he, _ := mustEndpoint(t, o, huge.URL)
+	id, _ := o.Emit(context.Background(), testWS, TypeVerified, "vs_hostile", 1, map[string]any{})
+	start := time.Now()
+	step(o)
+	if el := time.Since(start); el > 5*time.Second {
+		t.Fatalf("a round with hostile receivers took %v", el)
+	}
+	if d := delivery(t, o, id, se.ID); d.Status != catalog.DeliveryPending || d.Attempts != 1 || d.LastError == "" {
+		t.Fatalf("slow receiver: %+v (want a timed-out attempt, retry scheduled)", d)
+	}
+	if d := delivery(t, o, id, he.ID); d.Status != catalog.DeliveryDelivered {
+		t.Fatalf("huge 200 answer: %+v (the status counts; the body is read at most 64 KiB)", d)
+	}
+}
+
+func TestOneWorkspaceCannotTakeEverySlot(t *testing.T) {
+	o, st, _ := mustNewOutbox(t, func(c *Config) { c.Concurrency, c.PerEndpoint = 4, 4 })
+	ctx := context.Background()
+	if _, err := st.Apply(ctx, &catalog.CreateWorkspace{Workspace: catalog.Workspace{ID: "ws-2", Name: "other"}}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var busy atomic.Int32
+	blocking := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) {
+		busy.Add(1)
+		<-release
+	}))
+	defer blocking.Close()
+	other := make(chan struct{}, 1)
+	quick := httptest.NewServer(nethttp.HandlerFunc(func(w nethttp.ResponseWriter, r *nethttp.Request) { other <- struct{}{} }))
+	defer quick.Close()
+	mustEndpoint(t, o, blocking.URL)
+	for i := range 10 {
+		if _, err := o.Emit(ctx, testWS, TypeVerified, "vs_backlog", uint64(i), map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := quick.URL
+	if _, _, err := o.CreateEndpoint(ctx, "ws-2", EndpointSpec{URL: &u}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Emit(ctx, "ws-2", TypeVerified, "vs_other", 1, map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	o.dispatch(ctx, o.client())
+	select {
+	case <-other:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the other workspace's event was not sent while the first workspace's backlog blocked")
+	}
+	o.disp.mu.Lock()
+	a, b := o.disp.perWS[testWS], o.disp.total
+	o.disp.mu.Unlock()
+	close(release)
+	o.disp.wg.Wait()
+	if a != 2 || b > 3 {
+		t.Fatalf("in flight: %d for the backlogged workspace (want PerWorkspace 2), %d in all", a, b)
+	}
+}
