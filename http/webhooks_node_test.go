@@ -253,6 +253,19 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 			t.Fatalf("the filtered-out event has deliveries: %+v", e)
 		}
 	}
+	var one struct {
+		Events []webhookEventView `json:"events"`
+	}
+	tn.admin("GET", base+"/webhook-events?limit=1", nil).decode(t, &one)
+	if len(one.Events) != 1 || one.Events[0].EventID != test.EventID {
+		t.Fatalf("limit=1 lists %+v, want the newest (the test event)", one.Events)
+	}
+	if r := tn.admin("GET", base+"/webhook-events?limit=0", nil); r.status != 400 {
+		t.Fatalf("limit=0: %d %s", r.status, r.body)
+	}
+	if r := tn.admin("POST", base+"/webhook-events/evt_nope/redeliver", map[string]any{}); r.status != 404 || r.errorCode(t) != "webhook-event-not-found" {
+		t.Fatalf("redeliver an unknown event: %d %s", r.status, r.body)
+	}
 	if r := tn.admin("DELETE", base+"/webhooks/"+ep.EndpointID, nil); r.status != 204 {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
