@@ -543,10 +543,14 @@ func (c *RecordWebhookAttempts) Apply(tx *Tx) (any, error) {
 			}
 			e.ConsecutiveFailures++
 		}
+		disable := !r.Delivered && e.Status == WebhookEnabled && c.DisableAfterFailures > 0 &&
+			e.ConsecutiveFailures >= c.DisableAfterFailures && r.At.Sub(e.FailingSince) >= time.Duration(c.DisableAfterMS)*time.Millisecond
+		if disable {
+			outcome = "failed"
+		}
 		ob.appendLog(r.EndpointID, WebhookAttempt{EventID: r.EventID, EventType: ev.Type, Attempt: r.Attempt, At: r.At,
 			HTTPStatus: r.HTTPStatus, Error: r.Error, DurationMS: r.DurationMS, Outcome: outcome})
-		if !r.Delivered && e.Status == WebhookEnabled && c.DisableAfterFailures > 0 &&
-			e.ConsecutiveFailures >= c.DisableAfterFailures && r.At.Sub(e.FailingSince) >= time.Duration(c.DisableAfterMS)*time.Millisecond {
+		if disable {
 			e.Status, e.DisabledAt = WebhookDisabled, r.At
 			e.DisabledReason = fmt.Sprintf("%d consecutive failed deliveries since %s", e.ConsecutiveFailures, e.FailingSince.UTC().Format(time.RFC3339))
 			ob.alert(WebhookAlert{EndpointID: e.ID, Kind: "endpoint_disabled", Message: e.DisabledReason, At: r.At})

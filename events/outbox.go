@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -274,9 +273,6 @@ func (o *Outbox) build(workspaceID, id, eventType, subject string, sequence uint
 }
 
 func (o *Outbox) emit(ctx context.Context, ev catalog.WebhookEvent, only string) (string, error) {
-	if o.store.Catalog().Workspaces[ev.WorkspaceID] == nil {
-		return "", fmt.Errorf("%w: workspace %s", catalog.ErrNotFound, ev.WorkspaceID)
-	}
 	v, err := o.apply(ctx, &catalog.EmitWebhookEvent{Event: ev, OnlyEndpoint: only})
 	if err != nil {
 		return "", err

@@ -247,6 +247,9 @@ func TestEndpointDisabledAfterSustainedFailure(t *testing.T) {
 	if d := delivery(t, o, id, ep.ID); d.Status != catalog.DeliveryFailed {
 		t.Fatalf("pending delivery of a disabled endpoint: %+v", d)
 	}
+	if log, _ := o.Log(testWS, ep.ID); len(log) != 3 || log[0].Outcome != "failed" || log[1].Outcome != "retrying" {
+		t.Fatalf("the attempt that disabled the endpoint must be logged as failed: %+v", log)
+	}
 	al := o.Alerts(testWS)
 	if len(al) != 1 || al[0].EndpointID != ep.ID || al[0].Kind != "endpoint_disabled" {
 		t.Fatalf("alerts %+v", al)
