@@ -1,18 +1,26 @@
 package http
 
-import "github.com/trustd/trustd/identity/documents"
+import (
+	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/risk/apiprotection"
+	"github.com/trustd/trustd/traffic/admission"
+	"github.com/trustd/trustd/traffic/lease"
+	"github.com/trustd/trustd/traffic/ratecheck"
+)
 
 // modules holds the state of the API modules, each built in its own file.
 type modules struct {
-	contract contractCache
-	rl       *rateLimitModule
-	ap       *apiProtectionModule
-	hv       *hvModule
-	docs     *documents.Screener
+	contract  contractCache
+	rl        *ratecheck.Module
+	lease     *lease.Module
+	admission *admission.Module
+	ap        *apiprotection.Module
+	hv        *hvModule
+	docs      *documents.Screener
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule(), docs: newDocumentScreener()}
+	return modules{rl: newRateCheck(s), lease: lease.New(s.router, s.clock, s.log), admission: admission.New(s.router, s.clock), ap: apiprotection.New(s.router, s.clock), hv: newHVModule(), docs: newDocumentScreener()}
 }
 
 // routes assembles the route table from every module. Adding a module is

@@ -100,6 +100,7 @@ type Server struct {
 	// fixedHeaders are the common headers with constant values, pre-built.
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
+	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
 	mods         modules
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
@@ -123,6 +124,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
 	}
 	s.calls.New = func() any { return &Call{s: s} }
+	s.rlScratch.New = func() any { return new(rlScratch) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
 	s.table = buildTable(s.routes())
