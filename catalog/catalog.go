@@ -198,6 +198,9 @@ type Catalog struct {
 
 	// Account Defence trusted devices by workspace (trusted_device.go).
 	TrustedDevices map[string]*WorkspaceDevices `json:"trusted_devices"`
+	// Signed webhooks (webhook.go): endpoints, and one outbox per workspace.
+	WebhookEndpoints map[string]*WebhookEndpoint `json:"webhook_endpoints"`
+	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

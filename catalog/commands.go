@@ -55,6 +55,15 @@ var commands = map[string]func() Command{
 	// Account Defence.
 	"trusted_device.trust":  func() Command { return &TrustDevice{} },
 	"trusted_device.revoke": func() Command { return &RevokeDevice{} },
+	// Signed webhooks.
+	"webhook_endpoint.create":        func() Command { return &CreateWebhookEndpoint{} },
+	"webhook_endpoint.update":        func() Command { return &UpdateWebhookEndpoint{} },
+	"webhook_endpoint.rotate_secret": func() Command { return &RotateWebhookSecret{} },
+	"webhook_endpoint.delete":        func() Command { return &DeleteWebhookEndpoint{} },
+	"webhook_event.emit":             func() Command { return &EmitWebhookEvent{} },
+	"webhook_event.redeliver":        func() Command { return &RedeliverWebhookEvent{} },
+	"webhook_attempts.record":        func() Command { return &RecordWebhookAttempts{} },
+	"webhook_outbox.prune":           func() Command { return &PruneWebhookOutboxes{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -193,6 +202,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteAgentsOf,
 	deleteApprovalsOf,
 	deleteTrustedDevicesOf,
+	deleteWebhooksOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -10,6 +10,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
@@ -72,7 +73,15 @@ var (
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's.
 func contractErrors() []ErrorCode {
-	return withModuleCodes(withModuleCodes(apiErrors, documents.Errors), account.Errors)
+	out := apiErrors
+	for _, mod := range [][]*errcode.Code{
+		documents.Errors,
+		account.Errors,
+		events.Codes(),
+	} {
+		out = withModuleCodes(out, mod)
+	}
+	return out
 }
 
 // apiErrors lists the transport's ApiError codes.

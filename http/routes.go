@@ -49,5 +49,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)
 	rs = append(rs, s.accountRoutes()...)
+	rs = append(rs, s.webhookRoutes()...)
 	return rs
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/events"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -78,6 +79,9 @@ type Config struct {
 	// timestamps both ways (0: 300 s).
 	SealKey        string
 	AgentTolerance time.Duration
+	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
+	// answers its admin operations as unavailable.
+	Webhooks *events.Outbox
 }
 
 // Server is the public and admin API of one node.
