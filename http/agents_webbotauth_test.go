@@ -107,7 +107,11 @@ func TestAgentHTTPSignaturesThroughHTTP(t *testing.T) {
 		}(), 401, "agent-httpsig-tag-missing"},
 		{"keyid a thumbprint", body, a.headers(path, body, func(in *agents.HTTPSigInput) { in.AgentID = "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U" }), 401, "agent-httpsig-keyid-invalid"},
 		{"nonce too short", body, a.headers(path, body, func(in *agents.HTTPSigInput) { in.Nonce = "short" }), 401, "agent-httpsig-nonce-invalid"},
-		{"no digest", body, func() map[string]string { h := a.headers(path, body, nil); h["Content-Digest"] = "md5=:AAAA:"; return h }(), 401, "agent-httpsig-digest-invalid"},
+		{"no digest", body, func() map[string]string {
+			h := a.headers(path, body, nil)
+			h["Content-Digest"] = "md5=:AAAA:"
+			return h
+		}(), 401, "agent-httpsig-digest-invalid"},
 		{"agent without a key", body, nokey.headers(path, body, nil), 401, "agent-httpsig-no-key"},
 		{"stale", body, a.headers(path, body, func(in *agents.HTTPSigInput) { in.Created -= 400; in.Expires = in.Created + 10 }), 401, "agent-httpsig-created-stale"},
 		{"future", body, a.headers(path, body, func(in *agents.HTTPSigInput) { in.Created += 400; in.Expires = in.Created + 10 }), 401, "agent-httpsig-created-future"},
