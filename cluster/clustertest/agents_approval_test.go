@@ -48,17 +48,18 @@ func TestApprovalIsConsumedExactlyOnceAcrossNodes(t *testing.T) {
 		return nil
 	})
 	var seq atomic.Int64
-	send := func(i int, path, body string, rfc bool) (int, string) {
+	// sendAs signs with nonce at now; RFC 9421 signatures cover the
+	// authority of signedFor's node.
+	sendAs := func(i, signedFor int, path, body string, rfc bool, nonce string, now int64) (int, string) {
 		req, err := nethttp.NewRequest("POST", c.Nodes[i].APIURL()+path, strings.NewReader(body))
 		if err != nil {
 			t.Error(err)
 			return 0, ""
 		}
 		req.Header.Set("Content-Type", "application/json")
-		nonce := fmt.Sprintf("cross-node-nonce-%08d", seq.Add(1))
-		now := time.Now().Unix()
 		if rfc {
-			host := strings.TrimPrefix(strings.TrimPrefix(c.Nodes[i].APIURL(), "http://"), "https://")
+			host := strings.TrimPrefix(strings.TrimPrefix(c.Nodes[signedFor].APIURL(), "http://"), "https://")
+			req.Host = host
 			dg, in, sig := agents.SignHTTPSig(priv, agents.HTTPSigInput{AgentID: ag.ID, Nonce: nonce, Created: now, Expires: now + 60,
 				Method: "POST", Authority: agents.NormalizeAuthority(host), Path: path, Body: []byte(body)})
 			req.Header.Set("Content-Digest", dg)
@@ -80,13 +81,38 @@ func TestApprovalIsConsumedExactlyOnceAcrossNodes(t *testing.T) {
 		out, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(out)
 	}
+	send := func(i int, path, body string, rfc bool) (int, string) {
+		return sendAs(i, i, path, body, rfc, fmt.Sprintf("cross-node-nonce-%08d", seq.Add(1)), time.Now().Unix())
+	}
 	var d struct {
 		Decision          string `json:"decision"`
 		ApprovalRequestID string `json:"approval_request_id"`
 	}
-	st, out := send(2, "/v1/agents/decision", `{"request_id":"x1","action":"refund.issue","scope":"billing","resource_id":"r","subject_id":"s","summary":"refund"}`, true)
+	decision := `{"request_id":"x1","action":"refund.issue","scope":"billing","resource_id":"r","subject_id":"s","summary":"refund"}`
+	now := time.Now().Unix()
+	nonce := ""
+	var st int
+	var out string
+	for a, deadline := 0, time.Now().Add(20*time.Second); ; a++ {
+		// A 503 is retried with a fresh nonce, as a client would.
+		nonce = fmt.Sprintf("rfc9421-cross-node-nonce-%d", a)
+		if st, out = sendAs(2, 2, "/v1/agents/decision", decision, true, nonce, now); st != 503 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil || st != 200 || d.Decision != "approval_required" {
 		t.Fatalf("decision through node-2: %d %s", st, out)
+	}
+	// The same RFC 9421 request (same Host, signature and nonce) replayed
+	// through every node: one nonce store across the cluster.
+	for i := range c.Nodes {
+		st, out := sendAs(i, 2, "/v1/agents/decision", decision, true, nonce, now)
+		for deadline := time.Now().Add(20 * time.Second); st == 503 && time.Now().Before(deadline); {
+			st, out = sendAs(i, 2, "/v1/agents/decision", decision, true, nonce, now)
+		}
+		if st != 409 || !strings.Contains(out, "agent-nonce-reused") {
+			t.Fatalf("RFC 9421 replay through node-%d: %d %s", i, st, out)
+		}
 	}
 	Eventually(t, 10*time.Second, func() error {
 		st, b, err := c.Do(1, "POST", "/admin/v1/workspaces/"+ws.ID+"/approvals/"+d.ApprovalRequestID+"/approve", []byte(`{"by":"alice"}`))
