@@ -229,3 +229,42 @@ func TestAgentWebBotAuthAgainstANode(t *testing.T) {
 		t.Fatalf("second consume: %d %s", o.Status, o.Body)
 	}
 }
+
+// The contract carries both signature schemes' test vectors, and they are
+// the ones the code computes: a client written from the contract alone
+// can check itself against them.
+func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
+	tn := mustStartNode(t)
+	r := tn.do("GET", "/v1/openapi.json", "", nil)
+	var doc struct {
+		Components struct {
+			SecuritySchemes map[string]struct {
+				Description string `json:"description"`
+			} `json:"securitySchemes"`
+		} `json:"components"`
+		Paths map[string]map[string]struct {
+			Security []map[string]any `json:"security"`
+		} `json:"paths"`
+	}
+	r.decode(t, &doc)
+	hmacDoc := doc.Components.SecuritySchemes["agent_signature"].Description
+	if want := agents.Sign([]byte("secret"), "1700000000", "0123456789abcdef", []byte(`{"a":1}`)); !strings.Contains(hmacDoc, want) {
+		t.Fatalf("the HMAC scheme's vector %s is not in the contract: %s", want, hmacDoc)
+	}
+	rfcDoc := doc.Components.SecuritySchemes["agent_http_signature"].Description
+	seed, _ := base64.RawURLEncoding.DecodeString("n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU")
+	dg, in, sig := agents.SignHTTPSig(ed25519.NewKeyFromSeed(seed), agents.HTTPSigInput{AgentID: "6d1f2c3a-8b4e-4f5a-9c6d-7e8f9a0b1c2d",
+		Nonce: "0123456789abcdef0123456789abcdef", Created: 1700000000, Expires: 1700000300, Method: "POST", Authority: "trustd.example",
+		Path: "/v1/agents/approval/status", Body: []byte(`{"approval_id":"3f1e2d4c-5b6a-4798-8a7b-6c5d4e3f2a1b"}`)})
+	for _, want := range []string{dg, in, sig, "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU", "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"} {
+		if !strings.Contains(rfcDoc, want) {
+			t.Fatalf("the RFC 9421 scheme's vector part %s is not in the contract: %s", want, rfcDoc)
+		}
+	}
+	for _, p := range []string{"/v1/agents/decision", "/v1/agents/approval/status"} {
+		sec := doc.Paths[p]["post"].Security
+		if len(sec) != 2 || sec[0]["agent_signature"] == nil || sec[1]["agent_http_signature"] == nil {
+			t.Fatalf("%s security: %v", p, sec)
+		}
+	}
+}
