@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/dunglas/httpsfv v1.0.2
 	github.com/ericlevine/zxinggo v0.1.0
 	github.com/esimov/pigo v1.4.6
 	github.com/go-json-experiment/json v1.27.2
@@ -17,6 +18,7 @@ require (
 	github.com/pb33f/libopenapi v0.42.3
 	github.com/pb33f/libopenapi-validator v0.16.2
 	github.com/prometheus/client_golang v1.23.2
+	github.com/remitly-oss/httpsig-go v1.2.2
 	github.com/valyala/fasthttp v1.74.0
 	github.com/valyala/fastjson v1.6.10
 	golang.org/x/image v0.47.0
@@ -31,7 +33,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/boltdb/bolt v1.3.1 // indirect
 	github.com/buger/jsonparser v1.6.1 // indirect
-	github.com/dunglas/httpsfv v1.0.2 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/fatih/color v1.14.1 // indirect
 	github.com/go-logr/logr v1.3.0 // indirect
@@ -61,7 +62,6 @@ require (
 	github.com/prometheus/client_model v0.6.2 // indirect
 	github.com/prometheus/common v0.66.1 // indirect
 	github.com/prometheus/procfs v0.16.1 // indirect
-	github.com/remitly-oss/httpsig-go v1.2.2 // indirect
 	github.com/sean-/seed v0.0.0-20170313163322-e2103e2c3529 // indirect
 	github.com/twmb/murmur3 v1.1.8 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
