@@ -33,6 +33,14 @@ var (
 	approvalTTL            = time.Hour
 )
 
+// agentModuleCodes are the Agent Trust codes for the contract's ApiError
+// list (contractErrors).
+func agentModuleCodes() []*errcode.Code {
+	out := append(append(append([]*errcode.Code(nil), agents.Codes()...), agents.HTTPSigCodes()...), agents.ErrDecisionInput,
+		agents.ErrInvalidAgent, agents.ErrAgentMissing)
+	return append(out, errAgentRequestReused, errApprovalNotFound, errApprovalConsumed, errApprovalNotDecided)
+}
+
 func agentErrors() []ErrorCode {
 	var out []ErrorCode
 	for _, c := range append(agents.Codes(), agents.HTTPSigCodes()...) {

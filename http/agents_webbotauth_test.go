@@ -261,6 +261,19 @@ func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
 			t.Fatalf("the RFC 9421 scheme's vector part %s is not in the contract: %s", want, rfcDoc)
 		}
 	}
+	var codes struct {
+		Components struct {
+			Schemas map[string]struct {
+				Description string `json:"description"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	r.decode(t, &codes)
+	for _, c := range append(agents.Codes(), agents.HTTPSigCodes()...) {
+		if !strings.Contains(codes.Components.Schemas["ApiError"].Description, c.Code+" (") {
+			t.Errorf("ApiError does not list %s", c.Code)
+		}
+	}
 	for _, p := range []string{"/v1/agents/decision", "/v1/agents/approval/status"} {
 		sec := doc.Paths[p]["post"].Security
 		if len(sec) != 2 || sec[0]["agent_signature"] == nil || sec[1]["agent_http_signature"] == nil {

@@ -69,7 +69,7 @@ var (
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's.
 func contractErrors() []ErrorCode {
-	return withModuleCodes(apiErrors, documents.Errors)
+	return withModuleCodes(withModuleCodes(apiErrors, documents.Errors), agentModuleCodes())
 }
 
 // apiErrors lists the transport's ApiError codes.
