@@ -387,7 +387,6 @@ type HTTPSigInput struct {
 	AgentID          string // the keyid
 	Nonce            string
 	Created, Expires int64
-	Method           string
 	Authority, Path  string // @authority as NormalizeAuthority gives it; @path without the query
 	Body             []byte
 	Label            string // default "sig1"

@@ -43,7 +43,7 @@ func vecRequest() SignedRequest {
 func TestHTTPSigTestVector(t *testing.T) {
 	priv := rfcTestKey(t)
 	d, in, sig := SignHTTPSig(priv, HTTPSigInput{AgentID: vecAgent, Nonce: "0123456789abcdef0123456789abcdef", Created: 1700000000,
-		Expires: 1700000300, Method: "POST", Authority: "trustd.example", Path: "/v1/agents/approval/status", Body: []byte(vecBody)})
+		Expires: 1700000300, Authority: "trustd.example", Path: "/v1/agents/approval/status", Body: []byte(vecBody)})
 	if d != vecDigest || in != vecInput || sig != vecSig {
 		t.Fatalf("the reference signer no longer gives the published vector:\n%s\n%s\n%s", d, in, sig)
 	}
@@ -77,7 +77,7 @@ func TestVerifyHTTPSig(t *testing.T) {
 	build := func(edit func(*HTTPSigInput), after func(*SignedRequest)) SignedRequest {
 		seq++
 		in := HTTPSigInput{AgentID: active.String(), Nonce: "nonce-" + strings.Repeat("x", 10) + string(rune('a'+seq%26)) + uuid.NewString()[:8],
-			Created: now.Unix() - 5, Expires: now.Unix() + 60, Method: "POST", Authority: "trustd.test:8443", Path: "/v1/agents/decision", Body: body}
+			Created: now.Unix() - 5, Expires: now.Unix() + 60, Authority: "trustd.test:8443", Path: "/v1/agents/decision", Body: body}
 		if edit != nil {
 			edit(&in)
 		}

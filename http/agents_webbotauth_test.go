@@ -25,7 +25,7 @@ type rfcAgent struct {
 func (a rfcAgent) headers(path, body string, edit func(*agents.HTTPSigInput)) map[string]string {
 	now := time.Now().Unix()
 	in := agents.HTTPSigInput{AgentID: a.id, Nonce: fmt.Sprintf("rfc-nonce-%016d", agentNonceSeq.Add(1)), Created: now, Expires: now + 60,
-		Method: "POST", Authority: agents.NormalizeAuthority(strings.TrimPrefix(a.tn.n.APIURL(), "http://")), Path: path, Body: []byte(body)}
+		Authority: agents.NormalizeAuthority(strings.TrimPrefix(a.tn.n.APIURL(), "http://")), Path: path, Body: []byte(body)}
 	if edit != nil {
 		edit(&in)
 	}
@@ -254,7 +254,7 @@ func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
 	rfcDoc := doc.Components.SecuritySchemes["agent_http_signature"].Description
 	seed, _ := base64.RawURLEncoding.DecodeString("n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU")
 	dg, in, sig := agents.SignHTTPSig(ed25519.NewKeyFromSeed(seed), agents.HTTPSigInput{AgentID: "6d1f2c3a-8b4e-4f5a-9c6d-7e8f9a0b1c2d",
-		Nonce: "0123456789abcdef0123456789abcdef", Created: 1700000000, Expires: 1700000300, Method: "POST", Authority: "trustd.example",
+		Nonce: "0123456789abcdef0123456789abcdef", Created: 1700000000, Expires: 1700000300, Authority: "trustd.example",
 		Path: "/v1/agents/approval/status", Body: []byte(`{"approval_id":"3f1e2d4c-5b6a-4798-8a7b-6c5d4e3f2a1b"}`)})
 	for _, want := range []string{dg, in, sig, "n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU", "JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs"} {
 		if !strings.Contains(rfcDoc, want) {

@@ -61,7 +61,7 @@ func TestApprovalIsConsumedExactlyOnceAcrossNodes(t *testing.T) {
 			host := strings.TrimPrefix(strings.TrimPrefix(c.Nodes[signedFor].APIURL(), "http://"), "https://")
 			req.Host = host
 			dg, in, sig := agents.SignHTTPSig(priv, agents.HTTPSigInput{AgentID: ag.ID, Nonce: nonce, Created: now, Expires: now + 60,
-				Method: "POST", Authority: agents.NormalizeAuthority(host), Path: path, Body: []byte(body)})
+				Authority: agents.NormalizeAuthority(host), Path: path, Body: []byte(body)})
 			req.Header.Set("Content-Digest", dg)
 			req.Header.Set("Signature-Input", in)
 			req.Header.Set("Signature", sig)
