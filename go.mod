@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/dunglas/httpsfv v1.0.2
 	github.com/ericlevine/zxinggo v0.1.0
 	github.com/esimov/pigo v1.4.6
 	github.com/go-json-experiment/json v1.27.2
@@ -17,6 +18,7 @@ require (
 	github.com/pb33f/libopenapi v0.42.3
 	github.com/pb33f/libopenapi-validator v0.16.2
 	github.com/prometheus/client_golang v1.23.2
+	github.com/remitly-oss/httpsig-go v1.2.2
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stripe/stripe-go/v82 v82.5.1
 	github.com/valyala/fasthttp v1.74.0

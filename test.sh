@@ -27,6 +27,10 @@ if [ -x systemtest/browser/setup.sh ]; then
   echo "== browser test setup"
   systemtest/browser/setup.sh || echo "== browser test setup failed: the browser tests will skip"
 fi
+if [ -x agents/examples/webbotauth/setup.sh ]; then
+  echo "== web-bot-auth signer setup"
+  agents/examples/webbotauth/setup.sh || echo "== web-bot-auth setup failed: the RFC 9421 interop test will skip"
+fi
 
 echo "== go mod download"
 go mod download

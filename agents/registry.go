@@ -170,7 +170,7 @@ func (d CatalogDirectory) Agent(id uuid.UUID) (Identity, bool) {
 	if a == nil {
 		return Identity{}, false
 	}
-	ident := Identity{ID: id, Workspace: a.WorkspaceID, Status: a.Status}
+	ident := Identity{ID: id, Workspace: a.WorkspaceID, Status: a.Status, Ed25519: a.Ed25519PublicKey}
 	for _, k := range a.Keys {
 		if sec, ok := d.Sealer.open(a.ID, k.Sealed); ok {
 			ident.Keys = append(ident.Keys, Key{Secret: sec, NotAfter: k.NotAfter})

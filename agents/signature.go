@@ -99,6 +99,8 @@ type Identity struct {
 	Workspace string
 	Status    string
 	Keys      []Key
+	// Ed25519 is the agent's public key for RFC 9421 signatures, or nil.
+	Ed25519 []byte
 }
 
 // Directory finds agents by id.

@@ -89,10 +89,16 @@ func (c *PutAgent) Apply(tx *Tx) (any, error) {
 	return &a, nil
 }
 
-// DeleteAgent removes an agent.
+// DeleteAgent removes an agent and, in the same command, every approval
+// request of it: a pending one can no longer be approved and an approved,
+// unconsumed one can no longer be consumed. Raft orders a concurrent
+// consume before or after the delete, never both. DeleteResult counts them.
 type DeleteAgent struct {
 	WorkspaceID string `json:"workspace_id"`
 	ID          string `json:"agent_id"`
+	// At is when the delete was asked, for counting which approvals were
+	// still live (the catalog has no clock of its own).
+	At time.Time `json:"at,omitzero"`
 }
 
 func (*DeleteAgent) Kind() string { return "agent.delete" }
@@ -102,7 +108,30 @@ func (c *DeleteAgent) Apply(tx *Tx) (any, error) {
 		return nil, fmt.Errorf("%w: agent %s", ErrNotFound, c.ID)
 	}
 	delete(Writable(tx, "agents", &tx.next.Agents), c.ID)
-	return nil, nil
+	res := &DeleteAgentResult{}
+	for id, a := range tx.next.Approvals {
+		if a.AgentID != c.ID {
+			continue
+		}
+		switch a.StatusAt(c.At) {
+		case "pending":
+			res.Pending++
+		case "approved":
+			if a.ConsumedAt.IsZero() {
+				res.ApprovedUnconsumed++
+			}
+		}
+		res.Approvals++
+		delete(Writable(tx, "approvals", &tx.next.Approvals), id)
+	}
+	return res, nil
+}
+
+// DeleteAgentResult counts the approval requests deleted with an agent.
+type DeleteAgentResult struct {
+	Approvals          int // all of them
+	Pending            int // no longer approvable
+	ApprovedUnconsumed int // approved, never consumed: no longer consumable
 }
 
 func deleteAgentsOf(tx *Tx, workspaceID string) {

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	nethttp "net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -31,9 +33,17 @@ var (
 	approvalTTL            = time.Hour
 )
 
+// agentModuleCodes are the Agent Trust codes for the contract's ApiError
+// list (contractErrors).
+func agentModuleCodes() []*errcode.Code {
+	out := append(append(append([]*errcode.Code(nil), agents.Codes()...), agents.HTTPSigCodes()...), agents.ErrDecisionInput,
+		agents.ErrInvalidAgent, agents.ErrAgentMissing)
+	return append(out, errAgentRequestReused, errApprovalNotFound, errApprovalConsumed, errApprovalNotDecided)
+}
+
 func agentErrors() []ErrorCode {
 	var out []ErrorCode
-	for _, c := range agents.Codes() {
+	for _, c := range append(agents.Codes(), agents.HTTPSigCodes()...) {
 		out = append(out, moduleCode(c))
 	}
 	return append(out, moduleCode(agents.ErrDecisionInput), moduleCode(errAgentRequestReused), moduleCode(errApprovalNotFound),
@@ -68,6 +78,14 @@ type AgentView struct {
 // AgentList lists a workspace's agents.
 type AgentList struct {
 	Agents []AgentView `json:"agents" required:"true"`
+}
+
+// AgentDeleted is the answer of deleting an agent.
+type AgentDeleted struct {
+	AgentID            string `json:"agent_id" required:"true" format:"uuid"`
+	ApprovalsDeleted   int    `json:"approvals_deleted" required:"true" doc:"Every approval request of the agent, deleted with it."`
+	Pending            int    `json:"pending" required:"true" doc:"Of them, pending: they can no longer be approved (approve/deny answer agent-approval-not-found)."`
+	ApprovedUnconsumed int    `json:"approved_unconsumed" required:"true" doc:"Of them, approved and never consumed: no request can consume them any more."`
 }
 
 // AgentRotateInput rotates an agent's secret.
@@ -147,7 +165,7 @@ func (s *Server) agentRoutes() []Route {
 	ag := ws + "/agents/{agent_id}"
 	a := []Auth{AuthAdmin}
 	aerr := append(append([]ErrorCode(nil), adminErrors...), moduleCode(agents.ErrInvalidAgent), ErrConflict)
-	sig := []Auth{AuthAgent}
+	sig := []Auth{AuthAgent, AuthAgentHTTPSig}
 	return []Route{
 		{Method: "POST", Path: ws + "/agents", Admin: true, ID: "createAgent", Tag: "Agent Trust", Auth: a, Summary: "Register an agent; the answer holds its HMAC secret, once.",
 			Body: &AgentInput{}, Status: 201, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.createAgent)},
@@ -161,6 +179,8 @@ func (s *Server) agentRoutes() []Route {
 			})},
 		{Method: "PUT", Path: ag, Admin: true, ID: "updateAgent", Tag: "Agent Trust", Auth: a, Summary: "Replace an agent's settings (not its secret or status).",
 			Body: &AgentInput{}, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.updateAgent)},
+		{Method: "DELETE", Path: ag, Admin: true, ID: "deleteAgent", Tag: "Agent Trust", Auth: a, Summary: "Delete an agent and its approval requests: pending ones can no longer be approved, approved unconsumed ones no longer consumed.",
+			Result: &AgentDeleted{}, Errors: aerr, Handle: s.admin(s.deleteAgent)},
 		{Method: "POST", Path: ag + "/suspend", Admin: true, ID: "suspendAgent", Tag: "Agent Trust", Auth: a, Summary: "Suspend an agent: its requests are refused with agent-suspended.",
 			Result: &AgentView{}, Errors: aerr, Handle: s.admin(func(c *Call) { c.setAgentStatus(agents.StatusSuspended) })},
 		{Method: "POST", Path: ag + "/activate", Admin: true, ID: "activateAgent", Tag: "Agent Trust", Auth: a, Summary: "Reactivate a suspended agent.",
@@ -272,6 +292,23 @@ func (c *Call) setAgentStatus(status string) {
 	}
 }
 
+// deleteAgent removes the agent and its approvals in one Raft command.
+// Its signed requests then answer agent-unknown on every node; its nonces,
+// idempotency records and behaviour counters are actor state keyed by its
+// agent_id (never reused) and expire on their own.
+func (s *Server) deleteAgent(c *Call) {
+	cur := c.agent()
+	if cur == nil {
+		return
+	}
+	v, ok := c.apply(&catalog.DeleteAgent{WorkspaceID: cur.WorkspaceID, ID: cur.ID, At: s.clock().UTC()})
+	if !ok {
+		return
+	}
+	r := v.(*catalog.DeleteAgentResult)
+	c.ok(AgentDeleted{AgentID: cur.ID, ApprovalsDeleted: r.Approvals, Pending: r.Pending, ApprovedUnconsumed: r.ApprovedUnconsumed})
+}
+
 func (s *Server) rotateAgent(c *Call) {
 	cur := c.agent()
 	var in AgentRotateInput
@@ -348,21 +385,43 @@ func (c *Call) decideApproval(approve bool) {
 	c.ok(approvalView(v.(*catalog.Approval), c.s.clock()))
 }
 
-// verifyAgent authenticates a signed request before its body is decoded.
+// verifyAgent authenticates a signed request before its body is decoded:
+// with the HMAC scheme (X-Service-*), or with an RFC 9421 signature when
+// the request carries Signature-Input or Signature (never both).
 func (c *Call) verifyAgent() (agents.Identity, bool) {
 	if !c.isJSON() {
 		c.fail(ErrUnsupportedType, "Content-Type must be application/json")
 		return agents.Identity{}, false
 	}
 	h := &c.Ctx.Request.Header
-	req := agents.Request{Agent: string(h.Peek(agents.HeaderAgent)), Timestamp: string(h.Peek(agents.HeaderTimestamp)),
-		Nonce: string(h.Peek(agents.HeaderNonce)), Signature: string(h.Peek(agents.HeaderSignature)), Body: c.Ctx.Request.Body()}
+	hdr := nethttp.Header{}
+	h.VisitAll(func(k, v []byte) { hdr.Add(string(k), string(v)) })
 	v := agents.Verifier{Dir: agents.CatalogDirectory{Cat: c.cat, Sealer: c.s.sealer()}, Nonces: agents.MarkerNonces{Router: c.s.router},
 		Tolerance: c.s.cfg.AgentTolerance, Now: c.s.clock}
-	id, err := v.Verify(req)
+	rfc, err := agents.UsesHTTPSig(hdr)
 	if err != nil {
-		if errors.Is(err, agents.ErrSignatureInvalid) {
-			if aid, perr := uuid.Parse(req.Agent); perr == nil && c.cat.Agents[aid.String()] != nil {
+		c.failErr(err)
+		return agents.Identity{}, false
+	}
+	var id agents.Identity
+	var agentID string
+	if rfc {
+		req := agents.SignedRequest{Method: string(h.Method()), Authority: agents.NormalizeAuthority(string(h.Host())),
+			Path: string(c.Ctx.URI().PathOriginal()), RawQuery: string(c.Ctx.URI().QueryString()), Header: hdr, Body: c.Ctx.Request.Body()}
+		if i := strings.IndexByte(req.Path, '?'); i >= 0 {
+			req.Path = req.Path[:i]
+		}
+		id, err = v.VerifyHTTPSig(req)
+		agentID = agents.HTTPSigKeyID(hdr)
+	} else {
+		req := agents.Request{Agent: string(h.Peek(agents.HeaderAgent)), Timestamp: string(h.Peek(agents.HeaderTimestamp)),
+			Nonce: string(h.Peek(agents.HeaderNonce)), Signature: string(h.Peek(agents.HeaderSignature)), Body: c.Ctx.Request.Body()}
+		id, err = v.Verify(req)
+		agentID = req.Agent
+	}
+	if err != nil {
+		if errors.Is(err, agents.ErrSignatureInvalid) || errors.Is(err, agents.ErrHTTPSigSignature) {
+			if aid, perr := uuid.Parse(agentID); perr == nil && c.cat.Agents[aid.String()] != nil {
 				_ = c.ask("agf/"+aid.String(), &actors.Hit{Key: "agf/" + aid.String(), Window: int64(time.Hour)})
 			}
 		}
@@ -488,3 +547,21 @@ func (s *Server) agentApprovalStatus(c *Call) {
 	}
 	c.ok(ans)
 }
+
+// agentHTTPSigDoc is the contract's description of the RFC 9421 scheme
+// (agents/DESIGN.md, "Signature scheme v2"); agents/httpsig_test.go pins
+// the test vector.
+const agentHTTPSigDoc = "An agent with a registered ed25519_public_key may sign with HTTP Message Signatures (RFC 9421) in the Web Bot Auth profile instead of the X-Service-* headers (sending both is agent-signature-ambiguous). " +
+	"Headers: Content-Digest (RFC 9530) = sha-256=:<standard base64 of SHA-256(raw body)>: (sha-512 also accepted; every one sent must match); " +
+	"Signature-Input = <label>=(<components>);created=<Unix s>;expires=<Unix s>;keyid=\"<agent_id>\";nonce=\"<nonce>\";alg=\"ed25519\";tag=\"web-bot-auth\" (alg optional, no other parameter; exactly one signature tagged web-bot-auth, the label is free); " +
+	"Signature = <label>=:<standard base64 of the 64-byte Ed25519 signature>:. " +
+	"The components must include \"@authority\" (the Host header lowercased, without :80 or :443), \"@path\" (the request path as sent, without the query), \"content-digest\" when there is a body, and \"signature-agent\" when a Signature-Agent header is sent; others may be added. " +
+	"keyid is the agent_id (a UUID), not a JWK thumbprint: the key is found through the agent it was registered on. " +
+	"nonce: 16 to 128 characters of A-Z a-z 0-9 + / = . _ ~ - (web-bot-auth's 64-byte base64 nonces fit), single use per agent in the same store as X-Service-Nonce. " +
+	"Time, with the same tolerance as X-Service-Timestamp (±300 s): created within ±tolerance of the server clock, created < expires <= created + tolerance, and the server clock before expires. " +
+	"Signature base (RFC 9421 section 2.5): for each component in order a line \"<name>\": <value>, then \"@signature-params\": <the Signature-Input member value>, lines joined by a line feed, no final line feed; the Ed25519 signature is over its bytes. " +
+	"Test vector: the RFC 9421 B.1.4 test key (private d = n4Ni-HpISpVObnQMW0wOhCKROaIKqKtW_2ZYb2p9KcU, public x = JrQLj5P_89iXES9-vFgrIy29clF9CC_oPPsw3c5D0bs, base64url), agent_id 6d1f2c3a-8b4e-4f5a-9c6d-7e8f9a0b1c2d, POST to Host trustd.example, path /v1/agents/approval/status, body {\"approval_id\":\"3f1e2d4c-5b6a-4798-8a7b-6c5d4e3f2a1b\"}, created 1700000000, expires 1700000300, nonce 0123456789abcdef0123456789abcdef give " +
+	"Content-Digest: sha-256=:uTYIDQWJGwhg3en0kvlzNNjCFSwFLYVmUZ6l1dFEez0=: and " +
+	"Signature-Input: sig1=(\"@authority\" \"@path\" \"content-digest\");created=1700000000;expires=1700000300;keyid=\"6d1f2c3a-8b4e-4f5a-9c6d-7e8f9a0b1c2d\";nonce=\"0123456789abcdef0123456789abcdef\";alg=\"ed25519\";tag=\"web-bot-auth\" and " +
+	"Signature: sig1=:JnzDsWIHSDIkUkcpjyTAbqccnPVn2YBO1p92QG8WD7DsThEX7L9hLMuuY1lr08WNUXQgUwdrphNVlbogf3D/CA==:. " +
+	"Failures: agent-httpsig-* codes, agent-unknown, agent-suspended, agent-nonce-reused (see ApiError)."

@@ -1,6 +1,8 @@
 package http_test
 
 import (
+	"crypto/ed25519"
+	"encoding/base64"
 	"os"
 	"os/exec"
 	"strings"
@@ -34,6 +36,16 @@ func TestAgentSignerExamplesAgainstANode(t *testing.T) {
 		}
 	}
 	run("go", "run", "../agents/examples/gosigner", "/v1/agents/decision", body("go-1"))
+	// The RFC 9421 Go example, for an agent with an Ed25519 key.
+	pub, priv, _ := ed25519.GenerateKey(nil)
+	var rag struct {
+		ID string `json:"agent_id"`
+	}
+	tn.mustCreate("/workspaces/"+ws.ID+"/agents", map[string]any{"name": "ex-rfc", "allowed_actions": []string{"*"}, "allowed_scopes": []string{"s"},
+		"ed25519_public_key": base64.RawURLEncoding.EncodeToString(pub)}, &rag)
+	env = append(os.Environ(), "TRUSTD_URL="+tn.n.APIURL(), "AGENT_ID="+rag.ID, "AGENT_ED25519_SEED="+base64.RawURLEncoding.EncodeToString(priv.Seed()))
+	run("go", "run", "../agents/examples/gohttpsig", "/v1/agents/decision", body("go-rfc-1"))
+	env = append(os.Environ(), "TRUSTD_URL="+tn.n.APIURL(), "AGENT_ID="+ag.ID, "AGENT_SECRET="+ag.Secret)
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: the Node signer example is not tested")
 	}

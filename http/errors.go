@@ -78,6 +78,7 @@ func contractErrors() []ErrorCode {
 		documents.Errors,
 		account.Errors,
 		events.Codes(),
+		agentModuleCodes(),
 	} {
 		out = withModuleCodes(out, mod)
 	}

@@ -21,6 +21,9 @@ const (
 	AuthMobile     Auth = "mobile_secret"
 	AuthCredential Auth = "credential"
 	AuthAgent      Auth = "agent_signature"
+	// AuthAgentHTTPSig is an RFC 9421 signature (Web Bot Auth profile) by
+	// an agent with a registered Ed25519 key.
+	AuthAgentHTTPSig Auth = "agent_http_signature"
 )
 
 // Route is one operation. The route table is the single source of truth:

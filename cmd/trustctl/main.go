@@ -177,6 +177,9 @@ func run(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if verb == "delete" && noun == "agents" {
+			res = agentDeletedColumns // what happened to its approvals
+		}
 		return o.call(map[string]string{"get": "GET", "delete": "DELETE"}[verb], coll+"/"+x, nil, res, out)
 	case "update":
 		x, err := id()

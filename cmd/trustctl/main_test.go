@@ -92,6 +92,12 @@ func TestTrustctlAgainstARealNode(t *testing.T) {
 	if out := ctl("--json", "approvals", "list", "--workspace", wsID); !strings.Contains(out, `"approvals": []`) {
 		t.Fatalf("list approvals:\n%s", out)
 	}
+	if out := ctl("agents", "delete", agentID, "--workspace", wsID); !strings.Contains(out, agentID) || !strings.Contains(out, "APPROVALS_DELETED") {
+		t.Fatalf("delete agent:\n%s", out)
+	}
+	if _, ok := n.Store().Catalog().Agents[agentID]; ok {
+		t.Fatal("trustctl agents delete left the agent")
+	}
 	if out := ctl("workspaces", "delete", wsID); strings.TrimSpace(out) != "ok" {
 		t.Fatalf("delete printed %q", out)
 	}
