@@ -18,6 +18,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/risk/passwords"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -78,6 +79,9 @@ type Config struct {
 	// timestamps both ways (0: 300 s).
 	SealKey        string
 	AgentTolerance time.Duration
+	// Passwords answers the breached-password range operations; nil uses
+	// the embedded default corpus only.
+	Passwords *passwords.Module
 }
 
 // Server is the public and admin API of one node.

@@ -28,6 +28,7 @@ import (
 	"github.com/trustd/trustd/cluster/mtls"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/persistence"
+	"github.com/trustd/trustd/risk/passwords"
 )
 
 // Config is everything a node is started with; cmd/trustd fills it from
@@ -82,6 +83,10 @@ type Config struct {
 	// unless it has both mutual TLS and a cluster key.
 	TLSFiles mtls.Files
 	TLS      *mtls.Config
+	// PasswordsDir holds the breached-password corpus files written by
+	// trustctl passwords import (default <DataDir>/passwords); a mode
+	// without a file is answered from the embedded default corpus.
+	PasswordsDir string
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -105,6 +110,8 @@ type Node struct {
 	// serves (the seeding goes through it).
 	dev    atomic.Pointer[DevCredentials]
 	served chan error
+	// passwords answers breached-password ranges from this node's corpus.
+	passwords *passwords.Module
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -214,6 +221,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return fail(err)
 	}
 
+	pwDir := cfg.PasswordsDir
+	if pwDir == "" {
+		pwDir = filepath.Join(cfg.DataDir, "passwords")
+	}
+	if n.passwords, err = passwords.New(passwords.Config{Dir: pwDir, Log: cfg.Logger}); err != nil {
+		return fail(fmt.Errorf("node: password corpus: %w", err))
+	}
+
 	base := cfg.BaseURL
 	if base == "" {
 		base = "http://" + n.apiLn.Addr().String()
@@ -226,6 +241,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
+		Passwords: n.passwords,
 	}, n.store, n.router, reg, cfg.Logger)
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
@@ -419,6 +435,9 @@ func (n *Node) closeCore() error {
 	}
 	if n.actors != nil {
 		n.actors.Stop()
+	}
+	if n.passwords != nil {
+		n.passwords.Close()
 	}
 	return n.store.Close()
 }
