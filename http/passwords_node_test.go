@@ -21,7 +21,7 @@ import (
 type pwEnv struct {
 	*testNode
 	siteKey, secret, sandboxSecret, credential, wrongScope string
-	counts                                                  map[string]uint32 // password → imported count
+	counts                                                 map[string]uint32 // password → imported count
 }
 
 // testBreachList is the generated SHA-1 corpus of the HTTP tests: a few
