@@ -5,13 +5,12 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/trustd/trustd/errcode"
 )
@@ -55,12 +54,20 @@ type Result struct {
 
 // Module answers range queries from one corpus per mode: the file imported
 // into the passwords directory when there is one, else the embedded
-// default.
+// default. It notices a new import (a rename over the file) within
+// ReloadInterval and switches to it without a restart.
 type Module struct {
-	imported [3]*Store // by Mode; nil: use the default
+	dir      string
+	imported [3]atomic.Pointer[Store] // by Mode; nil: use the default
 	defaults [3]lazyStore
 	rand     io.Reader
 	log      *slog.Logger
+	now      func() time.Time
+
+	// reload state, see reload.go.
+	nextCheck atomic.Int64
+	reloadMu  sync.Mutex
+	stamps    [3]fileStamp
 }
 
 // lazyStore loads an embedded default corpus on first use, so a node that
@@ -79,6 +86,8 @@ type Config struct {
 	// Rand is the source of padding (default crypto/rand).
 	Rand io.Reader
 	Log  *slog.Logger
+	// Now is the clock of the reload checks (default time.Now).
+	Now func() time.Time
 }
 
 // New opens the imported corpus of every mode found in cfg.Dir. A corrupt
@@ -86,40 +95,37 @@ type Config struct {
 // small default when an operator installed the full corpus. The embedded
 // default of a mode without an imported file is loaded on first use.
 func New(cfg Config) (*Module, error) {
-	m := &Module{rand: cfg.Rand, log: cfg.Log}
+	m := &Module{dir: cfg.Dir, rand: cfg.Rand, log: cfg.Log, now: cfg.Now}
 	if m.rand == nil {
 		m.rand = rand.Reader
 	}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
+	if m.now == nil {
+		m.now = time.Now
+	}
 	if cfg.Dir == "" {
 		return m, nil
 	}
 	for _, mode := range Modes {
-		path := filepath.Join(cfg.Dir, mode.FileName())
-		s, err := OpenFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err == nil && s.Mode() != mode {
-			_ = s.Close()
-			err = fmt.Errorf("%w: %s holds %s hashes", ErrCorrupt, path, s.Mode())
-		}
+		st, s, err := m.openImported(mode)
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		c := s.Corpus()
-		m.log.Info("password corpus opened", "mode", mode.String(), "hashes", c.Hashes, "counts", c.CountSemantics, "source", c.Source)
-		m.imported[mode] = s
+		m.stamps[mode] = st
+		if s != nil {
+			m.imported[mode].Store(s)
+		}
 	}
+	m.nextCheck.Store(m.now().Add(ReloadInterval).UnixNano())
 	return m, nil
 }
 
 // store is the corpus answering mode.
 func (m *Module) store(mode Mode) (*Store, error) {
-	if s := m.imported[mode]; s != nil {
+	if s := m.imported[mode].Load(); s != nil {
 		return s, nil
 	}
 	d := &m.defaults[mode]
@@ -146,17 +152,26 @@ func (m *Module) Range(req Request) (Result, error) {
 	if !ok {
 		return Result{}, ErrInvalidPrefix
 	}
-	s, err := m.store(mode)
-	if err != nil {
-		m.log.Error("password corpus unavailable", "mode", mode.String(), "err", err)
-		return Result{}, ErrUnavailable
+	m.maybeReload()
+	var res Result
+	for attempt := 0; ; attempt++ {
+		s, err := m.store(mode)
+		if err != nil {
+			m.log.Error("password corpus unavailable", "mode", mode.String(), "err", err)
+			return Result{}, ErrUnavailable
+		}
+		res = Result{Prefix: FormatPrefix(p), Mode: mode, Corpus: s.Corpus()}
+		res.Entries, err = s.Range(p, nil)
+		if errors.Is(err, errClosed) && attempt == 0 {
+			continue // a reload replaced the store between load and read
+		}
+		if err != nil {
+			m.log.Error("password corpus read failed", "mode", mode.String(), "err", err)
+			return Result{}, ErrUnavailable
+		}
+		break
 	}
-	res := Result{Prefix: FormatPrefix(p), Mode: mode, Corpus: s.Corpus()}
-	res.Entries, err = s.Range(p, nil)
-	if err != nil {
-		m.log.Error("password corpus read failed", "mode", mode.String(), "err", err)
-		return Result{}, ErrUnavailable
-	}
+	var err error
 	if req.Padding {
 		if res.Entries, err = m.pad(p, mode, res.Entries); err != nil {
 			return Result{}, ErrUnavailable.With("no randomness for padding")
@@ -236,9 +251,12 @@ func appendUint(dst []byte, v uint32) []byte {
 // ones answer ErrUnavailable). The embedded defaults live in memory and
 // need no closing.
 func (m *Module) Close() {
-	for _, s := range m.imported {
-		if s != nil {
+	m.reloadMu.Lock()
+	defer m.reloadMu.Unlock()
+	for i := range m.imported {
+		if s := m.imported[i].Swap(nil); s != nil {
 			_ = s.Close()
 		}
 	}
+	m.dir = "" // no reloads after Close
 }
