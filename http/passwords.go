@@ -2,6 +2,7 @@ package http
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/trustd/trustd/risk/passwords"
 )
@@ -118,7 +119,7 @@ func (s *Server) passwordRangeCompat(c *Call) {
 		return
 	}
 	res, err := s.mods.pw.Range(passwords.Request{Prefix: c.Param("prefix"), Mode: string(c.Ctx.QueryArgs().Peek("mode")),
-		Padding: string(c.Ctx.Request.Header.Peek("Add-Padding")) == "true"})
+		Padding: strings.EqualFold(string(c.Ctx.Request.Header.Peek("Add-Padding")), "true")})
 	if err != nil {
 		c.failErr(err)
 		return
