@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
+	"slices"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -251,20 +252,25 @@ func (s *Store) Range(prefix uint32, dst []Entry) ([]Entry, error) {
 	}
 	lo := binary.LittleEndian.Uint64(s.index[8*prefix:])
 	hi := binary.LittleEndian.Uint64(s.index[8*prefix+8:])
-	size := uint64(s.hdr.recSize)
+	size := int(s.hdr.recSize)
 	hb := s.mode.HashBytes()
-	for r := lo; r < hi; r++ {
-		rec := s.recs[r*size : (r+1)*size]
-		if uint32(rec[0]>>4) != prefix&0xf {
-			return dst, fmt.Errorf("%w: record %d is outside range %s", ErrCorrupt, r, FormatPrefix(prefix))
+	n := int(hi - lo)
+	recs := s.recs[lo*uint64(size) : hi*uint64(size)]
+	dst = slices.Grow(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	p0, p1, nib := byte(prefix>>12), byte(prefix>>4), byte(prefix&0xf)
+	for i := range out {
+		rec := recs[i*size : i*size+size]
+		if rec[0]>>4 != nib {
+			return dst, fmt.Errorf("%w: record %d is outside range %s", ErrCorrupt, lo+uint64(i), FormatPrefix(prefix))
 		}
-		var e Entry
-		e.Hash[0], e.Hash[1] = byte(prefix>>12), byte(prefix>>4)
+		e := &out[i]
+		e.Hash = Hash{}
+		e.Hash[0], e.Hash[1] = p0, p1
 		copy(e.Hash[2:hb], rec)
 		e.Count = binary.LittleEndian.Uint32(rec[hb-2:])
-		dst = append(dst, e)
 	}
-	return dst, nil
+	return dst[:len(dst)+n], nil
 }
 
 // Verify scans the whole store: the records' checksum, that every record

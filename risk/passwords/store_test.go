@@ -425,43 +425,58 @@ func TestEmbeddedDefaultIsTheListBuiltAtBuildTime(t *testing.T) {
 	}
 }
 
-// BenchmarkRange looks up random prefixes of a 2-million-hash corpus on
-// disk (about 40 MB; real ranges of the full Pwned Passwords corpus hold
-// ~1,000 entries, these ~2).
+// BenchmarkRange looks up ranges of two corpora on disk (mapped): 2 M
+// random hashes (about 2 per range), and 1 M hashes packed into 1,024
+// prefixes (about 1,000 per range, the size of a real Pwned Passwords
+// range).
 func BenchmarkRange(b *testing.B) {
-	dir := b.TempDir()
-	w, err := Create(filepath.Join(dir, "sha1.pwd"), SHA1, Corpus{Source: "bench", CountSemantics: CountsBreach})
-	if err != nil {
-		b.Fatal(err)
-	}
-	r := rand.New(rand.NewChaCha8([32]byte{1}))
-	hs := make([]Hash, 2_000_000)
-	for i := range hs {
-		for j := 0; j < 20; j += 4 {
-			binary.LittleEndian.PutUint32(hs[i][j:], r.Uint32())
-		}
-	}
-	sort.Slice(hs, func(i, j int) bool { return bytes.Compare(hs[i][:], hs[j][:]) < 0 })
-	for _, h := range hs {
-		if err := w.Add(h, 1+r.Uint32N(1000)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := w.Commit(); err != nil {
-		b.Fatal(err)
-	}
-	s, err := OpenFile(filepath.Join(dir, "sha1.pwd"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	buf := make([]Entry, 0, 64)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		buf, err = s.Range(uint32(i*7919)&(Buckets-1), buf[:0])
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, bc := range []struct {
+		name     string
+		n        int
+		prefixes uint32 // hashes fall in this many prefixes (spread evenly)
+	}{{"2-per-range", 2_000_000, Buckets}, {"1000-per-range", 1_000_000, 1024}} {
+		b.Run(bc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			w, err := Create(filepath.Join(dir, "sha1.pwd"), SHA1, Corpus{Source: "bench", CountSemantics: CountsBreach})
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := rand.New(rand.NewChaCha8([32]byte{1}))
+			stride := Buckets / bc.prefixes
+			hs := make([]Hash, bc.n)
+			for i := range hs {
+				for j := 0; j < 20; j += 4 {
+					binary.LittleEndian.PutUint32(hs[i][j:], r.Uint32())
+				}
+				p := r.Uint32N(bc.prefixes) * stride
+				hs[i][0], hs[i][1], hs[i][2] = byte(p>>12), byte(p>>4), byte(p<<4)|hs[i][2]&0x0f
+			}
+			sort.Slice(hs, func(i, j int) bool { return bytes.Compare(hs[i][:], hs[j][:]) < 0 })
+			for i, h := range hs {
+				if i > 0 && h == hs[i-1] {
+					continue
+				}
+				if err := w.Add(h, 1+r.Uint32N(1000)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Commit(); err != nil {
+				b.Fatal(err)
+			}
+			s, err := OpenFile(filepath.Join(dir, "sha1.pwd"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			buf := make([]Entry, 0, 2048)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				p := (uint32(i) * 7919 % bc.prefixes) * stride
+				if buf, err = s.Range(p, buf[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
