@@ -57,6 +57,15 @@ func startPasswordEnv(t *testing.T, mutate ...func(*node.Config)) *pwEnv {
 	if _, err := passwords.Import(src, dir, passwords.ImportOptions{Mode: passwords.SHA1, Source: "test breach file"}); err != nil {
 		t.Fatal(err)
 	}
+	e := startPasswordEnvDir(t, dir, mutate...)
+	e.counts = list
+	return e
+}
+
+// startPasswordEnvDir starts a node serving the corpus files in dir, with
+// a workspace, sites and credentials.
+func startPasswordEnvDir(t *testing.T, dir string, mutate ...func(*node.Config)) *pwEnv {
+	t.Helper()
 	tn := mustStartNode(t, append([]func(*node.Config){func(c *node.Config) { c.PasswordsDir = dir }}, mutate...)...)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
@@ -75,7 +84,7 @@ func startPasswordEnv(t *testing.T, mutate ...func(*node.Config)) *pwEnv {
 	tn.mustCreate(p+"/credentials", map[string]any{"name": "sv", "scopes": []string{"site.verify"}}, &cred)
 	tn.mustCreate(p+"/credentials", map[string]any{"name": "id", "scopes": []string{"identity.document.verify"}}, &other)
 	return &pwEnv{testNode: tn, siteKey: site.SiteKey, secret: site.Secret, sandboxSecret: sbx.Secret,
-		credential: cred.Credential, wrongScope: other.Credential, counts: list}
+		credential: cred.Credential, wrongScope: other.Credential}
 }
 
 type rangeAnswer struct {
@@ -378,5 +387,37 @@ func TestNodeRefusesACorruptPasswordCorpus(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "corrupt corpus") {
 		t.Fatalf("error %v does not say the corpus is corrupt", err)
+	}
+}
+
+// TestPasswordRangeAnswers503WhenTheCorpusCannotBeRead: a record moved out
+// of its range passes the cheap checks at start (only Verify reads every
+// record) and is refused when its range is read: both operations answer
+// 503 service-unavailable rather than serving it.
+func TestPasswordRangeAnswers503WhenTheCorpusCannotBeRead(t *testing.T) {
+	dir := t.TempDir()
+	if err := passwords.BuildFromList(dir, passwords.SHA1, []string{"password"},
+		passwords.Corpus{Source: "t", CountSemantics: passwords.CountsPresence}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sha1.pwd")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-22] ^= 0x80 // the only record's prefix nibble
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := startPasswordEnvDir(t, dir)
+	if r := e.do("POST", "/v1/account/password/range", e.credential, map[string]any{"prefix": "5BAA6"}); r.status != 503 || r.errorCode(t) != "service-unavailable" {
+		t.Fatalf("POST: %d %s", r.status, r.body)
+	}
+	if r := e.do("GET", "/v1/passwords/"+e.siteKey+"/range/5BAA6", "", nil); r.status != 503 || r.errorCode(t) != "service-unavailable" {
+		t.Fatalf("GET: %d %s", r.status, r.body)
+	}
+	// Other ranges of the same file still answer.
+	if r := e.do("GET", "/v1/passwords/"+e.siteKey+"/range/00000", "", nil); r.status != 200 {
+		t.Fatalf("another range: %d %s", r.status, r.body)
 	}
 }
