@@ -14,6 +14,7 @@ import (
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
+	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 )
@@ -79,6 +80,7 @@ func contractErrors() []ErrorCode {
 		account.Errors,
 		events.Codes(),
 		agentModuleCodes(),
+		passwords.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

@@ -237,6 +237,13 @@ func (s *Server) openAPI() map[string]any {
 		for _, p := range paramNames(r.Path) {
 			params = append(params, map[string]any{"name": p, "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
 		}
+		for _, p := range r.Params {
+			sch := map[string]any{"type": "string"}
+			if len(p.Enum) > 0 {
+				sch["enum"] = p.Enum
+			}
+			params = append(params, map[string]any{"name": p.Name, "in": p.In, "required": false, "description": p.Description, "schema": sch})
+		}
 		if params != nil {
 			op["parameters"] = params
 		}

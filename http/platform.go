@@ -48,6 +48,7 @@ var changelog = Changelog{
 			"/siteverify declares its body secret (no bearer scheme); the error schema is named ApiError; common and 429 headers are declared on responses.",
 			"An equivalent OpenAPI 3.0 document at /openapi-3.0.json for generators that do not read 3.1.",
 			"Admin: signing keys listed and rotated with a two-phase publish.",
+			"Breached-password ranges: POST /account/password/range gains optional mode (sha1|ntlm), add_padding and a corpus description (count_semantics); GET /passwords/{sitekey}/range/{prefix} serves the Pwned Passwords text form for unmodified clients.",
 		}},
 	},
 }

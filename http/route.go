@@ -61,9 +61,18 @@ type Route struct {
 	// MaxBody raises the body limit for this route above the server's
 	// MaxBodyBytes (document images); 0 keeps the server's.
 	MaxBody int
+	// Params documents optional query and header parameters for the
+	// contract (path parameters come from Path).
+	Params []Param
 
 	segs []string
 	idx  int
+}
+
+// Param is an optional query or header parameter of an operation.
+type Param struct {
+	Name, In, Description string // In: "query" or "header"
+	Enum                  []string
 }
 
 // FullPath is the canonical path of the route.

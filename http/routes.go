@@ -4,6 +4,7 @@ import (
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
+	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
@@ -17,6 +18,7 @@ type modules struct {
 	admission *admission.Module
 	ap        *apiprotection.Module
 	account   *account.Module
+	pw        *passwords.Module
 	hv        *hvModule
 	docs      *documents.Screener
 }
@@ -28,6 +30,7 @@ func newModules(s *Server) modules {
 		admission: admission.New(s.router, s.clock),
 		ap:        apiprotection.New(s.router, s.clock),
 		account:   newAccountModule(s),
+		pw:        newPasswordModule(s),
 		hv:        newHVModule(),
 		docs:      newDocumentScreener(),
 	}
@@ -50,5 +53,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.agentRoutes()...)
 	rs = append(rs, s.accountRoutes()...)
 	rs = append(rs, s.webhookRoutes()...)
+	rs = append(rs, s.passwordRoutes()...)
 	return rs
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
+	"github.com/trustd/trustd/risk/passwords"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -82,6 +83,9 @@ type Config struct {
 	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
 	// answers its admin operations as unavailable.
 	Webhooks *events.Outbox
+	// Passwords answers the breached-password range operations; nil uses
+	// the embedded default corpus only.
+	Passwords *passwords.Module
 }
 
 // Server is the public and admin API of one node.

@@ -29,6 +29,7 @@ import (
 	"github.com/trustd/trustd/events"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/persistence"
+	"github.com/trustd/trustd/risk/passwords"
 )
 
 // Config is everything a node is started with; cmd/trustd fills it from
@@ -86,6 +87,10 @@ type Config struct {
 	// Webhooks tunes webhook delivery (events.Config); the node sets its
 	// SealKey from ClusterKey, and --dev allows loopback targets.
 	Webhooks events.Config
+	// PasswordsDir holds the breached-password corpus files written by
+	// trustctl passwords import (default <DataDir>/passwords); a mode
+	// without a file is answered from the embedded default corpus.
+	PasswordsDir string
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -114,6 +119,8 @@ type Node struct {
 	webhooks     *events.Outbox
 	stopWebhooks context.CancelFunc
 	webhooksDone chan struct{}
+	// passwords answers breached-password ranges from this node's corpus.
+	passwords *passwords.Module
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -223,6 +230,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return fail(err)
 	}
 
+	pwDir := cfg.PasswordsDir
+	if pwDir == "" {
+		pwDir = filepath.Join(cfg.DataDir, "passwords")
+	}
+	if n.passwords, err = passwords.New(passwords.Config{Dir: pwDir, Log: cfg.Logger}); err != nil {
+		return fail(fmt.Errorf("node: password corpus: %w", err))
+	}
+
 	base := cfg.BaseURL
 	if base == "" {
 		base = "http://" + n.apiLn.Addr().String()
@@ -245,7 +260,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks,
+		Webhooks:  n.webhooks,
+		Passwords: n.passwords,
 	}, n.store, n.router, reg, cfg.Logger)
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
@@ -449,6 +465,9 @@ func (n *Node) closeCore() error {
 	}
 	if n.actors != nil {
 		n.actors.Stop()
+	}
+	if n.passwords != nil {
+		n.passwords.Close()
 	}
 	return n.store.Close()
 }

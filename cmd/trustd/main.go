@@ -64,6 +64,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.TLSFiles.Cert, "tls-cert", "", "this node's certificate (PEM), issued by the cluster CA (trustctl tls cert create)")
 	fs.StringVar(&cfg.TLSFiles.Key, "tls-key", "", "this node's private key (PEM)")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private-targets", false, "let webhook endpoints be private, loopback, link-local or reserved addresses (SSRF guard off; only for receivers on your own network)")
+	fs.StringVar(&cfg.PasswordsDir, "passwords-dir", "", "breached-password corpus files from trustctl passwords import (default: <data-dir>/passwords; without them the embedded default list answers)")
 	fs.DurationVar(&cfg.ReapAfter, "reap-after", 10*time.Minute, "how long a failed node stays a Raft member before the leader removes it")
 	if err := applyEnv(fs); err != nil {
 		return err
