@@ -43,12 +43,19 @@ var changelog = Changelog{
 			"trustd: shapes designed for operations the spec leaves 'not shown' (ApiError body, admin API, challenge protocol, sandbox, leases, admission, pre-clearance).",
 			"Legacy base served with Deprecation and Link rel=successor-version headers; no sunset.",
 		}},
-		{"2026-08-08.3+" + Build, "2026-11-24", []string{
+		{"2026-08-08.3+trustd.2", "2026-11-24", []string{
 			"X-Service-Contract-Version is exactly the spec's revision; this build is named in X-Service-Build.",
 			"/siteverify declares its body secret (no bearer scheme); the error schema is named ApiError; common and 429 headers are declared on responses.",
 			"An equivalent OpenAPI 3.0 document at /openapi-3.0.json for generators that do not read 3.1.",
 			"Admin: signing keys listed and rotated with a two-phase publish.",
+		}},
+		{"2026-08-08.3+" + Build, "2026-11-25", []string{
+			"Account Defence: POST /account/assess, /account/feedback, /account/trusted-device with closed, documented vocabularies and reason codes.",
 			"Breached-password ranges: POST /account/password/range gains optional mode (sha1|ntlm), add_padding and a corpus description (count_semantics); GET /passwords/{sitekey}/range/{prefix} serves the Pwned Passwords text form for unmodified clients.",
+			"Agent Trust: RFC 9421 HTTP Message Signatures (Web Bot Auth profile, Ed25519) as a second signing method; DELETE of an agent.",
+			"Signed webhooks: admin operations for endpoints, events, deliveries, redelivery and alerts.",
+			"Lease and admission tokens use the service's one token format: tokens issued by an earlier build are refused (invalid-lease, invalid-admission); acquire a new lease.",
+			"rate-limiting-unavailable now means only that the node has not loaded its configuration; a Raft leader election no longer stops checks.",
 		}},
 	},
 }

@@ -30,7 +30,7 @@ const (
 	// Build names this implementation's revision of the contract's
 	// additions; it travels in X-Service-Build, so that
 	// X-Service-Contract-Version is exactly the spec's revision.
-	Build      = "trustd.2"
+	Build      = "trustd.3"
 	PublicBase = "/v1"
 	AdminBase  = "/admin/v1"
 )
