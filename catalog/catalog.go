@@ -149,6 +149,10 @@ func (c *Credential) HasScope(scope string) bool {
 const (
 	KeyLive    = "live"
 	KeySandbox = "sandbox"
+	// KeyReceipt keys are Ed25519: Secret is the 32-byte seed. They sign
+	// Trust API decision receipts; their public halves are published at
+	// /.well-known/jwks.json.
+	KeyReceipt = "receipt"
 )
 
 // SigningKey signs tokens, leases, clearances and receipts. Keys are
@@ -195,6 +199,9 @@ type Catalog struct {
 	// Agent Trust registry (agent.go).
 	Agents    map[string]*Agent    `json:"agents"`
 	Approvals map[string]*Approval `json:"approvals"`
+
+	// Trust API rules (trust_policy.go).
+	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

@@ -52,6 +52,9 @@ var commands = map[string]func() Command{
 	"approval.create":  func() Command { return &CreateApproval{} },
 	"approval.decide":  func() Command { return &DecideApproval{} },
 	"approval.consume": func() Command { return &ConsumeApproval{} },
+	// Trust API.
+	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
+	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -189,6 +192,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteDependenciesOf,
 	deleteAgentsOf,
 	deleteApprovalsOf,
+	deleteTrustPoliciesOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.
