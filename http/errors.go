@@ -12,6 +12,7 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
+	"github.com/trustd/trustd/risk/trust"
 )
 
 // ErrorCode is a stable, documented error code. Its HTTP status is fixed
@@ -69,7 +70,7 @@ var (
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's.
 func contractErrors() []ErrorCode {
-	return withModuleCodes(apiErrors, documents.Errors)
+	return withModuleCodes(withModuleCodes(apiErrors, documents.Errors), trust.Errors)
 }
 
 // apiErrors lists the transport's ApiError codes.

@@ -1,6 +1,9 @@
 package http
 
-import "github.com/trustd/trustd/identity/documents"
+import (
+	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/risk/trust"
+)
 
 // modules holds the state of the API modules, each built in its own file.
 type modules struct {
@@ -9,10 +12,11 @@ type modules struct {
 	ap       *apiProtectionModule
 	hv       *hvModule
 	docs     *documents.Screener
+	trust    *trust.Module
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule(), docs: newDocumentScreener()}
+	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule(), docs: newDocumentScreener(), trust: s.newTrustModule()}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -30,5 +34,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.trustRoutes()...)
 	return rs
 }

@@ -78,31 +78,31 @@ type DecisionRequest struct {
 	Hints              Hints
 }
 
-// ErrInvalidDecision is a decision request with a field out of range.
-var ErrInvalidDecision = errcode.New("invalid-trust-request", errcode.Invalid, "a field of the trust request is missing or out of its documented range; the message names it")
+// ErrInvalidRequest is a Trust API request with a field out of range.
+var ErrInvalidRequest = errcode.New("invalid-trust-request", errcode.Invalid, "a field of the trust request is missing or out of its documented range; the message names it")
 
 // Validate checks every field.
 func (r DecisionRequest) Validate() error {
 	switch {
 	case !validAction(r.Action):
-		return ErrInvalidDecision.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
+		return ErrInvalidRequest.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
 	case !ident.Valid(r.SubjectID):
-		return ErrInvalidDecision.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
+		return ErrInvalidRequest.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
 	case r.Hints.RiskScore < 0 || r.Hints.RiskScore > 1 || math.IsNaN(r.Hints.RiskScore):
-		return ErrInvalidDecision.With("risk_score: 0 to 1")
+		return ErrInvalidRequest.With("risk_score: 0 to 1")
 	case r.Hints.RequestVelocity5m < 0 || r.Hints.RequestVelocity5m > 1e9:
-		return ErrInvalidDecision.With("request_velocity_5m: 0 to 1000000000")
+		return ErrInvalidRequest.With("request_velocity_5m: 0 to 1000000000")
 	case r.Hints.FailedAttempts5m < 0 || r.Hints.FailedAttempts5m > 1e9:
-		return ErrInvalidDecision.With("failed_attempts_5m: 0 to 1000000000")
+		return ErrInvalidRequest.With("failed_attempts_5m: 0 to 1000000000")
 	case r.TransactionAmount < 0 || r.TransactionAmount > 1e15:
-		return ErrInvalidDecision.With("transaction_amount: 0 to 10^15 (minor units)")
+		return ErrInvalidRequest.With("transaction_amount: 0 to 10^15 (minor units)")
 	case r.CountryCode != "" && !upper2(r.CountryCode):
-		return ErrInvalidDecision.With("country_code: two upper-case letters (ISO 3166-1 alpha-2)")
+		return ErrInvalidRequest.With("country_code: two upper-case letters (ISO 3166-1 alpha-2)")
 	case len(r.NetworkType) > 32 || !token64(r.NetworkType, true):
-		return ErrInvalidDecision.With("network_type: at most 32 of a-z 0-9 _ -")
+		return ErrInvalidRequest.With("network_type: at most 32 of a-z 0-9 _ -")
 	}
 	if _, ok := ParseLevel(r.RequestedAssurance); !ok || r.RequestedAssurance == "none" {
-		return ErrInvalidDecision.With("requested_assurance: document_only, standard or high (empty: none)")
+		return ErrInvalidRequest.With("requested_assurance: document_only, standard or high (empty: none)")
 	}
 	return nil
 }

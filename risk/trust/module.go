@@ -8,7 +8,6 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
 )
 
 // Module is the Trust API: decisions, step-up proof checks, orchestration
@@ -39,11 +38,6 @@ func (m *Module) SetSignals(s SignalSource) { m.signals = s }
 
 // Env is the module's rule environment (the admin API compiles with it).
 func (m *Module) Env() *Env { return m.env }
-
-// Errors of the module beyond validation.
-var (
-	ErrUnavailable = errcode.New("service-unavailable", errcode.Unavailable, "the service cannot complete the operation now; back off and retry")
-)
 
 // Caller is who asked: the workspace and the application (a site or a
 // mobile app) whose credential authenticated the call, and the channel

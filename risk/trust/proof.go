@@ -6,7 +6,6 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/token"
 )
 
@@ -45,23 +44,20 @@ type SiteverifyRequest struct {
 	MaxAgeSeconds           int64
 }
 
-// ErrInvalidSiteverify is a siteverify request field out of range.
-var ErrInvalidSiteverify = errcode.New("invalid-trust-request", errcode.Invalid, "a field of the trust request is missing or out of its documented range; the message names it")
-
 // Validate checks the fields.
 func (r SiteverifyRequest) Validate() error {
 	switch {
 	case r.Action != "" && !validAction(r.Action):
-		return ErrInvalidSiteverify.With("action: 1 to 64 of A-Z a-z 0-9 _ - . /")
+		return ErrInvalidRequest.With("action: 1 to 64 of A-Z a-z 0-9 _ - . /")
 	case len(r.OperationReference) > 128 || !printable(r.OperationReference):
-		return ErrInvalidSiteverify.With("operation_reference: at most 128 printable ASCII characters")
+		return ErrInvalidRequest.With("operation_reference: at most 128 printable ASCII characters")
 	case r.RequireOperationBinding && r.OperationReference == "":
-		return ErrInvalidSiteverify.With("operation_reference: required with require_operation_binding")
+		return ErrInvalidRequest.With("operation_reference: required with require_operation_binding")
 	case r.MaxAgeSeconds < 0 || r.MaxAgeSeconds > 86400:
-		return ErrInvalidSiteverify.With("max_age_seconds: 0 to 86400")
+		return ErrInvalidRequest.With("max_age_seconds: 0 to 86400")
 	}
 	if _, ok := ParseLevel(r.ExpectedAssurance); !ok {
-		return ErrInvalidSiteverify.With("expected_assurance: none, document_only, standard or high")
+		return ErrInvalidRequest.With("expected_assurance: none, document_only, standard or high")
 	}
 	return nil
 }

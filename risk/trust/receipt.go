@@ -61,13 +61,13 @@ type OrchestrateRequest struct {
 func (r OrchestrateRequest) Validate() error {
 	switch {
 	case uuid.Validate(r.AssessmentID) != nil:
-		return ErrInvalidDecision.With("assessment_id: a UUID from a successful siteverify")
+		return ErrInvalidRequest.With("assessment_id: a UUID from a successful siteverify")
 	case !ident.Valid(r.SubjectID):
-		return ErrInvalidDecision.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
+		return ErrInvalidRequest.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
 	case !validAction(r.Action):
-		return ErrInvalidDecision.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
+		return ErrInvalidRequest.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
 	case r.OperationReference == "" || len(r.OperationReference) > 128 || !printable(r.OperationReference):
-		return ErrInvalidDecision.With("operation_reference: required, 1 to 128 printable ASCII characters")
+		return ErrInvalidRequest.With("operation_reference: required, 1 to 128 printable ASCII characters")
 	}
 	return nil
 }
