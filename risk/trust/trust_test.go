@@ -22,9 +22,9 @@ func mustEnv(t *testing.T) *Env {
 
 func TestAssuranceLadder(t *testing.T) {
 	cases := []struct {
-		name      string
+		name       string
 		have, want string
-		ok        bool
+		ok         bool
 	}{
 		{"high satisfies standard", "high", "standard", true},
 		{"high satisfies document_only", "high", "document_only", true},
