@@ -107,7 +107,7 @@ type TrustResult struct {
 // TrustSiteverifyResult is the answer of POST /trust/siteverify (spec 2.8).
 type TrustSiteverifyResult struct {
 	Success      bool         `json:"success" required:"true"`
-	Trust        *TrustResult `json:"trust" required:"true" doc:"null for a proof that is not recognised."`
+	Trust        *TrustResult `json:"trust,omitempty" doc:"What the proof established; absent for a proof that is not recognised (invalid-input-response)."`
 	ErrorCodes   []string     `json:"error-codes" required:"true" enum:"invalid-input-response|timeout-or-duplicate|action-mismatch|insufficient-assurance|identity-not-verified|liveness-not-verified|operation-not-bound|operation-mismatch|stale-authentication|remoteip-mismatch|low-score"`
 	AssessmentID string       `json:"assessment_id,omitempty" format:"uuid" doc:"On success: for POST /trust/orchestrate."`
 }
