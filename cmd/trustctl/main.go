@@ -52,10 +52,11 @@ var resources = map[string]resource{
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
-           concurrency-constraints, dependencies, agents, approvals, signing-keys
+           concurrency-constraints, dependencies, agents, approvals, signing-keys, trust-policies
 verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate-secret <id>;
            agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
-           signing-keys list | signing-keys rotate [--purpose live|sandbox] (two-phase: published to every node before it signs)
+           trust-policies create|list|get|update|delete: Trust API rules (CEL), see trustctl trust.go
+           signing-keys list | signing-keys rotate [--purpose live|sandbox|receipt] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
            tls ca create | tls cert create --node <id> [--ip …] [--dns …] (local, see trustctl tls)
@@ -139,6 +140,9 @@ func run(args []string, out io.Writer) error {
 	noun, verb, rest := o.positional[0], o.positional[1], o.positional[2:]
 	if noun == "cluster" {
 		return o.cluster(verb, out)
+	}
+	if noun == "trust-policies" {
+		return o.trustPolicies(verb, rest, out)
 	}
 	res, ok := resources[noun]
 	if !ok {
