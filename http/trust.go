@@ -21,6 +21,7 @@ type TrustDecisionInput struct {
 	Secret             string  `json:"secret,omitempty" doc:"The site's private secret (or Authorization: Bearer <secret>)."`
 	Action             string  `json:"action" required:"true" doc:"1 to 64 of A-Z a-z 0-9 _ - . /"`
 	SubjectID          string  `json:"subject_id" required:"true" doc:"Your server-side id of the person; stored only as a keyed hash."`
+	DeviceID           string  `json:"device_id,omitempty" doc:"Optional (an addition to the spec): your id of the device, stored only as a keyed hash; lets a trusted device count."`
 	RequestedAssurance string  `json:"requested_assurance,omitempty" enum:"document_only|standard|high" doc:"The assurance the action needs if a step-up is required; levels are ordered document_only < standard < high."`
 	RiskScore          float64 `json:"risk_score,omitempty" doc:"Hint, 0 to 1: your own score. Can raise the decision, never lower it."`
 	RequestVelocity5m  int64   `json:"request_velocity_5m,omitempty" doc:"Hint: your count of requests in 5 minutes. Can only raise friction."`
@@ -368,7 +369,7 @@ func (s *Server) deleteTrustPolicy(c *Call) {
 }
 
 func (in *TrustDecisionInput) request() trust.DecisionRequest {
-	return trust.DecisionRequest{Action: in.Action, SubjectID: in.SubjectID, RequestedAssurance: in.RequestedAssurance,
+	return trust.DecisionRequest{Action: in.Action, SubjectID: in.SubjectID, DeviceID: in.DeviceID, RequestedAssurance: in.RequestedAssurance,
 		TransactionAmount: in.TransactionAmount, CountryCode: in.CountryCode, NetworkType: in.NetworkType,
 		Hints: trust.Hints{RiskScore: in.RiskScore, RequestVelocity5m: in.RequestVelocity5m, FailedAttempts5m: in.FailedAttempts5m, NewDevice: in.NewDevice}}
 }

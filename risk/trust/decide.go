@@ -69,8 +69,11 @@ type Hints struct {
 
 // DecisionRequest is POST /trust/decision (spec 4.9) after decoding.
 type DecisionRequest struct {
-	Action             string
-	SubjectID          string
+	Action    string
+	SubjectID string
+	// DeviceID is optional (an addition to spec 4.9): with it, a signal
+	// source that knows devices (Account Defence) reports trusted ones.
+	DeviceID           string
 	RequestedAssurance string
 	TransactionAmount  int64
 	CountryCode        string
@@ -88,6 +91,8 @@ func (r DecisionRequest) Validate() error {
 		return ErrInvalidRequest.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
 	case !ident.Valid(r.SubjectID):
 		return ErrInvalidRequest.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
+	case r.DeviceID != "" && !ident.Valid(r.DeviceID):
+		return ErrInvalidRequest.With("device_id: 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
 	case r.Hints.RiskScore < 0 || r.Hints.RiskScore > 1 || math.IsNaN(r.Hints.RiskScore):
 		return ErrInvalidRequest.With("risk_score: 0 to 1")
 	case r.Hints.RequestVelocity5m < 0 || r.Hints.RequestVelocity5m > 1e9:

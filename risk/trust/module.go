@@ -88,7 +88,11 @@ func (m *Module) evaluate(cat *catalog.Catalog, who Caller, req DecisionRequest,
 			return Decision{}, err
 		}
 	}
-	sig, serr := m.signals.SubjectSignals(context.Background(), ws.ID, subject, "")
+	device := ""
+	if req.DeviceID != "" {
+		device = DeviceHash(ws.ScopeKey, req.DeviceID)
+	}
+	sig, serr := m.signals.SubjectSignals(context.Background(), ws.ID, subject, device)
 	rs := Rules(m.cache, cat, ws.ID)
 	d := Evaluate(rs.Rules, Input{Request: req, Channel: who.Channel, Signals: sig}, serr == nil)
 	if len(rs.Broken) > 0 && d.Risk.EngineStatus == EngineOK {

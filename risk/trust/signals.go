@@ -32,6 +32,13 @@ func SubjectHash(scopeKey []byte, subject string) string {
 	return base64.RawURLEncoding.EncodeToString(h[:])
 }
 
+// DeviceHash is the keyed hash a device is stored under: base64url of
+// HMAC(workspace scope key, "device\x00" + id).
+func DeviceHash(scopeKey []byte, device string) string {
+	h := ratelimit.HashScope(scopeKey, "device\x00"+device)
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
 // bindHash is the 16-byte binding of a value in a proof: the first half of
 // the workspace-keyed hash of kind and value.
 func bindHash(scopeKey []byte, kind, v string) [16]byte {
