@@ -538,7 +538,8 @@ func (c *Call) exchangeWidgetToken(site *catalog.Site, req trust.SiteverifyReque
 	if !v.known {
 		return trust.ProofResult{Codes: []string{trust.CodeInvalidResponse}}, nil
 	}
-	a := trust.Achieved{Method: trust.MethodHuman, Assurance: trust.LevelNone, Action: v.tok.Action}
+	// A widget token proves presence at its issue time: assurance none.
+	a := trust.Achieved{Method: trust.MethodHuman, Assurance: trust.LevelNone, Action: v.tok.Action, AuthTime: time.Unix(v.tok.Issued, 0)}
 	res := trust.ProofResult{Known: true, Achieved: a, Codes: []string{}}
 	for i := 0; i < numVC; i++ {
 		if v.codes&(1<<i) != 0 {

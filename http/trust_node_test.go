@@ -350,7 +350,7 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	// as /siteverify, good for no assurance.
 	tok := widgetToken(t, e.testNode, e.dev.SiteKey, "login")
 	w := e.siteverify(map[string]any{"response": tok, "action": "login", "expected_assurance": "standard"})
-	if w.Success || w.Trust == nil || w.Trust.Method != "human_verification" || w.ErrorCodes[0] != "insufficient-assurance" {
+	if w.Success || w.Trust == nil || w.Trust.Method != "human_verification" || strings.Join(w.ErrorCodes, ",") != "insufficient-assurance" {
 		t.Fatalf("a widget token for a standard requirement: %+v", w)
 	}
 	r := e.do("POST", "/v1/siteverify", "", map[string]any{"secret": e.dev.Secret, "response": tok})
@@ -465,4 +465,42 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	}
 	body["platform"] = "symbian"
 	wantCode(t, e.do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body), 403, "invalid-app-identity")
+}
+
+func TestTrustOperationsRefuseBadRequests(t *testing.T) {
+	e := startTrustNode(t)
+	for _, path := range []string{"/trust/decision", "/trust/siteverify", "/trust/orchestrate", "/trust/receipts/verify", "/trust/feedback"} {
+		t.Run(path, func(t *testing.T) {
+			wantCode(t, e.do("POST", "/v1"+path, "", "secret="+e.dev.Secret, "Content-Type", "application/x-www-form-urlencoded"), 415, "unsupported-media-type")
+			wantCode(t, e.do("POST", "/v1"+path, "", `{}`), 401, "unauthorized")
+			wantCode(t, e.do("POST", "/v1"+path, "", `{"secret":7}`), 400, "invalid-field")
+			wantCode(t, e.do("POST", "/v1"+path, "", `{"secret":"`+e.dev.Secret+`","secret":"x"}`), 400, "malformed-json")
+			wantCode(t, e.do("GET", "/v1"+path, "", nil), 405, "method-not-allowed")
+		})
+	}
+	wantCode(t, e.post("/trust/receipts/verify", map[string]any{}), 400, "invalid-field")
+	var v struct {
+		Success    bool     `json:"success"`
+		ErrorCodes []string `json:"error-codes"`
+	}
+	e.post("/trust/receipts/verify", map[string]any{"receipt": "a.b.c"}).decode(t, &v)
+	if v.Success || strings.Join(v.ErrorCodes, ",") != "invalid-receipt" {
+		t.Fatalf("garbage receipt: %+v", v)
+	}
+	hdr := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"EdDSA","kid":"nope","typ":"JWT"}`))
+	e.post("/trust/receipts/verify", map[string]any{"receipt": hdr + ".e30." + base64.RawURLEncoding.EncodeToString(make([]byte, 64))}).decode(t, &v)
+	if v.Success || strings.Join(v.ErrorCodes, ",") != "unknown-receipt-key" {
+		t.Fatalf("unknown kid: %+v", v)
+	}
+	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "secret": e.dev.Secret, "action": "login", "subject_id": "a"}
+	wantCode(t, e.do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 400, "invalid-field")
+	delete(mob, "secret")
+	wantCode(t, e.do("POST", "/v1/mobile/trust/decision", "", mob), 401, "unauthorized")
+	mob["response"] = widgetToken(t, e.testNode, e.dev.SiteKey, "login")
+	delete(mob, "action")
+	delete(mob, "subject_id")
+	r := e.do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, mob)
+	if r.status != 200 || !strings.Contains(string(r.body), `"error-codes":["invalid-input-response"]`) {
+		t.Fatalf("a widget token at the mobile siteverify: %d %s", r.status, r.body)
+	}
 }

@@ -169,3 +169,23 @@ func TestModuleProofOrchestrateReceiptFeedback(t *testing.T) {
 		t.Fatalf("after fraudulent feedback: %+v %v", d.Decision, err)
 	}
 }
+
+func TestOrchestrateWithoutAReceiptKeyKeepsTheVerification(t *testing.T) {
+	tm := mustModule(t, nil)
+	who := Caller{Workspace: tm.ws}
+	keys := tm.cat.Keys
+	tm.cat.Keys = nil
+	proof := IssueProof(tm.key, tm.ws, ProofInput{Method: MethodFacial, Assurance: LevelHigh, AuthTime: tm.now}, tm.now)
+	r, err := tm.VerifyProof(who, "", SiteverifyRequest{Response: proof}, tm.keys)
+	if err != nil || !r.Success() {
+		t.Fatalf("exchange: %+v %v", r, err)
+	}
+	orq := OrchestrateRequest{AssessmentID: r.AssessmentID, SubjectID: "bob", Action: "pay", OperationReference: "op"}
+	if _, err := tm.Orchestrate(tm.cat, who, orq); !errors.Is(err, ErrNoReceiptKey) {
+		t.Fatalf("no receipt key: %v", err)
+	}
+	tm.cat.Keys = keys
+	if o, err := tm.Orchestrate(tm.cat, who, orq); err != nil || o.Receipt == "" {
+		t.Fatalf("once a key exists: %+v %v", o, err)
+	}
+}
