@@ -3,11 +3,13 @@ module github.com/trustd/trustd
 go 1.26.8
 
 require (
+	cel.dev/cel-go v0.33.2
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/cespare/xxhash/v2 v2.3.0
 	github.com/ericlevine/zxinggo v0.1.0
 	github.com/esimov/pigo v1.4.6
+	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-hclog v1.6.2
@@ -24,7 +26,6 @@ require (
 )
 
 require (
-	cel.dev/cel-go v0.33.2 // indirect
 	cel.dev/expr v0.25.1 // indirect
 	github.com/Workiva/go-datastructures v1.1.3 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
@@ -36,7 +37,6 @@ require (
 	github.com/buger/jsonparser v1.6.1 // indirect
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/fatih/color v1.14.1 // indirect
-	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-logr/logr v1.3.0 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-openapi/jsonpointer v1.0.2 // indirect
