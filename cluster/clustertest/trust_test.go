@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,6 +114,36 @@ func TestTrustProofReplayIsRefusedOnEveryNodeAndAfterTheOwnerDies(t *testing.T) 
 		if st, out := orchestrate(i); st != 409 || !strings.Contains(out, "assessment-already-orchestrated") {
 			t.Fatalf("a second orchestration through node-%d: %d %s", i, st, out)
 		}
+	}
+
+	// Parallel exchanges of one fresh proof through all three nodes:
+	// exactly one succeeds.
+	proof = trust.IssueProof(key, cat.Workspaces[ws.ID], trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh,
+		Identity: true, Liveness: true, OperationReference: "pay-1", Action: "pay", AuthTime: time.Now(), TTL: time.Minute}, time.Now())
+	var mu sync.Mutex
+	wins := 0
+	var wg sync.WaitGroup
+	for k := 0; k < 12; k++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body, _ := json.Marshal(map[string]any{"secret": site.Secret, "response": proof, "action": "pay"})
+			st, out, err := c.DoAs(i, "POST", "/v1/trust/siteverify", site.Secret, body)
+			var a answer
+			if err != nil || st != 200 || json.Unmarshal(out, &a) != nil {
+				t.Errorf("parallel exchange through node-%d: %d %s %v", i, st, out, err)
+				return
+			}
+			if a.Success {
+				mu.Lock()
+				wins++
+				mu.Unlock()
+			}
+		}(k % 3)
+	}
+	wg.Wait()
+	if wins != 1 {
+		t.Fatalf("%d parallel exchanges of one proof succeeded, want exactly 1", wins)
 	}
 
 	c.Kill(0)
