@@ -149,6 +149,7 @@ type Assessment struct {
 	CreatedNs  int64
 	ExpiresNs  int64
 	SubjectKey string // the reputation key of the subject, or ""
+	DeviceKey  string // the reputation key of the device, or "" (Account Defence)
 
 	Feedback AssessmentFeedback
 }

@@ -82,13 +82,13 @@ func (o *ClaimIdempotency) UnmarshalResult(data []byte) error {
 
 func assessmentPB(a *Assessment) *actorpb.Assessment {
 	return &actorpb.Assessment{Id: a.ID, WorkspaceId: a.WorkspaceID, AppId: a.AppID, PolicyId: a.PolicyID, Risk: a.Risk,
-		CreatedNs: a.CreatedNs, ExpiresNs: a.ExpiresNs, SubjectKey: a.SubjectKey, FeedbackId: a.Feedback.ID,
+		CreatedNs: a.CreatedNs, ExpiresNs: a.ExpiresNs, SubjectKey: a.SubjectKey, DeviceKey: a.DeviceKey, FeedbackId: a.Feedback.ID,
 		FeedbackLabel: a.Feedback.Label, FeedbackReason: a.Feedback.Reason, FeedbackAtNs: a.Feedback.AtNs}
 }
 
 func assessmentOf(m *actorpb.Assessment) Assessment {
 	return Assessment{ID: m.GetId(), WorkspaceID: m.GetWorkspaceId(), AppID: m.GetAppId(), PolicyID: m.GetPolicyId(),
-		Risk: m.GetRisk(), CreatedNs: m.GetCreatedNs(), ExpiresNs: m.GetExpiresNs(), SubjectKey: m.GetSubjectKey(),
+		Risk: m.GetRisk(), CreatedNs: m.GetCreatedNs(), ExpiresNs: m.GetExpiresNs(), SubjectKey: m.GetSubjectKey(), DeviceKey: m.GetDeviceKey(),
 		Feedback: AssessmentFeedback{ID: m.GetFeedbackId(), Label: m.GetFeedbackLabel(), Reason: m.GetFeedbackReason(), AtNs: m.GetFeedbackAtNs()}}
 }
 

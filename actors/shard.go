@@ -41,6 +41,7 @@ const (
 	KindRedeem
 	KindChallengeRate
 	KindVerification
+	KindActivity
 	numKinds = 16
 )
 
@@ -174,7 +175,8 @@ func (s *System) HeldKeys() [numKinds]int64 {
 var KindNames = [numKinds]string{KindMarker: "marker", KindBucket: "bucket", KindQuota: "quota", KindLease: "lease",
 	KindBreaker: "breaker", KindVelocity: "velocity", KindAssessment: "assessment", KindIdempotency: "idempotency",
 	KindSession: "session", KindNonce: "nonce", KindReputation: "reputation", KindRedeem: "redeem",
-	KindChallengeRate: "challenge_rate", KindVerification: "verification"}
+	KindChallengeRate: "challenge_rate", KindVerification: "verification",
+	KindActivity: "account_activity"}
 
 // Config sizes a System.
 type Config struct {

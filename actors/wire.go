@@ -78,6 +78,8 @@ var wireOps = map[string]func() WireOp{
 	"breaker.admit":    func() WireOp { return &BreakerAdmit{} },
 	"breaker.feedback": func() WireOp { return &BreakerFeedback{} },
 	"breaker.peek":     func() WireOp { return &BreakerPeek{} },
+
+	"account.activity": func() WireOp { return &Activity{} },
 }
 
 // NewWireOp returns an empty op of kind, ready for UnmarshalOp.

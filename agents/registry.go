@@ -1,12 +1,8 @@
 package agents
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ed25519"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"path"
 	"time"
@@ -15,6 +11,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/token"
 )
 
 // Registry errors.
@@ -26,32 +23,18 @@ var (
 // Sealer seals HMAC secrets for the catalog: AES-256-GCM under a key
 // derived from the cluster key, with the agent_id as associated data, so a
 // sealed secret neither reads without the cluster key nor moves to another
-// agent. The Raft log and snapshots hold only sealed secrets.
-type Sealer struct{ aead cipher.AEAD }
+// agent. The Raft log and snapshots hold only sealed secrets. The
+// construction is token.Sealer's, under this package's label.
+type Sealer struct{ s *token.Sealer }
 
 // NewSealer derives the sealing key from the cluster key.
 func NewSealer(clusterKey string) *Sealer {
-	m := hmac.New(sha256.New, []byte(clusterKey))
-	m.Write([]byte("trustd agents secret seal v1"))
-	b, _ := aes.NewCipher(m.Sum(nil))
-	g, _ := cipher.NewGCM(b)
-	return &Sealer{aead: g}
+	return &Sealer{s: token.NewSealer(clusterKey, "trustd agents secret seal v1")}
 }
 
-func (s *Sealer) seal(agentID string, secret []byte) []byte {
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return s.aead.Seal(nonce, nonce, secret, []byte(agentID))
-}
+func (s *Sealer) seal(agentID string, secret []byte) []byte { return s.s.Seal(agentID, secret) }
 
-func (s *Sealer) open(agentID string, sealed []byte) ([]byte, bool) {
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return nil, false
-	}
-	b, err := s.aead.Open(nil, sealed[:n], sealed[n:], []byte(agentID))
-	return b, err == nil
-}
+func (s *Sealer) open(agentID string, sealed []byte) ([]byte, bool) { return s.s.Open(agentID, sealed) }
 
 // Limits of an agent's fields.
 const (

@@ -200,6 +200,11 @@ type Catalog struct {
 	Agents    map[string]*Agent    `json:"agents"`
 	Approvals map[string]*Approval `json:"approvals"`
 
+	// Account Defence trusted devices by workspace (trusted_device.go).
+	TrustedDevices map[string]*WorkspaceDevices `json:"trusted_devices"`
+	// Signed webhooks (webhook.go): endpoints, and one outbox per workspace.
+	WebhookEndpoints map[string]*WebhookEndpoint `json:"webhook_endpoints"`
+	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
 	// Trust API rules (trust_policy.go).
 	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
 

@@ -52,6 +52,18 @@ var commands = map[string]func() Command{
 	"approval.create":  func() Command { return &CreateApproval{} },
 	"approval.decide":  func() Command { return &DecideApproval{} },
 	"approval.consume": func() Command { return &ConsumeApproval{} },
+	// Account Defence.
+	"trusted_device.trust":  func() Command { return &TrustDevice{} },
+	"trusted_device.revoke": func() Command { return &RevokeDevice{} },
+	// Signed webhooks.
+	"webhook_endpoint.create":        func() Command { return &CreateWebhookEndpoint{} },
+	"webhook_endpoint.update":        func() Command { return &UpdateWebhookEndpoint{} },
+	"webhook_endpoint.rotate_secret": func() Command { return &RotateWebhookSecret{} },
+	"webhook_endpoint.delete":        func() Command { return &DeleteWebhookEndpoint{} },
+	"webhook_event.emit":             func() Command { return &EmitWebhookEvent{} },
+	"webhook_event.redeliver":        func() Command { return &RedeliverWebhookEvent{} },
+	"webhook_attempts.record":        func() Command { return &RecordWebhookAttempts{} },
+	"webhook_outbox.prune":           func() Command { return &PruneWebhookOutboxes{} },
 	// Trust API.
 	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
 	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
@@ -192,6 +204,8 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteDependenciesOf,
 	deleteAgentsOf,
 	deleteApprovalsOf,
+	deleteTrustedDevicesOf,
+	deleteWebhooksOf,
 	deleteTrustPoliciesOf,
 }
 

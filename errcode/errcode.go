@@ -72,3 +72,10 @@ func From(err error) (code *Code, message string, ok bool) {
 	}
 	return nil, "", false
 }
+
+// ErrInvalidField is a request field that is missing, of the wrong type or
+// invalid; its message names the field. Every module uses this one code.
+var ErrInvalidField = New("invalid-field", Invalid, "A field is missing, has the wrong type or an invalid value; message names it.")
+
+// Field returns ErrInvalidField for the named field with why it is wrong.
+func Field(name, why string) error { return ErrInvalidField.With("%s: %s", name, why) }

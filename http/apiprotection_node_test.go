@@ -6,12 +6,13 @@ import (
 	"github.com/go-json-experiment/json"
 
 	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/risk/apiprotection"
 )
 
-func (tn *rlNode) assess(bearer string, body map[string]any) (int, api.APIAssessment, []byte) {
+func (tn *rlNode) assess(bearer string, body map[string]any) (int, apiprotection.APIAssessment, []byte) {
 	tn.t.Helper()
 	st, _, b := tn.do("POST", "/v1/api-protection/assess", bearer, body)
-	var a api.APIAssessment
+	var a apiprotection.APIAssessment
 	if st == 200 {
 		if err := json.Unmarshal(b, &a, json.RejectUnknownMembers(true)); err != nil {
 			tn.t.Fatalf("assessment does not match the contract: %v: %s", err, b)
@@ -65,7 +66,7 @@ func TestAPIProtectionAssess(t *testing.T) {
 		}
 	})
 	t.Run("velocity per subject over the threshold raises risk with retry guidance", func(t *testing.T) {
-		var a api.APIAssessment
+		var a apiprotection.APIAssessment
 		for i := 0; i < 3; i++ {
 			_, a, _ = tn.assess(tn.credential, base(map[string]any{"subject_id": "mallory"}))
 		}
@@ -117,9 +118,9 @@ func TestAPIProtectionFeedback(t *testing.T) {
 	tn := mustStartRLNode(t)
 	tn.admin("POST", tn.wsPath("/api-protection-policies"), map[string]any{"name": "all", "path_pattern": "*"}, 201, nil)
 	_, a, _ := tn.assess(tn.credential, map[string]any{"method": "GET", "path": "/x", "subject_id": "eve"})
-	fb := func(body map[string]any) (int, api.FeedbackRecord) {
+	fb := func(body map[string]any) (int, apiprotection.FeedbackRecord) {
 		st, _, b := tn.do("POST", "/v1/api-protection/feedback", tn.credential, body)
-		var r api.FeedbackRecord
+		var r apiprotection.FeedbackRecord
 		if st == 200 {
 			if err := json.Unmarshal(b, &r, json.RejectUnknownMembers(true)); err != nil {
 				t.Fatalf("%v: %s", err, b)

@@ -1,12 +1,11 @@
 package http
 
 import (
+	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/risk/apiprotection"
 	"math"
-	"sort"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/ratelimit"
@@ -77,7 +76,7 @@ func validPathPattern(p string) bool {
 	if p == "*" {
 		return true
 	}
-	return validRoute([]byte(strings.TrimSuffix(p, "*"))) && !strings.Contains(strings.TrimSuffix(p, "/*"), "*")
+	return ident.Route(strings.TrimSuffix(p, "*")) && !strings.Contains(strings.TrimSuffix(p, "/*"), "*")
 }
 
 // toPolicy validates a complete input and builds the catalog policy.
@@ -169,99 +168,49 @@ func (in *APIProtectionPolicyInput) mergeInto(cur *catalog.APIProtectionPolicy) 
 	return out
 }
 
-func (c *Call) apPolicy() *catalog.APIProtectionPolicy {
-	return inWorkspace(c, c.cat.APIProtectionPolicies, "policy_id", "API Protection policy", func(v *catalog.APIProtectionPolicy) string { return v.WorkspaceID })
-}
-
-func (s *Server) createAPIProtectionPolicy(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	var in APIProtectionPolicyInput
-	if !c.decode(&in) {
-		return
-	}
-	in.withDefaults()
-	p, err := in.toPolicy(c.cat, w.ID)
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	now := c.Now().UTC()
-	p.ID, p.CreatedAt, p.UpdatedAt = uuid.NewString(), now, now
-	if v, ok := c.apply(&catalog.CreateAPIProtectionPolicy{Policy: p}); ok {
-		c.ok(apPolicyView(v.(*catalog.APIProtectionPolicy)))
-	}
-}
-
-func (s *Server) updateAPIProtectionPolicy(c *Call) {
-	cur := c.apPolicy()
-	if cur == nil {
-		return
-	}
-	var in APIProtectionPolicyInput
-	if !c.decode(&in) {
-		return
-	}
-	p, err := in.mergeInto(cur).toPolicy(c.cat, cur.WorkspaceID)
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	p.ID, p.CreatedAt, p.UpdatedAt = cur.ID, cur.CreatedAt, c.Now().UTC()
-	if v, ok := c.apply(&catalog.ReplaceAPIProtectionPolicy{Policy: p}); ok {
-		c.ok(apPolicyView(v.(*catalog.APIProtectionPolicy)))
-	}
-}
-
-func (s *Server) listAPIProtectionPolicies(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	out := APIProtectionPolicyList{Policies: []APIProtectionPolicyView{}}
-	for _, p := range c.cat.APIProtectionPoliciesOf(w.ID) {
-		out.Policies = append(out.Policies, *apPolicyView(p))
-	}
-	sort.Slice(out.Policies, func(i, j int) bool { return out.Policies[i].PolicyID < out.Policies[j].PolicyID })
-	c.ok(&out)
+// apiProtectionPolicies is the admin CRUD of API Protection policies.
+var apiProtectionPolicies = &resource[catalog.APIProtectionPolicy, APIProtectionPolicyInput, APIProtectionPolicyView, APIProtectionPolicyList]{
+	what: "API Protection policy", path: "/workspaces/{workspace_id}/api-protection-policies", param: "policy_id",
+	id: "APIProtectionPolicy", ids: "APIProtectionPolicies",
+	table: func(c *catalog.Catalog) map[string]*catalog.APIProtectionPolicy { return c.APIProtectionPolicies },
+	owner: func(p *catalog.APIProtectionPolicy) string { return p.WorkspaceID },
+	build: func(c *Call, in *APIProtectionPolicyInput, cur *catalog.APIProtectionPolicy, workspaceID string) (catalog.APIProtectionPolicy, error) {
+		if cur == nil {
+			in.withDefaults()
+			return in.toPolicy(c.cat, workspaceID)
+		}
+		return in.mergeInto(cur).toPolicy(c.cat, workspaceID)
+	},
+	stamp: func(p, cur *catalog.APIProtectionPolicy, now time.Time) {
+		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.APIProtectionPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
+	},
+	create: func(p catalog.APIProtectionPolicy) catalog.Command {
+		return &catalog.CreateAPIProtectionPolicy{Policy: p}
+	},
+	update: func(p catalog.APIProtectionPolicy) catalog.Command {
+		return &catalog.ReplaceAPIProtectionPolicy{Policy: p}
+	},
+	delete: func(p *catalog.APIProtectionPolicy) catalog.Command {
+		return &catalog.DeleteAPIProtectionPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
+	},
+	view:   apPolicyView,
+	sortID: func(v *APIProtectionPolicyView) string { return v.PolicyID },
+	list: func(vs []APIProtectionPolicyView) *APIProtectionPolicyList {
+		return &APIProtectionPolicyList{Policies: vs}
+	},
 }
 
 func (s *Server) apiProtectionRoutes() []Route {
-	ws := "/workspaces/{workspace_id}/api-protection-policies"
-	a := []Auth{AuthAdmin}
 	public := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
 		ErrUnauthorized, ErrForbidden, ErrUnavailable}
-	return []Route{
+	return append(apiProtectionPolicies.routes(s), []Route{
 		{Method: "POST", Path: "/api-protection/assess", ID: "apiProtectionAssess", Tag: "API Protection",
 			Summary: "Score an API request's shape, velocity and idempotency against the workspace's API Protection policy.",
-			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIAssessInput{}, Result: &APIAssessment{},
+			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIAssessInput{}, Result: &apiprotection.APIAssessment{},
 			Errors: public, Handle: s.apiProtectionAssess},
 		{Method: "POST", Path: "/api-protection/feedback", ID: "apiProtectionFeedback", Tag: "API Protection",
 			Summary: "Label an assessment; labels of a subject raise or lower the risk of its later assessments.",
-			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIFeedbackInput{}, Result: &FeedbackRecord{},
+			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &APIFeedbackInput{}, Result: &apiprotection.FeedbackRecord{},
 			Errors: append(public, ErrNotFound), Handle: s.apiProtectionFeedback},
-		{Method: "POST", Path: ws, Admin: true, ID: "createAPIProtectionPolicy", Tag: "Admin", Auth: a, Summary: "Create an API Protection policy.",
-			Body: &APIProtectionPolicyInput{}, Status: 201, Result: &APIProtectionPolicyView{}, Errors: append(adminErrors, ErrConflict),
-			Handle: s.admin(s.createAPIProtectionPolicy)},
-		{Method: "GET", Path: ws, Admin: true, ID: "listAPIProtectionPolicies", Tag: "Admin", Auth: a, Summary: "List API Protection policies.",
-			Result: &APIProtectionPolicyList{}, Errors: adminErrors, Handle: s.admin(s.listAPIProtectionPolicies)},
-		{Method: "GET", Path: ws + "/{policy_id}", Admin: true, ID: "getAPIProtectionPolicy", Tag: "Admin", Auth: a, Summary: "Read an API Protection policy.",
-			Result: &APIProtectionPolicyView{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if p := c.apPolicy(); p != nil {
-					c.ok(apPolicyView(p))
-				}
-			})},
-		{Method: "PATCH", Path: ws + "/{policy_id}", Admin: true, ID: "updateAPIProtectionPolicy", Tag: "Admin", Auth: a, Summary: "Change an API Protection policy.",
-			Body: &APIProtectionPolicyInput{}, Result: &APIProtectionPolicyView{}, Errors: adminErrors, Handle: s.admin(s.updateAPIProtectionPolicy)},
-		{Method: "DELETE", Path: ws + "/{policy_id}", Admin: true, ID: "deleteAPIProtectionPolicy", Tag: "Admin", Auth: a, Summary: "Delete an API Protection policy.",
-			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if p := c.apPolicy(); p != nil {
-					if _, ok := c.apply(&catalog.DeleteAPIProtectionPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}); ok {
-						c.noContent()
-					}
-				}
-			})},
-	}
+	}...)
 }

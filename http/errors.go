@@ -10,9 +10,13 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
+	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/trust"
+	"github.com/trustd/trustd/traffic/admission"
+	"github.com/trustd/trustd/traffic/lease"
 )
 
 // ErrorCode is a stable, documented error code. Its HTTP status is fixed
@@ -28,7 +32,7 @@ type ErrorCode struct {
 var (
 	ErrMalformedJSON   = ErrorCode{"malformed-json", 400, "The body is not one valid JSON object: syntax error, duplicate key, invalid UTF-8 or trailing data."}
 	ErrUnknownField    = ErrorCode{"unknown-field", 400, "The body has a member the operation does not define (names are case-sensitive)."}
-	ErrInvalidField    = ErrorCode{"invalid-field", 400, "A field is missing, has the wrong type or an invalid value; message names it."}
+	ErrInvalidField    = moduleCode(errcode.ErrInvalidField)
 	ErrUnsupportedType = ErrorCode{"unsupported-media-type", 415, "Content-Type is not one the operation accepts."}
 	ErrBodyTooLarge    = ErrorCode{"body-too-large", 413, "The request body exceeds the size limit."}
 	ErrHeadersTooLarge = ErrorCode{"headers-too-large", 431, "The request headers exceed the size limit."}
@@ -57,20 +61,29 @@ var (
 	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or application identifier does not match the registration of the mobile secret."}
 	ErrClearanceRequired  = ErrorCode{"clearance-required", 401, "No valid pre-clearance for this request: missing, forged, expired, or bound to another site, host, path, action, subject or device."}
 	// Concurrency leases and dependency resilience.
-	ErrInvalidLease         = ErrorCode{"invalid-lease", 400, "The lease token is malformed, forged or signed by an unknown key."}
-	ErrLeaseExpired         = ErrorCode{"lease-expired", 409, "The lease no longer holds its slots: it expired, was released, or its holder lost it; acquire a new one."}
-	ErrLeaseContextMismatch = ErrorCode{"lease-context-mismatch", 403, "The lease was issued to another workspace, application, action or scope value."}
-	ErrUnknownDependency    = ErrorCode{"unknown-dependency", 400, "No dependency of this name is configured in the workspace."}
-	ErrInvalidAdmission     = ErrorCode{"invalid-admission", 400, "The admission token is malformed, forged or signed by an unknown key."}
-	ErrAdmissionExpired     = ErrorCode{"admission-expired", 409, "The admission token expired before its feedback; its bulkhead slot and probe were already given back."}
-	ErrAdmissionUsed        = ErrorCode{"admission-used", 409, "Feedback for this admission was already received; an admission reports once."}
-	ErrAdmissionContext     = ErrorCode{"admission-context-mismatch", 403, "The admission was issued to another workspace, application or action."}
+	ErrInvalidLease         = moduleCode(lease.ErrInvalid)
+	ErrLeaseExpired         = moduleCode(lease.ErrExpired)
+	ErrLeaseContextMismatch = moduleCode(lease.ErrContextMismatch)
+	ErrUnknownDependency    = moduleCode(admission.ErrUnknownDependency)
+	ErrInvalidAdmission     = moduleCode(admission.ErrInvalid)
+	ErrAdmissionExpired     = moduleCode(admission.ErrExpired)
+	ErrAdmissionUsed        = moduleCode(admission.ErrUsed)
+	ErrAdmissionContext     = moduleCode(admission.ErrContext)
 )
 
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's.
 func contractErrors() []ErrorCode {
-	return withModuleCodes(withModuleCodes(apiErrors, documents.Errors), trust.Errors)
+	out := apiErrors
+	for _, mod := range [][]*errcode.Code{
+		documents.Errors,
+		account.Errors,
+		events.Codes(),
+		trust.Errors,
+	} {
+		out = withModuleCodes(out, mod)
+	}
+	return out
 }
 
 // apiErrors lists the transport's ApiError codes.

@@ -1,13 +1,12 @@
 package http
 
 import (
-	"sort"
+	"github.com/trustd/trustd/traffic/ratecheck"
 	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/google/uuid"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/ratelimit"
@@ -153,7 +152,7 @@ func (in *RateLimitPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID strin
 	if in.Scope == nil {
 		return p, invalid("scope", "required")
 	}
-	if _, ok := parseScope(*in.Scope); !ok {
+	if _, ok := ratecheck.ParseScope(*in.Scope); !ok {
 		return p, invalid("scope", "must be workspace, application, subject, device, route or custom")
 	}
 	if in.Bucket == nil {
@@ -295,78 +294,19 @@ func bodySetsNull(body []byte, name string) bool {
 }
 
 // rateLimitPolicy resolves {workspace_id} and {policy_id}, answering 404.
-func (c *Call) rateLimitPolicy() *catalog.RateLimitPolicy {
-	return inWorkspace(c, c.cat.RateLimitPolicies, "policy_id", "rate-limit policy", func(v *catalog.RateLimitPolicy) string { return v.WorkspaceID })
-}
-
-func (s *Server) createRateLimitPolicy(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	var in RateLimitPolicyInput
-	if !c.decode(&in) {
-		return
-	}
-	in.withDefaults()
-	p, err := in.toPolicy(c.cat, w.ID)
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	now := c.Now().UTC()
-	p.ID, p.CreatedAt, p.UpdatedAt = uuid.NewString(), now, now
-	if v, ok := c.apply(&catalog.CreateRateLimitPolicy{Policy: p}); ok {
-		c.ok(policyView(v.(*catalog.RateLimitPolicy)))
-	}
-}
-
-func (s *Server) listRateLimitPolicies(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	out := RateLimitPolicyList{Policies: []RateLimitPolicyView{}}
-	for _, p := range c.cat.RateLimitPoliciesOf(w.ID) {
-		out.Policies = append(out.Policies, *policyView(p))
-	}
-	sort.Slice(out.Policies, func(i, j int) bool { return out.Policies[i].PolicyID < out.Policies[j].PolicyID })
-	c.ok(&out)
-}
-
-func (s *Server) updateRateLimitPolicy(c *Call) {
-	cur := c.rateLimitPolicy()
-	if cur == nil {
-		return
-	}
-	var in RateLimitPolicyInput
-	if !c.decode(&in) {
-		return
-	}
-	merged := in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota"))
-	p, err := merged.toPolicy(c.cat, cur.WorkspaceID)
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	p.ID, p.CreatedAt, p.UpdatedAt = cur.ID, cur.CreatedAt, c.Now().UTC()
-	if v, ok := c.apply(&catalog.ReplaceRateLimitPolicy{Policy: p}); ok {
-		c.ok(policyView(v.(*catalog.RateLimitPolicy)))
-	}
-}
+func (c *Call) rateLimitPolicy() *catalog.RateLimitPolicy { return rateLimitPolicies.find(c) }
 
 func (s *Server) rateLimitPolicyStats(c *Call) {
 	p := c.rateLimitPolicy()
 	if p == nil {
 		return
 	}
-	s.mods.rl.matchers(c.cat) // counters exist once the policy is compiled
 	out := &RateLimitPolicyStats{PolicyID: p.ID, Node: s.cfg.NodeID}
-	if st := s.mods.rl.statsOf(p.ID); st != nil {
-		out.Since = st.since
-		out.Matched, out.Allowed, out.Throttled, out.Rejected = st.matched.Load(), st.allowed.Load(), st.throttled.Load(), st.rejected.Load()
-		out.ObservedWouldThrottle, out.ObservedWouldReject = st.wouldThrot.Load(), st.wouldReject.Load()
-		out.DegradedFailOpen, out.DegradedFailClosed = st.failOpen.Load(), st.failClosed.Load()
+	if st, ok := s.mods.rl.PolicyStats(c.cat, p.ID); ok {
+		out.Since = st.Since
+		out.Matched, out.Allowed, out.Throttled, out.Rejected = st.Matched, st.Allowed, st.Throttled, st.Rejected
+		out.ObservedWouldThrottle, out.ObservedWouldReject = st.ObservedWouldThrottle, st.ObservedWouldReject
+		out.DegradedFailOpen, out.DegradedFailClosed = st.DegradedFailOpen, st.DegradedFailClosed
 	}
 	c.ok(out)
 }
@@ -444,10 +384,36 @@ type RateLimitQuotaState struct {
 	ResetsAt  *time.Time `json:"resets_at,omitempty" doc:"End of the current UTC window."`
 }
 
+// rateLimitPolicies is the admin CRUD of rate-limit policies.
+var rateLimitPolicies = &resource[catalog.RateLimitPolicy, RateLimitPolicyInput, RateLimitPolicyView, RateLimitPolicyList]{
+	what: "rate-limit policy", path: "/workspaces/{workspace_id}/rate-limit-policies", param: "policy_id",
+	id: "RateLimitPolicy", ids: "RateLimitPolicies",
+	table: func(c *catalog.Catalog) map[string]*catalog.RateLimitPolicy { return c.RateLimitPolicies },
+	owner: func(p *catalog.RateLimitPolicy) string { return p.WorkspaceID },
+	build: func(c *Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, error) {
+		if cur == nil {
+			in.withDefaults()
+			return in.toPolicy(c.cat, workspaceID)
+		}
+		return in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota")).toPolicy(c.cat, workspaceID)
+	},
+	stamp: func(p, cur *catalog.RateLimitPolicy, now time.Time) {
+		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.RateLimitPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
+	},
+	create: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.CreateRateLimitPolicy{Policy: p} },
+	update: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.ReplaceRateLimitPolicy{Policy: p} },
+	delete: func(p *catalog.RateLimitPolicy) catalog.Command {
+		return &catalog.DeleteRateLimitPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
+	},
+	view:   policyView,
+	sortID: func(v *RateLimitPolicyView) string { return v.PolicyID },
+	list:   func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
+}
+
 func (s *Server) rateLimitRoutes() []Route {
 	ws := "/workspaces/{workspace_id}/rate-limit-policies"
 	a := []Auth{AuthAdmin}
-	return []Route{
+	return append(rateLimitPolicies.routes(s), []Route{
 		{Method: "POST", Path: "/rate-limit/check", ID: "rateLimitCheck", Tag: "Traffic control",
 			Summary: "Atomically check and consume rate-limit capacity for a protected action.",
 			Auth:    []Auth{AuthSiteSecret}, Body: &RateLimitCheckInput{}, Result: &RateLimitDecision{},
@@ -456,29 +422,8 @@ func (s *Server) rateLimitRoutes() []Route {
 			Summary: "Mobile counterpart of the rate-limit check: mobile server secret plus platform and app_id.",
 			Auth:    []Auth{AuthMobile}, Body: &MobileRateLimitCheckInput{}, Result: &RateLimitDecision{},
 			Errors: append(append([]ErrorCode{}, rateLimitCheckErrors...), ErrInvalidAppIdentity), SpecErrors: true, Handle: s.mobileRateLimitCheck},
-		{Method: "POST", Path: ws, Admin: true, ID: "createRateLimitPolicy", Tag: "Admin", Auth: a, Summary: "Create a rate-limit policy.",
-			Body: &RateLimitPolicyInput{}, Status: 201, Result: &RateLimitPolicyView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.createRateLimitPolicy)},
-		{Method: "GET", Path: ws, Admin: true, ID: "listRateLimitPolicies", Tag: "Admin", Auth: a, Summary: "List a workspace's rate-limit policies.",
-			Result: &RateLimitPolicyList{}, Errors: adminErrors, Handle: s.admin(s.listRateLimitPolicies)},
-		{Method: "GET", Path: ws + "/{policy_id}", Admin: true, ID: "getRateLimitPolicy", Tag: "Admin", Auth: a, Summary: "Read a rate-limit policy.",
-			Result: &RateLimitPolicyView{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if p := c.rateLimitPolicy(); p != nil {
-					c.ok(policyView(p))
-				}
-			})},
-		{Method: "PATCH", Path: ws + "/{policy_id}", Admin: true, ID: "updateRateLimitPolicy", Tag: "Admin", Auth: a,
-			Summary: "Change a rate-limit policy; the next check uses the new settings.",
-			Body:    &RateLimitPolicyInput{}, Result: &RateLimitPolicyView{}, Errors: adminErrors, Handle: s.admin(s.updateRateLimitPolicy)},
-		{Method: "DELETE", Path: ws + "/{policy_id}", Admin: true, ID: "deleteRateLimitPolicy", Tag: "Admin", Auth: a, Summary: "Delete a rate-limit policy.",
-			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if p := c.rateLimitPolicy(); p != nil {
-					if _, ok := c.apply(&catalog.DeleteRateLimitPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}); ok {
-						c.noContent()
-					}
-				}
-			})},
 		{Method: "GET", Path: ws + "/{policy_id}/stats", Admin: true, ID: "rateLimitPolicyStats", Tag: "Admin", Auth: a,
 			Summary: "Counters of a policy on this node, including what it would have throttled or rejected while observed.",
 			Result:  &RateLimitPolicyStats{}, Errors: adminErrors, Handle: s.admin(s.rateLimitPolicyStats)},
-	}
+	}...)
 }

@@ -2,21 +2,38 @@ package http
 
 import (
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/risk/account"
+	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/trust"
+	"github.com/trustd/trustd/traffic/admission"
+	"github.com/trustd/trustd/traffic/lease"
+	"github.com/trustd/trustd/traffic/ratecheck"
 )
 
-// modules holds the state of the API modules, each built in its own file.
+// modules holds the product modules the route files call, one per line.
 type modules struct {
-	contract contractCache
-	rl       *rateLimitModule
-	ap       *apiProtectionModule
-	hv       *hvModule
-	docs     *documents.Screener
-	trust    *trust.Module
+	contract  contractCache
+	rl        *ratecheck.Module
+	lease     *lease.Module
+	admission *admission.Module
+	ap        *apiprotection.Module
+	account   *account.Module
+	hv        *hvModule
+	docs      *documents.Screener
+	trust     *trust.Module
 }
 
 func newModules(s *Server) modules {
-	return modules{rl: newRateLimitModule(s), ap: newAPIProtectionModule(s), hv: newHVModule(), docs: newDocumentScreener(), trust: s.newTrustModule()}
+	return modules{
+		rl:        newRateCheck(s),
+		lease:     lease.New(s.router, s.clock, s.log),
+		admission: admission.New(s.router, s.clock),
+		ap:        apiprotection.New(s.router, s.clock),
+		account:   newAccountModule(s),
+		hv:        newHVModule(),
+		docs:      newDocumentScreener(),
+		trust:     s.newTrustModule(),
+	}
 }
 
 // routes assembles the route table from every module. Adding a module is
@@ -34,6 +51,8 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.accountRoutes()...)
+	rs = append(rs, s.webhookRoutes()...)
 	rs = append(rs, s.trustRoutes()...)
 	return rs
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/events"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -78,6 +79,9 @@ type Config struct {
 	// timestamps both ways (0: 300 s).
 	SealKey        string
 	AgentTolerance time.Duration
+	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
+	// answers its admin operations as unavailable.
+	Webhooks *events.Outbox
 }
 
 // Server is the public and admin API of one node.
@@ -96,6 +100,7 @@ type Server struct {
 	// fixedHeaders are the common headers with constant values, pre-built.
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
+	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
 	mods         modules
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
@@ -119,6 +124,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
 	}
 	s.calls.New = func() any { return &Call{s: s} }
+	s.rlScratch.New = func() any { return new(rlScratch) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
 	s.table = buildTable(s.routes())

@@ -12,6 +12,9 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/ratelimit"
 	"github.com/trustd/trustd/resilience"
+	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/traffic/admission"
+	"github.com/trustd/trustd/traffic/lease"
 )
 
 // Admin API of traffic control: a workspace's concurrency constraints and
@@ -180,7 +183,7 @@ func (s *Server) trafficAdminRoutes() []Route {
 					return
 				}
 				v := dependencyView(d)
-				peek := &actors.BreakerPeek{Key: breakerKey(d.WorkspaceID, d.ID)}
+				peek := &actors.BreakerPeek{Key: actors.BreakerKey(d.WorkspaceID, d.ID)}
 				if err := s.router.Ask(peek.Key, peek); err == nil {
 					v.Live = &DependencyLive{State: peek.State.String(), Calls: peek.Calls, Failures: peek.Failures, InFlight: peek.InFlight}
 				}
@@ -281,8 +284,8 @@ func (s *Server) putConstraint(c *Call) {
 		c.failErr(err)
 		return
 	}
-	if create && len(c.cat.ConstraintsOf(w.ID)) >= maxLeaseConstraints {
-		c.failErr(invalid("name", "a workspace holds at most "+strconv.Itoa(maxLeaseConstraints)+" concurrency constraints"))
+	if create && len(c.cat.ConstraintsOf(w.ID)) >= token.MaxLeaseSlots {
+		c.failErr(invalid("name", "a workspace holds at most "+strconv.Itoa(token.MaxLeaseSlots)+" concurrency constraints"))
 		return
 	}
 	if v, ok := c.apply(&catalog.PutConcurrencyConstraint{Constraint: k}); ok {
@@ -302,9 +305,9 @@ func validateConstraint(cat *catalog.Catalog, k *catalog.ConcurrencyConstraint) 
 		return invalid("action_pattern", "must be *, an action name or a prefix pattern such as export.*")
 	case k.Capacity < 1 || k.Capacity > 1_000_000:
 		return invalid("capacity", "must be 1 to 1000000")
-	case k.MinTTLMs < minLeaseTTLMs || k.MinTTLMs > maxLeaseTTLMs:
+	case k.MinTTLMs < lease.MinTTLMs || k.MinTTLMs > lease.MaxTTLMs:
 		return invalid("min_ttl_ms", "must be 100 to 86400000")
-	case k.MaxTTLMs < k.MinTTLMs || k.MaxTTLMs > maxLeaseTTLMs:
+	case k.MaxTTLMs < k.MinTTLMs || k.MaxTTLMs > lease.MaxTTLMs:
 		return invalid("max_ttl_ms", "must be min_ttl_ms to 86400000")
 	case k.DefaultTTLMs < k.MinTTLMs || k.DefaultTTLMs > k.MaxTTLMs:
 		return invalid("default_ttl_ms", "must be within min_ttl_ms and max_ttl_ms")
@@ -384,7 +387,7 @@ func validateDependency(d *catalog.Dependency) error {
 	case d.RetryTTLMs < 1000 || d.RetryTTLMs > 3_600_000:
 		return invalid("retry_ttl_ms", "must be 1000 to 3600000")
 	}
-	cfg := dependencyConfig(d)
+	cfg := admission.Config(d)
 	if err := cfg.Breaker.Validate(); err != nil {
 		field := map[error]string{
 			resilience.ErrWindowSize: "window_size", resilience.ErrMinimumCalls: "minimum_calls",

@@ -48,3 +48,41 @@ func Valid[T ~string | ~[]byte](v T) bool {
 
 // Rule describes Valid for error messages and the contract.
 const Rule = "1 to 256 bytes of UTF-8 without control characters"
+
+// UUID reports whether s is a UUID in the canonical 8-4-4-4-12 hexadecimal
+// form (either case): the form of every id the service issues.
+func UUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxRouteLen is the longest route in bytes.
+const MaxRouteLen = 2048
+
+// Route reports whether v is a route: a URL path only, starting with '/',
+// with no query or fragment and no spaces or control characters (spec 8).
+func Route[T ~string | ~[]byte](v T) bool {
+	if len(v) == 0 || len(v) > MaxRouteLen || v[0] != '/' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c <= 0x20 || c == 0x7f || c == '?' || c == '#' {
+			return false
+		}
+	}
+	return true
+}

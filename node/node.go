@@ -26,6 +26,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/mtls"
+	"github.com/trustd/trustd/events"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/persistence"
 )
@@ -82,6 +83,9 @@ type Config struct {
 	// unless it has both mutual TLS and a cluster key.
 	TLSFiles mtls.Files
 	TLS      *mtls.Config
+	// Webhooks tunes webhook delivery (events.Config); the node sets its
+	// SealKey from ClusterKey, and --dev allows loopback targets.
+	Webhooks events.Config
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -105,6 +109,11 @@ type Node struct {
 	// serves (the seeding goes through it).
 	dev    atomic.Pointer[DevCredentials]
 	served chan error
+	// webhooks delivers while this node leads Raft; stopWebhooks ends its
+	// loop and webhooksDone closes when it has returned.
+	webhooks     *events.Outbox
+	stopWebhooks context.CancelFunc
+	webhooksDone chan struct{}
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -221,11 +230,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(n.raftCollector())
+	whCfg := cfg.Webhooks
+	whCfg.SealKey = cfg.ClusterKey
+	whCfg.AllowLoopback = whCfg.AllowLoopback || cfg.Dev
+	n.webhooks = events.New(whCfg, n.store, reg, cfg.Logger)
+	whCtx, stopWebhooks := context.WithCancel(context.Background())
+	n.stopWebhooks, n.webhooksDone = stopWebhooks, make(chan struct{})
+	go func() {
+		defer close(n.webhooksDone)
+		n.webhooks.Run(whCtx)
+	}()
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
+		Webhooks: n.webhooks,
 	}, n.store, n.router, reg, cfg.Logger)
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
@@ -303,6 +323,10 @@ func (n *Node) Leave(ctx context.Context) error {
 
 // Store exposes the Raft store (tests, cluster tooling).
 func (n *Node) Store() *persistence.Store { return n.store }
+
+// Webhooks is the signed-webhooks module: emitters (identity sessions)
+// call its Emit.
+func (n *Node) Webhooks() *events.Outbox { return n.webhooks }
 
 // bootstrapSecrets makes sure the cluster has an admin token and signing
 // keys. Both are created once, by the first node, through Raft.
@@ -409,6 +433,12 @@ func (n *Node) Close(ctx context.Context) error {
 		if err := n.ops.Shutdown(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if n.stopWebhooks != nil {
+		// Attempts in flight are cancelled and not recorded: they stay due
+		// for the next leader (at least once).
+		n.stopWebhooks()
+		<-n.webhooksDone
 	}
 	errs = append(errs, n.closeCore())
 	return errors.Join(errs...)

@@ -25,7 +25,8 @@ var (
 // maxText bounds the text of any value, so garbage costs little to refuse.
 const maxText = 2048
 
-var b64 = base64.RawURLEncoding
+// b64 is strict: one text per payload, so no two strings carry one claim.
+var b64 = base64.RawURLEncoding.Strict()
 
 // writer builds a canonical payload: fixed-width integers and bytes,
 // length-prefixed strings.
@@ -137,7 +138,12 @@ func seal(k *Key, prefix string, payload []byte) string {
 // payload positioned after the key id, with the key id itself. scratch
 // may be used as the decode buffer.
 func open(text, prefix string, keys Lookup, scratch []byte) (reader, string, error) {
-	if len(text) > maxText || !strings.HasPrefix(text, prefix) {
+	return openMax(text, prefix, keys, scratch, maxText)
+}
+
+// openMax is open for a format whose text may be up to limit long.
+func openMax(text, prefix string, keys Lookup, scratch []byte, limit int) (reader, string, error) {
+	if len(text) > limit || !strings.HasPrefix(text, prefix) {
 		return reader{}, "", ErrMalformed
 	}
 	enc := text[len(prefix):]

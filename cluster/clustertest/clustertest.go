@@ -32,6 +32,8 @@ type Cluster struct {
 	// certificate from it, so Raft and peer forwarding run over mutual TLS
 	// as in production.
 	CA mtls.PEM
+	// mutate, when set (StartWith), adjusts each node's configuration.
+	mutate func(*node.Config)
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -44,11 +46,18 @@ const AskTimeout = 3 * time.Second
 // test ends.
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
+	return StartWith(t, n, nil)
+}
+
+// StartWith is Start with mutate applied to every node's configuration
+// (this one's and those Add starts later).
+func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
+	t.Helper()
 	ca, err := mtls.CreateCA("clustertest", time.Hour, time.Now())
 	if err != nil {
 		t.Fatalf("cluster CA: %v", err)
 	}
-	c := &Cluster{t: t, down: map[int]bool{}, CA: ca}
+	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate}
 	t.Cleanup(c.closeAll)
 	for i := 0; i < n; i++ {
 		c.Add()
@@ -76,7 +85,7 @@ func (c *Cluster) Add() int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := node.Start(ctx, node.Config{
+	cfg := node.Config{
 		TLS:     tlsCfg,
 		DataDir: c.t.TempDir(), NodeID: fmt.Sprintf("node-%d", i),
 		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
@@ -86,7 +95,11 @@ func (c *Cluster) Add() int {
 		// take longer than production's 500ms bound to answer an ask;
 		// exactness tests must not turn that into degraded answers.
 		AskTimeout: AskTimeout,
-	})
+	}
+	if c.mutate != nil {
+		c.mutate(&cfg)
+	}
+	n, err := node.Start(ctx, cfg)
 	if err != nil {
 		c.t.Fatalf("start node-%d: %v", i, err)
 	}

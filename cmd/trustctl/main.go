@@ -46,15 +46,18 @@ var resources = map[string]resource{
 	"dependencies":            {path: "/dependencies", scoped: true, cols: []string{"dependency_id", "name"}},
 	"signing-keys":            {path: "/signing-keys", cols: []string{"key_id", "purpose", "state", "created_at", "superseded_at"}},
 	"agents":                  {path: "/agents", scoped: true, cols: []string{"agent_id", "name", "status", "allowed_actions", "allowed_scopes", "secrets_valid", "secret"}, lists: []string{"allowed_actions", "allowed_scopes"}},
+	"webhooks":                {path: "/webhooks", scoped: true, cols: []string{"endpoint_id", "url", "status", "event_types", "secrets_valid", "consecutive_failures", "secret"}, lists: []string{"event_types"}},
+	"webhook-events":          {path: "/webhook-events", scoped: true, cols: []string{"event_id", "type", "subject", "sequence", "created_at"}},
 	"approvals":               {path: "/approvals", scoped: true, cols: []string{"approval_id", "agent_id", "action", "scope", "status", "consumed", "decided_by", "expires_at"}},
 }
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
-           concurrency-constraints, dependencies, agents, approvals, signing-keys, trust-policies
+           concurrency-constraints, dependencies, agents, approvals, signing-keys, webhooks, webhook-events, trust-policies
 verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate-secret <id>;
            agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
+           webhooks rotate-secret|test|deliveries <id>; webhooks alerts; webhook-events redeliver <id> [--endpoint-id E];
            trust-policies create|list|get|update|delete: Trust API rules (CEL), see trustctl trust.go
            signing-keys list | signing-keys rotate [--purpose live|sandbox|receipt] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
@@ -154,6 +157,9 @@ func run(args []string, out io.Writer) error {
 			return fmt.Errorf("%s needs --workspace <id>", noun)
 		}
 		coll = "/admin/v1/workspaces/" + o.workspace + res.path
+	}
+	if handled, err := o.webhookVerb(noun, verb, rest, coll, res, out); handled {
+		return err
 	}
 	id := func() (string, error) {
 		if len(rest) != 1 {

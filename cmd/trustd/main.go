@@ -63,6 +63,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.TLSFiles.CA, "tls-ca", "", "cluster CA certificate (PEM) for mutual TLS between nodes (trustctl tls ca create)")
 	fs.StringVar(&cfg.TLSFiles.Cert, "tls-cert", "", "this node's certificate (PEM), issued by the cluster CA (trustctl tls cert create)")
 	fs.StringVar(&cfg.TLSFiles.Key, "tls-key", "", "this node's private key (PEM)")
+	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private-targets", false, "let webhook endpoints be private, loopback, link-local or reserved addresses (SSRF guard off; only for receivers on your own network)")
 	fs.DurationVar(&cfg.ReapAfter, "reap-after", 10*time.Minute, "how long a failed node stays a Raft member before the leader removes it")
 	if err := applyEnv(fs); err != nil {
 		return err

@@ -864,6 +864,7 @@ type Assessment struct {
 	FeedbackLabel  string                 `protobuf:"bytes,10,opt,name=feedback_label,json=feedbackLabel,proto3" json:"feedback_label,omitempty"`
 	FeedbackReason string                 `protobuf:"bytes,11,opt,name=feedback_reason,json=feedbackReason,proto3" json:"feedback_reason,omitempty"`
 	FeedbackAtNs   int64                  `protobuf:"varint,12,opt,name=feedback_at_ns,json=feedbackAtNs,proto3" json:"feedback_at_ns,omitempty"`
+	DeviceKey      string                 `protobuf:"bytes,13,opt,name=device_key,json=deviceKey,proto3" json:"device_key,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -980,6 +981,13 @@ func (x *Assessment) GetFeedbackAtNs() int64 {
 		return x.FeedbackAtNs
 	}
 	return 0
+}
+
+func (x *Assessment) GetDeviceKey() string {
+	if x != nil {
+		return x.DeviceKey
+	}
+	return ""
 }
 
 // GetAssessment looks an assessment up by id.
@@ -3440,6 +3448,177 @@ func (x *BreakerTable) GetEntries() []*BreakerEntry {
 	return nil
 }
 
+// Activity records and reads a subject's or device's account activity
+// (Account Defence): failures in a sliding window and a bounded set of
+// counterpart hashes.
+type Activity struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Member        string                 `protobuf:"bytes,2,opt,name=member,proto3" json:"member,omitempty"`
+	Record        bool                   `protobuf:"varint,3,opt,name=record,proto3" json:"record,omitempty"`
+	Failed        bool                   `protobuf:"varint,4,opt,name=failed,proto3" json:"failed,omitempty"`
+	Succeeded     bool                   `protobuf:"varint,5,opt,name=succeeded,proto3" json:"succeeded,omitempty"`
+	WindowNs      int64                  `protobuf:"varint,6,opt,name=window_ns,json=windowNs,proto3" json:"window_ns,omitempty"`
+	RetainNs      int64                  `protobuf:"varint,7,opt,name=retain_ns,json=retainNs,proto3" json:"retain_ns,omitempty"`
+	MaxMembers    int64                  `protobuf:"varint,8,opt,name=max_members,json=maxMembers,proto3" json:"max_members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Activity) Reset() {
+	*x = Activity{}
+	mi := &file_shardops_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Activity) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Activity) ProtoMessage() {}
+
+func (x *Activity) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Activity.ProtoReflect.Descriptor instead.
+func (*Activity) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *Activity) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Activity) GetMember() string {
+	if x != nil {
+		return x.Member
+	}
+	return ""
+}
+
+func (x *Activity) GetRecord() bool {
+	if x != nil {
+		return x.Record
+	}
+	return false
+}
+
+func (x *Activity) GetFailed() bool {
+	if x != nil {
+		return x.Failed
+	}
+	return false
+}
+
+func (x *Activity) GetSucceeded() bool {
+	if x != nil {
+		return x.Succeeded
+	}
+	return false
+}
+
+func (x *Activity) GetWindowNs() int64 {
+	if x != nil {
+		return x.WindowNs
+	}
+	return 0
+}
+
+func (x *Activity) GetRetainNs() int64 {
+	if x != nil {
+		return x.RetainNs
+	}
+	return 0
+}
+
+func (x *Activity) GetMaxMembers() int64 {
+	if x != nil {
+		return x.MaxMembers
+	}
+	return 0
+}
+
+type ActivityResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Failures      float64                `protobuf:"fixed64,1,opt,name=failures,proto3" json:"failures,omitempty"`
+	Distinct      int64                  `protobuf:"varint,2,opt,name=distinct,proto3" json:"distinct,omitempty"`
+	Seen          bool                   `protobuf:"varint,3,opt,name=seen,proto3" json:"seen,omitempty"`
+	Known         bool                   `protobuf:"varint,4,opt,name=known,proto3" json:"known,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ActivityResult) Reset() {
+	*x = ActivityResult{}
+	mi := &file_shardops_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ActivityResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ActivityResult) ProtoMessage() {}
+
+func (x *ActivityResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ActivityResult.ProtoReflect.Descriptor instead.
+func (*ActivityResult) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ActivityResult) GetFailures() float64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *ActivityResult) GetDistinct() int64 {
+	if x != nil {
+		return x.Distinct
+	}
+	return 0
+}
+
+func (x *ActivityResult) GetSeen() bool {
+	if x != nil {
+		return x.Seen
+	}
+	return false
+}
+
+func (x *ActivityResult) GetKnown() bool {
+	if x != nil {
+		return x.Known
+	}
+	return false
+}
+
 var File_shardops_proto protoreflect.FileDescriptor
 
 const file_shardops_proto_rawDesc = "" +
@@ -3506,7 +3685,7 @@ const file_shardops_proto_rawDesc = "" +
 	"\vfingerprint\x18\x02 \x01(\fR\vfingerprint\x12\x18\n" +
 	"\aexpires\x18\x03 \x01(\x03R\aexpires\"2\n" +
 	"\x16ClaimIdempotencyResult\x12\x18\n" +
-	"\aoutcome\x18\x01 \x01(\x03R\aoutcome\"\xfd\x02\n" +
+	"\aoutcome\x18\x01 \x01(\x03R\aoutcome\"\x9c\x03\n" +
 	"\n" +
 	"Assessment\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
@@ -3525,7 +3704,9 @@ const file_shardops_proto_rawDesc = "" +
 	"\x0efeedback_label\x18\n" +
 	" \x01(\tR\rfeedbackLabel\x12'\n" +
 	"\x0ffeedback_reason\x18\v \x01(\tR\x0efeedbackReason\x12$\n" +
-	"\x0efeedback_at_ns\x18\f \x01(\x03R\ffeedbackAtNs\"\x1f\n" +
+	"\x0efeedback_at_ns\x18\f \x01(\x03R\ffeedbackAtNs\x12\x1d\n" +
+	"\n" +
+	"device_key\x18\r \x01(\tR\tdeviceKey\"\x1f\n" +
 	"\rGetAssessment\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"e\n" +
 	"\x13GetAssessmentResult\x12\x14\n" +
@@ -3714,7 +3895,22 @@ const file_shardops_proto_rawDesc = "" +
 	"\atouched\x18\x04 \x01(\x03R\atouched\x12\x1c\n" +
 	"\tpartition\x18\x05 \x01(\rR\tpartition\"D\n" +
 	"\fBreakerTable\x124\n" +
-	"\aentries\x18\x01 \x03(\v2\x1a.trustd.actor.BreakerEntryR\aentriesB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
+	"\aentries\x18\x01 \x03(\v2\x1a.trustd.actor.BreakerEntryR\aentries\"\xdd\x01\n" +
+	"\bActivity\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x16\n" +
+	"\x06member\x18\x02 \x01(\tR\x06member\x12\x16\n" +
+	"\x06record\x18\x03 \x01(\bR\x06record\x12\x16\n" +
+	"\x06failed\x18\x04 \x01(\bR\x06failed\x12\x1c\n" +
+	"\tsucceeded\x18\x05 \x01(\bR\tsucceeded\x12\x1b\n" +
+	"\twindow_ns\x18\x06 \x01(\x03R\bwindowNs\x12\x1b\n" +
+	"\tretain_ns\x18\a \x01(\x03R\bretainNs\x12\x1f\n" +
+	"\vmax_members\x18\b \x01(\x03R\n" +
+	"maxMembers\"r\n" +
+	"\x0eActivityResult\x12\x1a\n" +
+	"\bfailures\x18\x01 \x01(\x01R\bfailures\x12\x1a\n" +
+	"\bdistinct\x18\x02 \x01(\x03R\bdistinct\x12\x12\n" +
+	"\x04seen\x18\x03 \x01(\bR\x04seen\x12\x14\n" +
+	"\x05known\x18\x04 \x01(\bR\x05knownB(Z&github.com/trustd/trustd/proto/actorpbb\x06proto3"
 
 var (
 	file_shardops_proto_rawDescOnce sync.Once
@@ -3728,7 +3924,7 @@ func file_shardops_proto_rawDescGZIP() []byte {
 	return file_shardops_proto_rawDescData
 }
 
-var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_shardops_proto_goTypes = []any{
 	(*Marker)(nil),                   // 0: trustd.actor.Marker
 	(*MarkerResult)(nil),             // 1: trustd.actor.MarkerResult
@@ -3781,6 +3977,8 @@ var file_shardops_proto_goTypes = []any{
 	(*Admission)(nil),                // 48: trustd.actor.Admission
 	(*BreakerEntry)(nil),             // 49: trustd.actor.BreakerEntry
 	(*BreakerTable)(nil),             // 50: trustd.actor.BreakerTable
+	(*Activity)(nil),                 // 51: trustd.actor.Activity
+	(*ActivityResult)(nil),           // 52: trustd.actor.ActivityResult
 }
 var file_shardops_proto_depIdxs = []int32{
 	0,  // 0: trustd.actor.MarkerSet.markers:type_name -> trustd.actor.Marker
@@ -3822,7 +4020,7 @@ func file_shardops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shardops_proto_rawDesc), len(file_shardops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   51,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

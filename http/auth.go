@@ -4,6 +4,9 @@ import (
 	"github.com/trustd/trustd/catalog"
 )
 
+// The authenticators of server-side operations: every module's route
+// file calls one of these; none writes its own.
+
 // trafficCaller is who called a traffic-control operation (leases,
 // admissions): the workspace and the application, a site or a registered
 // mobile app, whose credential authenticated the call.
@@ -77,18 +80,54 @@ func (c *Call) mobileCaller(platform, appID string) (trafficCaller, bool) {
 	return trafficCaller{ws: ws, appID: app.ID}, true
 }
 
-// validScopeValue accepts a token the caller makes up for the service's own
-// use (idempotency keys, dependency actions): 1 to 256 printable ASCII
-// characters. Identifiers of the caller's users (subject, device, scope
-// values) follow package ident in every module.
-func validScopeValue(v string) bool {
-	if len(v) == 0 || len(v) > 256 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if v[i] < 0x20 || v[i] > 0x7e {
-			return false
+// authSiteVerify authenticates scope site.verify: a scoped credential as
+// bearer, or a site secret in the body. appID is the site's id, or "" for
+// a workspace credential.
+func (c *Call) authSiteVerify(bodySecret string) (ws *catalog.Workspace, appID string, ok bool) {
+	ws, appID, _, ok = c.authServer(bodySecret, "site.verify", false)
+	return ws, appID, ok
+}
+
+// authServer authenticates a server operation: a scoped credential with
+// scope as bearer, or a site's private secret in the body. A sandbox site
+// secret passes only when allowSandbox (the operation then simulates);
+// sandbox reports that it did.
+func (c *Call) authServer(bodySecret, scope string, allowSandbox bool) (ws *catalog.Workspace, appID string, sandbox, ok bool) {
+	if tok := c.bearer(); tok != "" {
+		cr := c.cat.CredentialByToken(tok)
+		if cr == nil {
+			c.fail(ErrUnauthorized, "the bearer credential is not valid")
+			return nil, "", false, false
 		}
+		if !cr.HasScope(scope) {
+			c.fail(ErrForbidden, "the credential lacks scope "+scope)
+			return nil, "", false, false
+		}
+		ws = c.cat.Workspaces[cr.WorkspaceID]
+		if ws == nil || !c.admitCredential(cr.ID, cr.WorkspaceID) {
+			if ws == nil {
+				c.fail(ErrUnauthorized, "the bearer credential is not valid")
+			}
+			return nil, "", false, false
+		}
+		return ws, "", false, true
 	}
-	return true
+	if bodySecret == "" {
+		c.fail(ErrUnauthorized, "a scoped credential (Authorization: Bearer) or the site secret (body field secret) is required")
+		return nil, "", false, false
+	}
+	site := c.cat.SiteBySecret(bodySecret, c.Now())
+	if site == nil || (site.Sandbox() && !allowSandbox) {
+		c.fail(ErrUnauthorized, "the secret is not valid")
+		return nil, "", false, false
+	}
+	ws = c.cat.Workspaces[site.WorkspaceID]
+	if ws == nil {
+		c.fail(ErrUnauthorized, "the secret is not valid")
+		return nil, "", false, false
+	}
+	if !c.admitCredential(site.ID, ws.ID) {
+		return nil, "", false, false
+	}
+	return ws, site.ID, site.Sandbox(), true
 }

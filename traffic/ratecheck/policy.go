@@ -1,4 +1,4 @@
-package http
+package ratecheck
 
 import (
 	"crypto/sha256"
@@ -12,58 +12,53 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/ratelimit"
 )
 
-// The rate-limit module (spec 2.10, 2.11, 4.10, 7.3). Policies live in the
-// catalog; each catalog version is compiled once into per-workspace
-// matchers, so a check never re-reads policy JSON or resolves modes. The
-// buckets live in shard actors and are reached only through the asker.
+// Policies live in the catalog; each catalog version is compiled once into
+// per-workspace matchers, so a check never re-reads policy JSON or
+// resolves modes.
 
-// asker is the one thing the module needs of the cluster: run an op on the
-// owner of a key. *cluster.Router implements it; tests swap in a failing
-// one to exercise degraded behaviour.
-type asker interface {
-	Ask(key string, op actors.Op) error
-}
+// Scope is a policy's scope (spec 2.11).
+type Scope uint8
 
-// scopeKind is a policy's scope (spec 2.11).
-type scopeKind uint8
-
+// The scopes, in the order their values are hashed.
 const (
-	scopeWorkspace scopeKind = iota
-	scopeApplication
-	scopeSubject
-	scopeDevice
-	scopeRoute
-	scopeCustom
+	ScopeWorkspace Scope = iota
+	ScopeApplication
+	ScopeSubject
+	ScopeDevice
+	ScopeRoute
+	ScopeCustom
 	numScopes
 )
 
 var scopeNames = [numScopes]string{"workspace", "application", "subject", "device", "route", "custom"}
 
-func parseScope(s string) (scopeKind, bool) {
+func (s Scope) String() string { return scopeNames[s] }
+
+// ParseScope reads a policy's scope name.
+func ParseScope(s string) (Scope, bool) {
 	for i, n := range scopeNames {
 		if n == s {
-			return scopeKind(i), true
+			return Scope(i), true
 		}
 	}
 	return 0, false
 }
 
-// policyMode is a policy's mode once workspace_default is resolved.
-type policyMode uint8
+// mode is a policy's mode once workspace_default is resolved.
+type mode uint8
 
 const (
-	modeObserve policyMode = iota
+	modeObserve mode = iota
 	modeThrottle
 	modeEnforce
 )
 
 var modeNames = [...]string{"observe", "throttle", "enforce"}
 
-func resolveMode(policy, workspaceDefault string) policyMode {
+func resolveMode(policy, workspaceDefault string) mode {
 	if policy == "workspace_default" {
 		policy = workspaceDefault
 	}
@@ -76,33 +71,31 @@ func resolveMode(policy, workspaceDefault string) policyMode {
 	return modeObserve
 }
 
-// compiledPolicy is a policy ready for the hot path.
-type compiledPolicy struct {
-	id, name      string
-	targetType    string
-	targetID      string
-	pattern       string
-	method        string
-	scope         scopeKind
-	cfg           ratelimit.BucketConfig
-	defaultCost   int64
-	quotaLimit    int64
-	window        ratelimit.Window
-	adaptive      bool
-	mode          policyMode
-	failClosed    bool
-	enforcePct    uint64
-	livePrefix    string // "l" + policyTag: live state
-	simPrefix     string // "s" + policyTag: observe-mode simulation state
-	jsonHead      []byte // `{"policy_id":…,"name":…,"scope":…,"mode":…`
-	quotaWindowJS string
-	stats         *policyStats
+// policy is a policy ready for the hot path.
+type policy struct {
+	id, name    string
+	targetType  string
+	targetID    string
+	pattern     string
+	method      string
+	scope       Scope
+	cfg         ratelimit.BucketConfig
+	defaultCost int64
+	quotaLimit  int64
+	window      ratelimit.Window
+	adaptive    bool
+	mode        mode
+	failClosed  bool
+	enforcePct  uint64
+	livePrefix  string // actors.SpaceBucket + tag: live state
+	simPrefix   string // actors.SpaceSimulation + tag: observe-mode simulation state
+	jsonHead    []byte // `{"policy_id":…,"name":…,"scope":…,"mode":…`
+	stats       *stats
 }
 
 // workspaceMatcher holds one workspace's compiled policies.
 type workspaceMatcher struct {
-	ws       *catalog.Workspace
-	policies []*compiledPolicy
+	policies []*policy
 }
 
 // matcherSet is the compiled form of one catalog version.
@@ -111,9 +104,9 @@ type matcherSet struct {
 	byWS  map[string]*workspaceMatcher
 }
 
-// policyStats counts, on this node, what a policy did. Observe-mode
-// counts are what operators read before enforcing a policy.
-type policyStats struct {
+// stats counts, on this node, what a policy did. Observe-mode counts are
+// what operators read before enforcing a policy.
+type stats struct {
 	workspaceID string
 	matched     atomic.Uint64
 	allowed     atomic.Uint64
@@ -126,46 +119,56 @@ type policyStats struct {
 	since       time.Time
 }
 
-type rateLimitModule struct {
-	s   *Server
-	ask asker
-	// local reports whether this node owns key; nil means every key is
-	// treated as local.
+// Stats is what one policy did on this node since Since.
+type Stats struct {
+	Since                                      time.Time
+	Matched, Allowed, Throttled, Rejected      uint64
+	ObservedWouldThrottle, ObservedWouldReject uint64
+	DegradedFailOpen, DegradedFailClosed       uint64
+}
+
+// Asker runs an op on the owner of a key. *cluster.Router implements it;
+// tests use fakes.
+type Asker interface {
+	Ask(key string, op actors.Op) error
+}
+
+// Config is what a Module needs.
+type Config struct {
+	Asker Asker
+	// Local reports whether this node owns key; nil treats every key as
+	// local.
+	Local func(key string) bool
+	Now   func() time.Time
+}
+
+// Module decides rate-limit checks. It is safe for concurrent use.
+type Module struct {
+	ask   Asker
 	local func(key string) bool
+	now   func() time.Time
 
 	cur atomic.Pointer[matcherSet]
 	mu  sync.Mutex // serialises rebuilds and guards stats
 	// stats outlive catalog versions: a PATCH must not reset the counts.
-	stats map[string]*policyStats
+	stats map[string]*stats
 
 	checks sync.Pool
 }
 
-func newRateLimitModule(s *Server) *rateLimitModule {
-	m := &rateLimitModule{s: s, stats: map[string]*policyStats{}}
-	if r := s.router; r != nil {
-		m.ask = r
-		m.local = func(key string) bool { return r.Ring().OwnsLocally(cluster.Partition(key)) }
+// New returns a module.
+func New(cfg Config) *Module {
+	m := &Module{ask: cfg.Asker, local: cfg.Local, now: cfg.Now, stats: map[string]*stats{}}
+	if m.now == nil {
+		m.now = time.Now
 	}
-	m.checks.New = func() any { return new(rlCheck) }
-	if s.reg != nil {
-		s.reg.MustRegister(&policyCollector{m: m,
-			decisions: prometheus.NewDesc("trustd_ratelimit_policy_decisions_total",
-				"Applied decisions of enforced rate-limit checks by policy (this node).", []string{"workspace_id", "policy_id", "decision"}, nil),
-			observed: prometheus.NewDesc("trustd_ratelimit_policy_observed_restrictions_total",
-				"Requests an observed policy (mode observe, or keys outside enforce_percentage) would have throttled or rejected (this node).",
-				[]string{"workspace_id", "policy_id", "decision"}, nil),
-			degraded: prometheus.NewDesc("trustd_ratelimit_policy_degraded_total",
-				"Checks answered by the policy's degraded behaviour because the bucket owner was unavailable (this node).",
-				[]string{"workspace_id", "policy_id", "behaviour"}, nil),
-		})
-	}
+	m.checks.New = func() any { return new(Result) }
 	return m
 }
 
 // matchers returns the compiled policies of cat, building them once per
 // catalog version.
-func (m *rateLimitModule) matchers(cat *catalog.Catalog) *matcherSet {
+func (m *Module) matchers(cat *catalog.Catalog) *matcherSet {
 	if cur := m.cur.Load(); cur != nil && cur.index == cat.Index {
 		return cur
 	}
@@ -182,7 +185,7 @@ func (m *rateLimitModule) matchers(cat *catalog.Catalog) *matcherSet {
 		}
 		wm := set.byWS[ws.ID]
 		if wm == nil {
-			wm = &workspaceMatcher{ws: ws}
+			wm = &workspaceMatcher{}
 			set.byWS[ws.ID] = wm
 		}
 		wm.policies = append(wm.policies, m.compile(ws, p))
@@ -204,7 +207,7 @@ func (m *rateLimitModule) matchers(cat *catalog.Catalog) *matcherSet {
 }
 
 // sortPolicies orders by id so answers list policies deterministically.
-func sortPolicies(ps []*compiledPolicy) {
+func sortPolicies(ps []*policy) {
 	for i := 1; i < len(ps); i++ {
 		for j := i; j > 0 && ps[j].id < ps[j-1].id; j-- {
 			ps[j], ps[j-1] = ps[j-1], ps[j]
@@ -212,9 +215,9 @@ func sortPolicies(ps []*compiledPolicy) {
 	}
 }
 
-func (m *rateLimitModule) compile(ws *catalog.Workspace, p *catalog.RateLimitPolicy) *compiledPolicy {
-	scope, _ := parseScope(p.Scope)
-	cp := &compiledPolicy{
+func (m *Module) compile(ws *catalog.Workspace, p *catalog.RateLimitPolicy) *policy {
+	scope, _ := ParseScope(p.Scope)
+	cp := &policy{
 		id: p.ID, name: p.Name, targetType: p.Target.Type, targetID: p.Target.ID,
 		pattern: p.ActionPattern, method: p.Method, scope: scope,
 		cfg: ratelimit.BucketConfig{Capacity: p.Bucket.Capacity, RefillAmount: p.Bucket.RefillAmount,
@@ -223,8 +226,8 @@ func (m *rateLimitModule) compile(ws *catalog.Workspace, p *catalog.RateLimitPol
 		mode:       resolveMode(p.Mode, ws.Settings.DefaultMode),
 		failClosed: p.DegradedBehaviour == "fail_closed",
 		enforcePct: uint64(p.EnforcePercentage),
-		livePrefix: "l" + policyTag(ws.ID, p.ID),
-		simPrefix:  "s" + policyTag(ws.ID, p.ID),
+		livePrefix: actors.SpaceBucket + policyTag(ws.ID, p.ID),
+		simPrefix:  actors.SpaceSimulation + policyTag(ws.ID, p.ID),
 	}
 	if p.Quota != nil {
 		if w, err := ratelimit.ParseWindow(p.Quota.Window); err == nil {
@@ -242,23 +245,32 @@ func (m *rateLimitModule) compile(ws *catalog.Workspace, p *catalog.RateLimitPol
 	cp.jsonHead = append(head, '"')
 	st := m.stats[p.ID]
 	if st == nil {
-		st = &policyStats{workspaceID: ws.ID, since: m.s.clock().UTC()}
+		st = &stats{workspaceID: ws.ID, since: m.now().UTC()}
 		m.stats[p.ID] = st
 	}
 	cp.stats = st
 	return cp
 }
 
-// statsOf returns the counters of a policy, or nil before its first use.
-func (m *rateLimitModule) statsOf(policyID string) *policyStats {
+// PolicyStats returns what the policy did on this node, compiling cat
+// first so a policy that exists has counters. False: no such policy.
+func (m *Module) PolicyStats(cat *catalog.Catalog, policyID string) (Stats, bool) {
+	m.matchers(cat)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.stats[policyID]
+	st := m.stats[policyID]
+	if st == nil {
+		return Stats{}, false
+	}
+	return Stats{Since: st.since,
+		Matched: st.matched.Load(), Allowed: st.allowed.Load(), Throttled: st.throttled.Load(), Rejected: st.rejected.Load(),
+		ObservedWouldThrottle: st.wouldThrot.Load(), ObservedWouldReject: st.wouldReject.Load(),
+		DegradedFailOpen: st.failOpen.Load(), DegradedFailClosed: st.failClosed.Load()}, true
 }
 
 // matches reports whether p covers a request of app (site or mobile app
 // id) for action and method. Action and method were validated already.
-func (p *compiledPolicy) matches(appID, action, method string) bool {
+func (p *policy) matches(appID, action, method string) bool {
 	switch p.targetType {
 	case catalog.TargetSite, catalog.TargetMobileApp:
 		if p.targetID != appID {
@@ -271,7 +283,7 @@ func (p *compiledPolicy) matches(appID, action, method string) bool {
 // enforcedFor reports whether the key whose scope hash is h is in the
 // policy's enforced share. The share is a stable function of the hash, so
 // a key stays enforced or observed for as long as the percentage stays.
-func (p *compiledPolicy) enforcedFor(h *[32]byte) bool {
+func (p *policy) enforcedFor(h *[32]byte) bool {
 	if p.mode == modeObserve {
 		return false
 	}
@@ -293,30 +305,43 @@ func policyTag(workspaceID, policyID string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }
 
-// bucketKey is the key of the policy's bucket for scope hash h.
-func (p *compiledPolicy) bucketKey(buf []byte, sim bool, h *[32]byte) string {
+// bucketKey appends the key of the policy's bucket for scope hash h to
+// buf[:0].
+func (p *policy) bucketKey(buf []byte, sim bool, h *[32]byte) []byte {
 	pfx := p.livePrefix
 	if sim {
 		pfx = p.simPrefix
 	}
 	buf = append(buf[:0], pfx...)
-	buf = base64.RawURLEncoding.AppendEncode(buf, h[:16])
-	return string(buf)
+	return base64.RawURLEncoding.AppendEncode(buf, h[:16])
 }
 
-// policyCollector exports the per-policy counters on each scrape.
-type policyCollector struct {
-	m                             *rateLimitModule
+// Collector exports the per-policy counters of this node on each scrape.
+func (m *Module) Collector() prometheus.Collector {
+	return &collector{m: m,
+		decisions: prometheus.NewDesc("trustd_ratelimit_policy_decisions_total",
+			"Applied decisions of enforced rate-limit checks by policy (this node).", []string{"workspace_id", "policy_id", "decision"}, nil),
+		observed: prometheus.NewDesc("trustd_ratelimit_policy_observed_restrictions_total",
+			"Requests an observed policy (mode observe, or keys outside enforce_percentage) would have throttled or rejected (this node).",
+			[]string{"workspace_id", "policy_id", "decision"}, nil),
+		degraded: prometheus.NewDesc("trustd_ratelimit_policy_degraded_total",
+			"Checks answered by the policy's degraded behaviour because the bucket owner was unavailable (this node).",
+			[]string{"workspace_id", "policy_id", "behaviour"}, nil),
+	}
+}
+
+type collector struct {
+	m                             *Module
 	decisions, observed, degraded *prometheus.Desc
 }
 
-func (c *policyCollector) Describe(ch chan<- *prometheus.Desc) {
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.decisions
 	ch <- c.observed
 	ch <- c.degraded
 }
 
-func (c *policyCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {

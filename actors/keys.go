@@ -1,0 +1,63 @@
+package actors
+
+import (
+	"encoding/hex"
+	"strings"
+)
+
+// Key spaces of actor state, declared once. A router key starts with the
+// prefix of its space; the prefix keeps spaces apart (the same id in two
+// spaces is two keys), and the key's hash picks the partition that owns
+// it. Product modules build keys only through these names, so every kind
+// of state the cluster holds is listed here with the op that owns it and
+// how long it lives.
+//
+//	prefix     state                                   ops                                   lifetime
+//	l          token bucket + quota counter (live)     Reserve, Refund                       idle eviction
+//	s          observe-mode simulation bucket          Reserve, Refund                       idle eviction
+//	lease/     concurrency leases of a constraint      LeaseReserve, LeaseRenew, LeaseRelease lease expiry
+//	breaker/   circuit breaker, retry budget, bulkhead BreakerAdmit, BreakerFeedback, Peek    config lifetime
+//	adm/       single-use dependency admission         Consume                               admission expiry + skew
+//	tok/       single-use response token (+verdict)    Redeem                                token expiry + skew
+//	sbx/tok/   the same for sandbox tokens             Redeem                                token expiry + skew
+//	chl/       single-use challenge                    Consume                               challenge expiry + skew
+//	fb/        detection-feedback de-duplication       Consume                               5 minutes
+//	vel/       challenge velocity per IP and per site  Hit                                   velocity window
+//	apa/       API Protection assessment               PutAssessment, GetAssessment, Annotate 24 h
+//	apv/       API Protection velocity counters        CountHit                              policy window
+//	idem/      API Protection idempotency keys         ClaimIdempotency                      24 h
+//	rep/       subject reputation (feedback labels)    LabelSubject, SubjectLabel            7 days
+//	ag…/       agent nonces, velocity, decisions       see agents.NonceKey and agents/DESIGN.md
+const (
+	SpaceBucket      = "l"
+	SpaceSimulation  = "s"
+	SpaceLease       = "lease/"
+	SpaceBreaker     = "breaker/"
+	SpaceAdmission   = "adm/"
+	SpaceToken       = "tok/"
+	SpaceSandboxTok  = "sbx/tok/"
+	SpaceChallenge   = "chl/"
+	SpaceFeedback    = "fb/"
+	SpaceVelocity    = "vel/"
+	SpaceAssessment  = "apa/"
+	SpaceAPIVelocity = "apv/"
+	SpaceIdempotency = "idem/"
+	SpaceReputation  = "rep/"
+)
+
+// AssessmentKey is the key of the API Protection assessment id (a UUID in
+// any case).
+func AssessmentKey(id string) string { return SpaceAssessment + strings.ToLower(id) }
+
+// MarkerKey is the key of a 128-bit single-use id in space.
+func MarkerKey(space string, id [16]byte) string {
+	var b [48]byte
+	n := copy(b[:], space)
+	n += hex.Encode(b[n:], id[:])
+	return string(b[:n])
+}
+
+// BreakerKey is the key of a workspace's dependency.
+func BreakerKey(workspaceID, dependencyID string) string {
+	return SpaceBreaker + workspaceID + "/" + dependencyID
+}
