@@ -303,7 +303,7 @@ func (c *Call) exchangeProof(who trust.Caller, siteID string, in *TrustSiteverif
 	out := TrustSiteverifyResult{Success: res.Success(), ErrorCodes: res.Codes}
 	if res.Known {
 		a := res.Achieved
-		out.Trust = &TrustResult{Method: a.Method, AssuranceLevel: a.Assurance.String(), IdentityBound: a.Identity, LivenessVerified: a.Liveness,
+		out.Trust = &TrustProofResult{Method: a.Method, AssuranceLevel: a.Assurance.String(), IdentityBound: a.Identity, LivenessVerified: a.Liveness,
 			DeviceBound: a.DeviceBound, OperationBound: a.OperationBound, AuthorizationCapable: a.Identity && a.OperationBound, Action: a.Action}
 	}
 	if res.Success() {

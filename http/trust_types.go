@@ -82,8 +82,8 @@ type MobileTrustSiteverifyInput struct {
 	TrustSiteverifyInput
 }
 
-// TrustResult is what a proof established.
-type TrustResult struct {
+// TrustProofResult is what a proof established.
+type TrustProofResult struct {
 	Method               string `json:"method" required:"true"`
 	AssuranceLevel       string `json:"assurance_level" required:"true" enum:"none|document_only|standard|high"`
 	IdentityBound        bool   `json:"identity_bound" required:"true"`
@@ -96,10 +96,10 @@ type TrustResult struct {
 
 // TrustSiteverifyResult is the answer of POST /trust/siteverify (spec 2.8).
 type TrustSiteverifyResult struct {
-	Success      bool         `json:"success" required:"true"`
-	Trust        *TrustResult `json:"trust,omitempty" doc:"What the proof established; absent for a proof that is not recognised (invalid-input-response)."`
-	ErrorCodes   []string     `json:"error-codes" required:"true" enum:"invalid-input-response|timeout-or-duplicate|action-mismatch|insufficient-assurance|identity-not-verified|liveness-not-verified|operation-not-bound|operation-mismatch|stale-authentication|remoteip-mismatch|low-score"`
-	AssessmentID string       `json:"assessment_id,omitempty" format:"uuid" doc:"On success: for POST /trust/orchestrate."`
+	Success      bool              `json:"success" required:"true"`
+	Trust        *TrustProofResult `json:"trust,omitempty" doc:"What the proof established; absent for a proof that is not recognised (invalid-input-response)."`
+	ErrorCodes   []string          `json:"error-codes" required:"true" enum:"invalid-input-response|timeout-or-duplicate|action-mismatch|insufficient-assurance|identity-not-verified|liveness-not-verified|operation-not-bound|operation-mismatch|stale-authentication|remoteip-mismatch|low-score"`
+	AssessmentID string            `json:"assessment_id,omitempty" format:"uuid" doc:"On success: for POST /trust/orchestrate."`
 }
 
 // TrustOrchestrateInput is the request of POST /trust/orchestrate.

@@ -280,7 +280,7 @@ func TestProofTokenRoundTrip(t *testing.T) {
 		t.Fatalf("decoded %+v", p)
 	}
 	for name, bad := range map[string]string{
-		"a flipped character": text[:len(text)-3] + "A" + text[len(text)-2:],
+		"a flipped character": text[:len(text)-3] + map[bool]string{true: "B", false: "A"}[text[len(text)-3] == 'A'] + text[len(text)-2:],
 		"a response token":    strings.Replace(text, token.ProofPrefix, token.LivePrefix, 1),
 		"garbage":             "tp1_%%%",
 	} {
