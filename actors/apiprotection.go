@@ -33,10 +33,12 @@ func (t *velocityTable) Sweep(now int64, budget int) {
 
 // CountHit counts one request for Key in a window of WindowNs aligned to
 // multiples of WindowNs since the Unix epoch, and reports the count so far
-// (including this one) and when the window ends.
+// (including this one) and when the window ends. With Peek it counts
+// nothing and reports the current window's count (0 when none).
 type CountHit struct {
 	Key      string
 	WindowNs int64
+	Peek     bool
 
 	Count int64
 	EndNs int64
@@ -51,6 +53,13 @@ func (o *CountHit) Apply(st *State) {
 	t := Slot(st, KindVelocity, newVelocityTable)
 	e := t.m[o.Key]
 	start := st.Now - st.Now%o.WindowNs
+	if o.Peek {
+		o.Count, o.EndNs = 0, start+o.WindowNs
+		if e != nil && e.start >= start && e.end > st.Now {
+			o.Count, o.EndNs = e.count, e.end
+		}
+		return
+	}
 	if e == nil {
 		if !st.Room(KindVelocity, len(t.m)) {
 			return

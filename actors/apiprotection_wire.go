@@ -21,14 +21,14 @@ func (*CountHit) OpKind() string { return "velocity.count_hit" }
 
 // AppendOp implements WireOp.
 func (o *CountHit) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.CountHit{Key: o.Key, WindowNs: o.WindowNs})
+	return appendPB(b, &actorpb.CountHit{Key: o.Key, WindowNs: o.WindowNs, Peek: o.Peek})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *CountHit) UnmarshalOp(data []byte) error {
 	var m actorpb.CountHit
 	err := gproto.Unmarshal(data, &m)
-	o.Key, o.WindowNs = m.Key, m.WindowNs
+	o.Key, o.WindowNs, o.Peek = m.Key, m.WindowNs, m.Peek
 	return err
 }
 

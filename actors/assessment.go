@@ -27,6 +27,15 @@ type Verification struct {
 	// VerifiedAt and Expires are Unix ns.
 	VerifiedAt int64
 	Expires    int64
+
+	// Trust API proofs (risk/trust) only; zero for widget verifications:
+	// the step-up method, its assurance rank, the binding bits and the
+	// keyed hashes of the subject and operation the proof was bound to.
+	Method        string
+	Assurance     uint8
+	Bindings      uint32
+	SubjectHash   [16]byte
+	OperationHash [16]byte
 }
 
 type verificationTable struct {

@@ -148,13 +148,27 @@ func (o *Hit) UnmarshalResult(data []byte) error {
 func verificationPB(v *Verification) *actorpb.Verification {
 	return &actorpb.Verification{Id: v.ID, WorkspaceId: v.WorkspaceID, SiteId: v.SiteID, Hostname: v.Hostname,
 		Action: v.Action, ChallengeType: v.ChallengeType, Score: uint32(v.Score), Reasons: v.Reasons,
-		VerifiedAt: v.VerifiedAt, Expires: v.Expires}
+		VerifiedAt: v.VerifiedAt, Expires: v.Expires, Method: v.Method, Assurance: uint32(v.Assurance), Bindings: v.Bindings,
+		SubjectHash: nilIfZero(v.SubjectHash[:]), OperationHash: nilIfZero(v.OperationHash[:])}
+}
+
+func nilIfZero(b []byte) []byte {
+	for _, x := range b {
+		if x != 0 {
+			return b
+		}
+	}
+	return nil
 }
 
 func verificationOf(m *actorpb.Verification) Verification {
-	return Verification{ID: m.GetId(), WorkspaceID: m.GetWorkspaceId(), SiteID: m.GetSiteId(), Hostname: m.GetHostname(),
+	v := Verification{ID: m.GetId(), WorkspaceID: m.GetWorkspaceId(), SiteID: m.GetSiteId(), Hostname: m.GetHostname(),
 		Action: m.GetAction(), ChallengeType: m.GetChallengeType(), Score: uint16(min(m.GetScore(), 1<<16-1)),
-		Reasons: m.GetReasons(), VerifiedAt: m.GetVerifiedAt(), Expires: m.GetExpires()}
+		Reasons: m.GetReasons(), VerifiedAt: m.GetVerifiedAt(), Expires: m.GetExpires(),
+		Method: m.GetMethod(), Assurance: uint8(min(m.GetAssurance(), 255)), Bindings: m.GetBindings()}
+	copy(v.SubjectHash[:], m.GetSubjectHash())
+	copy(v.OperationHash[:], m.GetOperationHash())
+	return v
 }
 
 // OpKind implements WireOp.

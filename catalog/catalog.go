@@ -149,6 +149,10 @@ func (c *Credential) HasScope(scope string) bool {
 const (
 	KeyLive    = "live"
 	KeySandbox = "sandbox"
+	// KeyReceipt keys are Ed25519: Secret is the 32-byte seed. They sign
+	// Trust API decision receipts; their public halves are published at
+	// /.well-known/jwks.json.
+	KeyReceipt = "receipt"
 )
 
 // SigningKey signs tokens, leases, clearances and receipts. Keys are
@@ -201,6 +205,8 @@ type Catalog struct {
 	// Signed webhooks (webhook.go): endpoints, and one outbox per workspace.
 	WebhookEndpoints map[string]*WebhookEndpoint `json:"webhook_endpoints"`
 	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
+	// Trust API rules (trust_policy.go).
+	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

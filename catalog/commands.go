@@ -64,6 +64,9 @@ var commands = map[string]func() Command{
 	"webhook_event.redeliver":        func() Command { return &RedeliverWebhookEvent{} },
 	"webhook_attempts.record":        func() Command { return &RecordWebhookAttempts{} },
 	"webhook_outbox.prune":           func() Command { return &PruneWebhookOutboxes{} },
+	// Trust API.
+	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
+	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -203,6 +206,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteApprovalsOf,
 	deleteTrustedDevicesOf,
 	deleteWebhooksOf,
+	deleteTrustPoliciesOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

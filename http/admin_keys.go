@@ -21,7 +21,7 @@ import (
 // SigningKeyView is one key, without its secret.
 type SigningKeyView struct {
 	KeyID        string     `json:"key_id" required:"true"`
-	Purpose      string     `json:"purpose" required:"true" enum:"live|sandbox"`
+	Purpose      string     `json:"purpose" required:"true" enum:"live|sandbox|receipt"`
 	CreatedAt    time.Time  `json:"created_at" required:"true"`
 	State        string     `json:"state" required:"true" enum:"pending|signing|verify_only" doc:"pending: known to nodes, not signing yet; signing: signs new tokens; verify_only: superseded, still verifies what it signed."`
 	ActiveFrom   *time.Time `json:"active_from,omitempty"`
@@ -35,7 +35,7 @@ type SigningKeyList struct {
 
 // RotateKeysInput is POST /admin/v1/signing-keys/rotate.
 type RotateKeysInput struct {
-	Purpose string `json:"purpose,omitempty" enum:"live|sandbox" doc:"Which keys to rotate (default live)."`
+	Purpose string `json:"purpose,omitempty" enum:"live|sandbox|receipt" doc:"Which keys to rotate (default live); receipt rotates the Ed25519 key of Trust API decision receipts."`
 }
 
 func (s *Server) signingKeyRoutes() []Route {
@@ -86,8 +86,8 @@ func (s *Server) rotateSigningKeys(c *Call) {
 	if in.Purpose == "" {
 		in.Purpose = catalog.KeyLive
 	}
-	if in.Purpose != catalog.KeyLive && in.Purpose != catalog.KeySandbox {
-		c.failErr(invalid("purpose", "must be live or sandbox"))
+	if in.Purpose != catalog.KeyLive && in.Purpose != catalog.KeySandbox && in.Purpose != catalog.KeyReceipt {
+		c.failErr(invalid("purpose", "must be live, sandbox or receipt"))
 		return
 	}
 	key := c.Catalog().PendingKey(in.Purpose)

@@ -15,6 +15,7 @@ import (
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/passwords"
+	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 )
@@ -81,6 +82,7 @@ func contractErrors() []ErrorCode {
 		events.Codes(),
 		agentModuleCodes(),
 		passwords.Errors,
+		trust.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/passwords"
+	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
@@ -21,6 +22,7 @@ type modules struct {
 	pw        *passwords.Module
 	hv        *hvModule
 	docs      *documents.Screener
+	trust     *trust.Module
 }
 
 func newModules(s *Server) modules {
@@ -33,6 +35,7 @@ func newModules(s *Server) modules {
 		pw:        newPasswordModule(s),
 		hv:        newHVModule(),
 		docs:      newDocumentScreener(),
+		trust:     s.newTrustModule(),
 	}
 }
 
@@ -54,5 +57,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.accountRoutes()...)
 	rs = append(rs, s.webhookRoutes()...)
 	rs = append(rs, s.passwordRoutes()...)
+	rs = append(rs, s.trustRoutes()...)
 	return rs
 }

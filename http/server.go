@@ -20,6 +20,7 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/risk/passwords"
+	"github.com/trustd/trustd/risk/trust"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -131,6 +132,9 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.rlScratch.New = func() any { return new(rlScratch) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
+	if s.router != nil {
+		s.mods.trust.SetSignals(accountSignals{own: trust.ActorSignals{Router: s.router}, account: s.mods.account})
+	}
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
 	conns, _ := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP)

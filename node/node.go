@@ -358,7 +358,8 @@ func (n *Node) bootstrapSecrets(ctx context.Context) error {
 			return fmt.Errorf("node: install admin token: %w", err)
 		}
 	}
-	for _, purpose := range []string{catalog.KeyLive, catalog.KeySandbox} {
+	// Receipt keys are Ed25519: the 32 random bytes are the key's seed.
+	for _, purpose := range []string{catalog.KeyLive, catalog.KeySandbox, catalog.KeyReceipt} {
 		if n.store.Catalog().SigningKey(purpose) != nil {
 			continue
 		}

@@ -54,11 +54,12 @@ var resources = map[string]resource{
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
-           concurrency-constraints, dependencies, agents, approvals, signing-keys, webhooks, webhook-events
+           concurrency-constraints, dependencies, agents, approvals, signing-keys, webhooks, webhook-events, trust-policies
 verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate-secret <id>;
            agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
            webhooks rotate-secret|test|deliveries <id>; webhooks alerts; webhook-events redeliver <id> [--endpoint-id E];
-           signing-keys list | signing-keys rotate [--purpose live|sandbox] (two-phase: published to every node before it signs)
+           trust-policies create|list|get|update|delete: Trust API rules (CEL), see trustctl trust.go
+           signing-keys list | signing-keys rotate [--purpose live|sandbox|receipt] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
            tls ca create | tls cert create --node <id> [--ip …] [--dns …] (local, see trustctl tls)
@@ -146,6 +147,9 @@ func run(args []string, out io.Writer) error {
 	noun, verb, rest := o.positional[0], o.positional[1], o.positional[2:]
 	if noun == "cluster" {
 		return o.cluster(verb, out)
+	}
+	if noun == "trust-policies" {
+		return o.trustPolicies(verb, rest, out)
 	}
 	res, ok := resources[noun]
 	if !ok {

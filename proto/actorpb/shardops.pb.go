@@ -632,9 +632,11 @@ func (x *BucketSet) GetEntries() []*BucketEntry {
 
 // CountHit counts a hit in a velocity window (API Protection).
 type CountHit struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	WindowNs      int64                  `protobuf:"varint,2,opt,name=window_ns,json=windowNs,proto3" json:"window_ns,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Key      string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	WindowNs int64                  `protobuf:"varint,2,opt,name=window_ns,json=windowNs,proto3" json:"window_ns,omitempty"`
+	// peek reads the window's count without counting a hit.
+	Peek          bool `protobuf:"varint,3,opt,name=peek,proto3" json:"peek,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -681,6 +683,13 @@ func (x *CountHit) GetWindowNs() int64 {
 		return x.WindowNs
 	}
 	return 0
+}
+
+func (x *CountHit) GetPeek() bool {
+	if x != nil {
+		return x.Peek
+	}
+	return false
 }
 
 type CountHitResult struct {
@@ -1757,6 +1766,14 @@ type Verification struct {
 	Reasons       uint32                 `protobuf:"varint,8,opt,name=reasons,proto3" json:"reasons,omitempty"`
 	VerifiedAt    int64                  `protobuf:"varint,9,opt,name=verified_at,json=verifiedAt,proto3" json:"verified_at,omitempty"`
 	Expires       int64                  `protobuf:"varint,10,opt,name=expires,proto3" json:"expires,omitempty"`
+	// Trust API proofs (risk/trust): the step-up method, the assurance
+	// rank achieved, the binding bits and the keyed hashes the proof was
+	// bound to. Empty for widget verifications.
+	Method        string `protobuf:"bytes,11,opt,name=method,proto3" json:"method,omitempty"`
+	Assurance     uint32 `protobuf:"varint,12,opt,name=assurance,proto3" json:"assurance,omitempty"`
+	Bindings      uint32 `protobuf:"varint,13,opt,name=bindings,proto3" json:"bindings,omitempty"`
+	SubjectHash   []byte `protobuf:"bytes,14,opt,name=subject_hash,json=subjectHash,proto3" json:"subject_hash,omitempty"`
+	OperationHash []byte `protobuf:"bytes,15,opt,name=operation_hash,json=operationHash,proto3" json:"operation_hash,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1859,6 +1876,41 @@ func (x *Verification) GetExpires() int64 {
 		return x.Expires
 	}
 	return 0
+}
+
+func (x *Verification) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *Verification) GetAssurance() uint32 {
+	if x != nil {
+		return x.Assurance
+	}
+	return 0
+}
+
+func (x *Verification) GetBindings() uint32 {
+	if x != nil {
+		return x.Bindings
+	}
+	return 0
+}
+
+func (x *Verification) GetSubjectHash() []byte {
+	if x != nil {
+		return x.SubjectHash
+	}
+	return nil
+}
+
+func (x *Verification) GetOperationHash() []byte {
+	if x != nil {
+		return x.OperationHash
+	}
+	return nil
 }
 
 // GetVerification looks a verification up by assessment id.
@@ -3620,10 +3672,11 @@ const file_shardops_proto_rawDesc = "" +
 	"\x06window\x18\a \x01(\rR\x06window\x12\x1c\n" +
 	"\tpartition\x18\b \x01(\rR\tpartition\"@\n" +
 	"\tBucketSet\x123\n" +
-	"\aentries\x18\x01 \x03(\v2\x19.trustd.actor.BucketEntryR\aentries\"9\n" +
+	"\aentries\x18\x01 \x03(\v2\x19.trustd.actor.BucketEntryR\aentries\"M\n" +
 	"\bCountHit\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x1b\n" +
-	"\twindow_ns\x18\x02 \x01(\x03R\bwindowNs\"=\n" +
+	"\twindow_ns\x18\x02 \x01(\x03R\bwindowNs\x12\x12\n" +
+	"\x04peek\x18\x03 \x01(\bR\x04peek\"=\n" +
 	"\x0eCountHitResult\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\x03R\x05count\x12\x15\n" +
 	"\x06end_ns\x18\x02 \x01(\x03R\x05endNs\"`\n" +
@@ -3706,7 +3759,7 @@ const file_shardops_proto_rawDesc = "" +
 	"\x06window\x18\x02 \x01(\x03R\x06window\";\n" +
 	"\tHitResult\x12\x12\n" +
 	"\x04rate\x18\x01 \x01(\x01R\x04rate\x12\x1a\n" +
-	"\bbaseline\x18\x02 \x01(\x01R\bbaseline\"\xa0\x02\n" +
+	"\bbaseline\x18\x02 \x01(\x01R\bbaseline\"\xbc\x03\n" +
 	"\fVerification\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12!\n" +
 	"\fworkspace_id\x18\x02 \x01(\tR\vworkspaceId\x12\x17\n" +
@@ -3719,7 +3772,12 @@ const file_shardops_proto_rawDesc = "" +
 	"\vverified_at\x18\t \x01(\x03R\n" +
 	"verifiedAt\x12\x18\n" +
 	"\aexpires\x18\n" +
-	" \x01(\x03R\aexpires\"!\n" +
+	" \x01(\x03R\aexpires\x12\x16\n" +
+	"\x06method\x18\v \x01(\tR\x06method\x12\x1c\n" +
+	"\tassurance\x18\f \x01(\rR\tassurance\x12\x1a\n" +
+	"\bbindings\x18\r \x01(\rR\bbindings\x12!\n" +
+	"\fsubject_hash\x18\x0e \x01(\fR\vsubjectHash\x12%\n" +
+	"\x0eoperation_hash\x18\x0f \x01(\fR\roperationHash\"!\n" +
 	"\x0fGetVerification\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"m\n" +
 	"\x15GetVerificationResult\x12\x14\n" +

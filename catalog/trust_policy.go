@@ -1,0 +1,98 @@
+package catalog
+
+import (
+	"fmt"
+	"time"
+)
+
+// MaxTrustPoliciesPerWorkspace caps a workspace's trust policies, so no
+// tenant grows the replicated catalog without bound (each is at most a
+// 2 KiB condition and a few short names).
+const MaxTrustPoliciesPerWorkspace = 64
+
+// TrustPolicy is one rule of a workspace's Trust API decisions: a CEL
+// condition (compiled and type-checked by risk/trust before the command
+// is proposed), the reason code it reports and the outcome it forces when
+// it matches in enforce mode. Observe-mode rules are evaluated and counted,
+// never applied.
+type TrustPolicy struct {
+	ID          string    `json:"trust_policy_id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Name        string    `json:"name"`
+	Condition   string    `json:"condition"`
+	ReasonCode  string    `json:"reason_code"`
+	Outcome     string    `json:"outcome"`
+	Mode        string    `json:"mode"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// PutTrustPolicy creates a trust policy or replaces one of the same
+// workspace. Names are unique per workspace.
+type PutTrustPolicy struct {
+	Policy TrustPolicy `json:"policy"`
+}
+
+func (*PutTrustPolicy) Kind() string { return "trust_policy.put" }
+func (c *PutTrustPolicy) Apply(tx *Tx) (any, error) {
+	p := c.Policy
+	if _, ok := tx.next.Workspaces[p.WorkspaceID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, p.WorkspaceID)
+	}
+	if len(p.Condition) > 2048 || len(p.Name) > 64 || len(p.ReasonCode) > 64 {
+		return nil, fmt.Errorf("%w: trust policy fields over their limits", ErrConflict)
+	}
+	cur, exists := tx.next.TrustPolicies[p.ID]
+	if exists && cur.WorkspaceID != p.WorkspaceID {
+		return nil, fmt.Errorf("%w: trust policy %s", ErrNotFound, p.ID)
+	}
+	n := 0
+	for _, o := range tx.next.TrustPolicies {
+		if o.WorkspaceID != p.WorkspaceID {
+			continue
+		}
+		n++
+		if o.Name == p.Name && o.ID != p.ID {
+			return nil, fmt.Errorf("%w: a trust policy named %q exists", ErrConflict, p.Name)
+		}
+	}
+	if !exists && n >= MaxTrustPoliciesPerWorkspace {
+		return nil, fmt.Errorf("%w: the workspace has %d trust policies, the most allowed", ErrConflict, n)
+	}
+	if exists {
+		p.CreatedAt = cur.CreatedAt
+	}
+	Writable(tx, "trust_policies", &tx.next.TrustPolicies)[p.ID] = &p
+	return &p, nil
+}
+
+// DeleteTrustPolicy removes a trust policy.
+type DeleteTrustPolicy struct {
+	WorkspaceID string `json:"workspace_id"`
+	ID          string `json:"trust_policy_id"`
+}
+
+func (*DeleteTrustPolicy) Kind() string { return "trust_policy.delete" }
+func (c *DeleteTrustPolicy) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.TrustPolicies[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: trust policy %s", ErrNotFound, c.ID)
+	}
+	delete(Writable(tx, "trust_policies", &tx.next.TrustPolicies), c.ID)
+	return nil, nil
+}
+
+// TrustPoliciesOf lists a workspace's trust policies (unordered).
+func (c *Catalog) TrustPoliciesOf(workspaceID string) []*TrustPolicy {
+	var out []*TrustPolicy
+	for _, p := range c.TrustPolicies {
+		if p.WorkspaceID == workspaceID {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func deleteTrustPoliciesOf(tx *Tx, workspaceID string) {
+	deleteOwned(tx, "trust_policies", &tx.next.TrustPolicies, workspaceID, func(p *TrustPolicy) string { return p.WorkspaceID })
+}
