@@ -18,6 +18,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/http/console"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -98,6 +99,7 @@ type Server struct {
 	calls        sync.Pool
 	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
 	mods         modules
+	console      *console.Console
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
@@ -123,6 +125,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.rlScratch.New = func() any { return new(rlScratch) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
+	s.console = s.newConsole()
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
 	conns, _ := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP)
