@@ -138,10 +138,10 @@ func (c *Console) failed(r *req, st int, e *apiError) {
 }
 
 type overviewData struct {
-	Version                                  string
-	Cluster                                  *clusterStatus
-	ClusterError                             string
-	Self                                     *clusterNode
+	Version                                 string
+	Cluster                                 *clusterStatus
+	ClusterError                            string
+	Self                                    *clusterNode
 	Workspaces, Sites, MobileApps, Policies int
 }
 
