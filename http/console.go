@@ -42,7 +42,10 @@ func (s *Server) serveConsole(ctx *fasthttp.RequestCtx) {
 		}
 	}()
 	if s.cfg.IngressIPRate > 0 {
-		if res := s.ingress.take("ip:"+ctx.RemoteIP().String(), s.cfg.IngressIPRate, s.cfg.IngressIPBurst); !res.ok {
+		// The same key as allowIP: one budget per address for API and console.
+		var buf [24]byte
+		key := append(append(buf[:0], "ip/"...), ctx.RemoteIP().To16()...)
+		if res := s.ingress.takeBytes(key, s.cfg.IngressIPRate, s.cfg.IngressIPBurst); !res.ok {
 			setRetryAfter(&ctx.Response.Header, res.retryAfter)
 			ctx.SetStatusCode(429)
 			ctx.SetContentType("text/plain; charset=utf-8")
