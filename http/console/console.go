@@ -289,15 +289,23 @@ func validID(s string) bool {
 	return true
 }
 
-// sameOrigin refuses a POST whose Origin header names another origin
-// (defence in depth beside SameSite=Strict and the CSRF token). A request
-// without Origin is judged by its CSRF token alone.
+// sameOrigin refuses a POST that a browser says came from another site
+// (defence in depth beside SameSite=Strict and the CSRF token):
+// Sec-Fetch-Site other than same-origin or none, or an Origin naming
+// another host. Under the console's Referrer-Policy: no-referrer a browser
+// sends "Origin: null" even for its own forms, so null is not judged; a
+// request with neither header is judged by its CSRF token alone.
 func (c *Console) sameOrigin(ctx *fasthttp.RequestCtx) bool {
-	o := ctx.Request.Header.Peek("Origin")
-	if len(o) == 0 {
+	switch string(ctx.Request.Header.Peek("Sec-Fetch-Site")) {
+	case "", "same-origin", "none":
+	default:
+		return false
+	}
+	o := string(ctx.Request.Header.Peek("Origin"))
+	if o == "" || o == "null" {
 		return true
 	}
-	u, err := url.Parse(string(o))
+	u, err := url.Parse(o)
 	if err != nil || u.Host == "" {
 		return false
 	}

@@ -314,6 +314,8 @@ func TestCSRF(t *testing.T) {
 		{"wrong", withCSRF(site, "not-the-token"), nil},
 		{"another session's", withCSRF(site, otherCSRF), nil},
 		{"right token, cross-site origin", withCSRF(site, csrf), []string{"Origin", "https://evil.example"}},
+		{"right token, cross-site fetch", withCSRF(site, csrf), []string{"Sec-Fetch-Site", "cross-site"}},
+		{"right token, same-site fetch", withCSRF(site, csrf), []string{"Sec-Fetch-Site", "same-site", "Origin", "null"}},
 	}
 	for _, tc := range cases {
 		for _, path := range []string{"/console/workspaces/w1/sites", "/console/workspaces/w1/sites/s1/rotate-secret", "/console/workspaces/w1/policies/p1", "/console/logout"} {
@@ -331,6 +333,10 @@ func TestCSRF(t *testing.T) {
 	// The right token from the same origin is accepted.
 	if a := b.do("POST", "/console/workspaces/w1/sites", withCSRF(site, csrf), "Origin", "http://console.test"); a.status != 201 {
 		t.Fatalf("valid form: %d %s", a.status, a.body)
+	}
+	// What Chromium sends for the console's own form under no-referrer.
+	if a := b.do("POST", "/console/workspaces/w1/sites", withCSRF(site, csrf), "Origin", "null", "Sec-Fetch-Site", "same-origin"); a.status != 201 {
+		t.Fatalf("valid form, Origin null: %d %s", a.status, a.body)
 	}
 	// The login form: its double-submit token is required too.
 	anon := newBrowser(t, c)
