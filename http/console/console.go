@@ -225,6 +225,10 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 	}
 	r.sess = c.sessions.get(string(ctx.Request.Header.Cookie(cookieSession)), r.now)
 	if r.sess == nil {
+		if len(ctx.Request.Header.Cookie(cookieSession)) > 0 {
+			// An expired or unknown session: drop the browser's cookie too.
+			c.setCookie(ctx, cookieSession, "", Prefix, -1)
+		}
 		if method == "POST" {
 			c.render(r, 403, "error", pageData{Title: "Session expired", Message: "Your session has ended. Log in again; nothing was changed."})
 			return

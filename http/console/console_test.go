@@ -269,8 +269,12 @@ func TestSessionExpiry(t *testing.T) {
 	b.login("good-token")
 	// Idle expiry: untouched for the idle timeout, the session is gone.
 	clk.advance(10 * time.Minute)
-	if a := b.do("GET", "/console/", nil); a.status != 303 || a.header["Location"] != "/console/login" {
+	a := b.do("GET", "/console/", nil)
+	if a.status != 303 || a.header["Location"] != "/console/login" {
 		t.Fatalf("idle session: %d, want 303 to login", a.status)
+	}
+	if ck := a.cookie[cookieSession]; ck == nil || len(ck.Value()) != 0 {
+		t.Fatal("the expired session's cookie is not deleted")
 	}
 	if c.sessions.len() != 0 {
 		t.Fatal("an expired session is kept")
@@ -288,7 +292,7 @@ func TestSessionExpiry(t *testing.T) {
 		t.Fatalf("session past its absolute lifetime: %d, want 303", a.status)
 	}
 	// A form posted with an expired session is refused, and changes nothing.
-	a := b.do("POST", "/console/workspaces/w1/sites", url.Values{"csrf": {csrf}, "name": {"x"}, "hostnames": {"a.example"}})
+	a = b.do("POST", "/console/workspaces/w1/sites", url.Values{"csrf": {csrf}, "name": {"x"}, "hostnames": {"a.example"}})
 	if a.status != 403 {
 		t.Fatalf("POST with an expired session: %d, want 403", a.status)
 	}
