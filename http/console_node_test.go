@@ -87,6 +87,9 @@ func TestConsoleOnARealNode(t *testing.T) {
 	if spec.status != 200 || strings.Contains(string(spec.body), "/console") {
 		t.Fatal("/openapi.json mentions the console")
 	}
+	if pm := tn.do("GET", "/v1/postman-collection.json", "", nil); pm.status != 200 || strings.Contains(string(pm.body), "console") {
+		t.Fatal("the Postman collection mentions the console")
+	}
 	if st, h, _ := cc.do("GET", "/console/", nil); st != 303 || h.Get("Location") != "/console/login" {
 		t.Fatalf("anonymous console: %d %q", st, h.Get("Location"))
 	}

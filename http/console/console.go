@@ -240,7 +240,8 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		c.forbidden(r, "The form's security token is missing or stale. Reload the page and try again; nothing was changed.")
 		return
 	}
-	segs := strings.Split(strings.Trim(rest, "/"), "/")
+	rest = strings.Trim(rest, "/")
+	segs := strings.Split(rest, "/")
 	for _, s := range segs[1:] {
 		if !validID(s) {
 			c.notFound(r)

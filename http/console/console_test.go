@@ -411,7 +411,7 @@ func TestSessionCap(t *testing.T) {
 }
 
 // pages are every page a logged-in browser can see.
-var pages = []string{"/console/", "/console/workspaces", "/console/workspaces/w1", "/console/workspaces/w1/policies", "/console/cluster", "/console/no-such-page", "/console/workspaces/nope"}
+var pages = []string{"/console/", "/console/workspaces", "/console/workspaces/", "/console/workspaces/w1", "/console/workspaces/w1/policies", "/console/cluster", "/console/no-such-page", "/console/workspaces/nope"}
 
 func TestSecurityHeaders(t *testing.T) {
 	c, _, _ := newTestConsole(Config{})
