@@ -15,7 +15,7 @@ func TestLoginLimiterBurstIntervalAndCap(t *testing.T) {
 	}{
 		{"a", 0, true}, {"a", 0, true}, {"a", 0, false}, // burst of 2
 		{"a", 10 * time.Second, true}, {"a", 10 * time.Second, false}, // one per interval
-		{"b", 10 * time.Second, true}, // a second address has its own budget
+		{"b", 10 * time.Second, true},  // a second address has its own budget
 		{"c", 10 * time.Second, false}, // the table is full: a new address is refused
 		{"a", 11 * time.Second, false}, // known addresses keep their own state
 		{"c", 60 * time.Second, true},  // once a and b are back to a full burst, they are swept
