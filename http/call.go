@@ -25,6 +25,9 @@ type Call struct {
 	legacy bool
 	start  time.Time
 	cat    *catalog.Catalog
+	// console marks an admin operation the console runs in-process for a
+	// logged-in session; never set from a request.
+	console bool
 }
 
 func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
@@ -36,7 +39,7 @@ func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
 }
 
 func (s *Server) release(c *Call) {
-	c.Ctx, c.route, c.cat = nil, nil, nil
+	c.Ctx, c.route, c.cat, c.console = nil, nil, nil, false
 	c.params = [4]string{}
 	s.calls.Put(c)
 }
@@ -158,6 +161,10 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	path := string(ctx.Path())
+	if isConsolePath(path) {
+		s.serveConsole(ctx)
+		return
+	}
 	method := string(ctx.Method())
 	legacy := false
 	if !strings.HasPrefix(path, PublicBase+"/") && path != PublicBase && !strings.HasPrefix(path, AdminBase+"/") && path != AdminBase {

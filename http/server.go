@@ -19,6 +19,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
+	"github.com/trustd/trustd/http/console"
 	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/risk/trust"
 )
@@ -107,6 +108,7 @@ type Server struct {
 	calls        sync.Pool
 	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
 	mods         modules
+	console      *console.Console
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
@@ -135,6 +137,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	if s.router != nil {
 		s.mods.trust.SetSignals(accountSignals{own: trust.ActorSignals{Router: s.router}, account: s.mods.account})
 	}
+	s.console = s.newConsole()
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
 	conns, _ := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP)

@@ -119,7 +119,7 @@ func startDevNode(t *testing.T) *devNode {
 	data := filepath.Join(dir, "data")
 	logs := &syncBuffer{}
 	cmd := exec.Command(bin, "--dev", "--data-dir", data, "--http-addr", "127.0.0.1:0",
-		"--raft-addr", "127.0.0.1:0", "--ops-addr", "", "--log-level", "warn")
+		"--raft-addr", "127.0.0.1:0", "--peer-addr", "127.0.0.1:0", "--ops-addr", "", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

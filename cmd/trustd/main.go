@@ -167,7 +167,9 @@ trustd is running in dev mode. Your dev workspace (also in %s/dev-credentials.js
 
 Try:  curl -s %s/ | head
       open %s/demo
+      open %s/console/   (the workspace console; log in with the admin_token)
 
 `, dataDir, d.APIBase, d.AdminToken, d.WorkspaceID, d.SiteKey, d.Secret, d.SandboxSiteKey, d.SandboxSecret,
-		d.Credential, d.MobilePlatform, d.MobileAppID, d.MobileSecret, d.APIBase, d.APIBase)
+		d.Credential, d.MobilePlatform, d.MobileAppID, d.MobileSecret, d.APIBase, d.APIBase,
+		strings.TrimSuffix(d.APIBase, "/v1"))
 }
