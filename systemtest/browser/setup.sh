@@ -25,17 +25,5 @@ if [ "$major" -lt 20 ]; then
   exit 1
 fi
 
-# npm ci when any package of the lock file is missing or at another version.
-stale=$(node -e '
-  const lock = require("./package-lock.json");
-  for (const [path, p] of Object.entries(lock.packages)) {
-    if (!path) continue;
-    let have = "";
-    try { have = require("./" + path + "/package.json").version; } catch {}
-    if (have !== p.version) { console.log(path); break; }
-  }')
-if [ -n "$stale" ]; then
-  echo "setup.sh: npm ci ($stale is missing or stale)"
-  PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
-fi
+"../npm-ci-if-stale.sh" .
 echo "setup.sh: ready: node $(node --version), $("$chromium" --version 2>/dev/null | head -1), playwright-core $(node -p 'require("./node_modules/playwright-core/package.json").version')"

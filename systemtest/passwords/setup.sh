@@ -25,17 +25,5 @@ if ! node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.
   exit 1
 fi
 
-# npm ci when any package of the lock file is missing or at another version.
-stale=$(node -e '
-  const lock = require("./package-lock.json");
-  for (const [path, p] of Object.entries(lock.packages)) {
-    if (!path) continue;
-    let have = "";
-    try { have = require("./" + path + "/package.json").version; } catch {}
-    if (have !== p.version) { console.log(path); break; }
-  }')
-if [ -n "$stale" ]; then
-  echo "setup.sh: npm ci ($stale is missing or stale)"
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+"../npm-ci-if-stale.sh" .
 echo "setup.sh: ready: node $(node --version), hibp $(node -p 'require("./node_modules/hibp/package.json").version'), matcher-pwned $(node -p 'require("./node_modules/@zxcvbn-ts/matcher-pwned/package.json").version')"

@@ -10,16 +10,5 @@ if [ "$major" -lt 20 ]; then
   echo "webbotauth/setup.sh: WebCrypto Ed25519 needs Node.js 20 or newer, found $(node --version)" >&2
   exit 1
 fi
-stale=$(node -e '
-  const lock = require("./package-lock.json");
-  for (const [path, p] of Object.entries(lock.packages)) {
-    if (!path) continue;
-    let have = "";
-    try { have = require("./" + path + "/package.json").version; } catch {}
-    if (have !== p.version) { console.log(path); break; }
-  }')
-if [ -n "$stale" ]; then
-  echo "webbotauth/setup.sh: npm ci ($stale is missing or stale)"
-  npm ci --no-audit --no-fund --loglevel=error
-fi
+"../../../systemtest/npm-ci-if-stale.sh" .
 echo "webbotauth/setup.sh: ready: node $(node --version), web-bot-auth $(node -p 'require("./node_modules/web-bot-auth/package.json").version')"
