@@ -41,51 +41,19 @@ func (s *Server) dependencyRoutes() []Route {
 		{Method: "POST", Path: "/dependency-resilience/admit", ID: "admitDependencyCall", Tag: "Traffic control", Auth: site,
 			Summary: "Ask whether a call to a dependency may go ahead: circuit breaker, retry budget and bulkhead.",
 			Body:    &AdmitRequest{}, Result: &admission.AdmitResult{}, Errors: admitErrs,
-			Handle: func(c *Call) {
-				var in AdmitRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.siteCaller(in.Secret); ok {
-					s.admit(c, who, &in.AdmitFields)
-				}
-			}},
+			Handle: asSite(func(c *Call, who trafficCaller, in *AdmitRequest) { s.admit(c, who, &in.AdmitFields) })},
 		{Method: "POST", Path: "/dependency-resilience/feedback", ID: "dependencyCallFeedback", Tag: "Traffic control", Auth: site,
 			Summary: "Report the outcome of an admitted call, once; it drives the circuit breaker and frees the bulkhead slot.",
 			Body:    &FeedbackRequest{}, Result: &admission.FeedbackResult{}, Errors: fbErrs,
-			Handle: func(c *Call) {
-				var in FeedbackRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.siteCaller(in.Secret); ok {
-					s.feedback(c, who, &in.FeedbackFields)
-				}
-			}},
+			Handle: asSite(func(c *Call, who trafficCaller, in *FeedbackRequest) { s.feedback(c, who, &in.FeedbackFields) })},
 		{Method: "POST", Path: "/mobile/dependency-resilience/admit", ID: "admitMobileDependencyCall", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of admit.",
 			Body:    &MobileAdmitRequest{}, Result: &admission.AdmitResult{}, Errors: append([]ErrorCode{ErrInvalidAppIdentity}, admitErrs...),
-			Handle: func(c *Call) {
-				var in MobileAdmitRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.mobileCaller(in.Platform, in.AppID); ok {
-					s.admit(c, who, &in.AdmitFields)
-				}
-			}},
+			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileAdmitRequest) { s.admit(c, who, &in.AdmitFields) })},
 		{Method: "POST", Path: "/mobile/dependency-resilience/feedback", ID: "mobileDependencyCallFeedback", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of feedback.",
 			Body:    &MobileFeedbackRequest{}, Result: &admission.FeedbackResult{}, Errors: append([]ErrorCode{ErrInvalidAppIdentity}, fbErrs...),
-			Handle: func(c *Call) {
-				var in MobileFeedbackRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.mobileCaller(in.Platform, in.AppID); ok {
-					s.feedback(c, who, &in.FeedbackFields)
-				}
-			}},
+			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileFeedbackRequest) { s.feedback(c, who, &in.FeedbackFields) })},
 	}
 }
 

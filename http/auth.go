@@ -131,3 +131,52 @@ func (c *Call) authServer(bodySecret, scope string, allowSandbox bool) (ws *cata
 	}
 	return ws, site.ID, site.Sandbox(), true
 }
+
+// siteSecretBody is a request body that may carry the site secret.
+type siteSecretBody interface{ siteSecret() string }
+
+// mobileBody is a request body that declares a mobile app's identity.
+type mobileBody interface {
+	mobileIdentity() (platform, appID string)
+}
+
+func (m *MobileIdentity) mobileIdentity() (string, string) { return m.Platform, m.AppID }
+
+// asSite is the handler of a site-authenticated operation on body In:
+// decode, authenticate the site secret (bearer, else the body's), run op.
+func asSite[In any, P interface {
+	*In
+	siteSecretBody
+}](op func(c *Call, who trafficCaller, in P)) func(*Call) {
+	return func(c *Call) {
+		in := P(new(In))
+		if !c.decode(in) {
+			return
+		}
+		if who, ok := c.siteCaller(in.siteSecret()); ok {
+			op(c, who, in)
+		}
+	}
+}
+
+// asMobile is asSite for a mobile app's secret and declared identity.
+func asMobile[In any, P interface {
+	*In
+	mobileBody
+}](op func(c *Call, who trafficCaller, in P)) func(*Call) {
+	return func(c *Call) {
+		in := P(new(In))
+		if !c.decode(in) {
+			return
+		}
+		if who, ok := c.mobileCaller(in.mobileIdentity()); ok {
+			op(c, who, in)
+		}
+	}
+}
+
+func (r *AdmitRequest) siteSecret() string        { return r.Secret }
+func (r *FeedbackRequest) siteSecret() string     { return r.Secret }
+func (r *LeaseAcquireRequest) siteSecret() string { return r.Secret }
+func (r *LeaseReleaseRequest) siteSecret() string { return r.Secret }
+func (r *LeaseRenewRequest) siteSecret() string   { return r.Secret }

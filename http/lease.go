@@ -72,75 +72,39 @@ func (s *Server) concurrencyRoutes() []Route {
 		{Method: "POST", Path: "/concurrency/acquire", ID: "acquireConcurrencyLease", Tag: "Traffic control", Auth: site,
 			Summary: "Take a slot in every matching concurrency constraint, or none; answers a signed, expiring lease.",
 			Body:    &LeaseAcquireRequest{}, Result: &lease.LeaseResult{}, Errors: leaseErrors,
-			Handle: func(c *Call) {
-				var in LeaseAcquireRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.siteCaller(in.Secret); ok {
-					s.acquireLease(c, who, &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
-				}
-			}},
+			Handle: asSite(func(c *Call, who trafficCaller, in *LeaseAcquireRequest) {
+				s.acquireLease(c, who, &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
+			})},
 		{Method: "POST", Path: "/concurrency/renew", ID: "renewConcurrencyLease", Tag: "Traffic control", Auth: site,
 			Summary: "Extend a held lease; answers the lease with its new expiry and token.",
 			Body:    &LeaseRenewRequest{}, Result: &lease.LeaseResult{}, Errors: append(tokenErrs, leaseErrors...),
-			Handle: func(c *Call) {
-				var in LeaseRenewRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.siteCaller(in.Secret); ok {
-					s.renewLease(c, who, in.LeaseToken, &in.LeaseContext, in.TTLMs)
-				}
-			}},
+			Handle: asSite(func(c *Call, who trafficCaller, in *LeaseRenewRequest) {
+				s.renewLease(c, who, in.LeaseToken, &in.LeaseContext, in.TTLMs)
+			})},
 		{Method: "POST", Path: "/concurrency/release", ID: "releaseConcurrencyLease", Tag: "Traffic control", Auth: site,
 			Summary: "Free a lease's slots now.",
 			Body:    &LeaseReleaseRequest{}, Result: &lease.LeaseReleaseResult{}, Errors: append([]ErrorCode{ErrInvalidLease, ErrLeaseContextMismatch}, leaseErrors...),
-			Handle: func(c *Call) {
-				var in LeaseReleaseRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.siteCaller(in.Secret); ok {
-					s.releaseLease(c, who, in.LeaseToken, &in.LeaseContext)
-				}
-			}},
+			Handle: asSite(func(c *Call, who trafficCaller, in *LeaseReleaseRequest) {
+				s.releaseLease(c, who, in.LeaseToken, &in.LeaseContext)
+			})},
 		{Method: "POST", Path: "/mobile/concurrency/acquire", ID: "acquireMobileConcurrencyLease", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of acquire: mobile server secret plus registered platform and app_id.",
 			Body:    &MobileLeaseAcquireRequest{}, Result: &lease.LeaseResult{}, Errors: mobileErrs,
-			Handle: func(c *Call) {
-				var in MobileLeaseAcquireRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.mobileCaller(in.Platform, in.AppID); ok {
-					s.acquireLease(c, who, &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
-				}
-			}},
+			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileLeaseAcquireRequest) {
+				s.acquireLease(c, who, &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
+			})},
 		{Method: "POST", Path: "/mobile/concurrency/renew", ID: "renewMobileConcurrencyLease", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of renew.",
 			Body:    &MobileLeaseRenewRequest{}, Result: &lease.LeaseResult{}, Errors: append(tokenErrs, mobileErrs...),
-			Handle: func(c *Call) {
-				var in MobileLeaseRenewRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.mobileCaller(in.Platform, in.AppID); ok {
-					s.renewLease(c, who, in.LeaseToken, &in.LeaseContext, in.TTLMs)
-				}
-			}},
+			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileLeaseRenewRequest) {
+				s.renewLease(c, who, in.LeaseToken, &in.LeaseContext, in.TTLMs)
+			})},
 		{Method: "POST", Path: "/mobile/concurrency/release", ID: "releaseMobileConcurrencyLease", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of release.",
 			Body:    &MobileLeaseReleaseRequest{}, Result: &lease.LeaseReleaseResult{}, Errors: append([]ErrorCode{ErrInvalidLease, ErrLeaseContextMismatch}, mobileErrs...),
-			Handle: func(c *Call) {
-				var in MobileLeaseReleaseRequest
-				if !c.decode(&in) {
-					return
-				}
-				if who, ok := c.mobileCaller(in.Platform, in.AppID); ok {
-					s.releaseLease(c, who, in.LeaseToken, &in.LeaseContext)
-				}
-			}},
+			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileLeaseReleaseRequest) {
+				s.releaseLease(c, who, in.LeaseToken, &in.LeaseContext)
+			})},
 	}
 }
 
