@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -121,6 +122,7 @@ func startDevNode(t *testing.T) *devNode {
 	cmd := exec.Command(bin, "--dev", "--data-dir", data, "--http-addr", "127.0.0.1:0",
 		"--raft-addr", "127.0.0.1:0", "--peer-addr", "127.0.0.1:0", "--ops-addr", "", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -116,6 +116,9 @@ func (c *procCluster) start(id string, join []string) *proc {
 	p.cmd = exec.Command(c.bin, args...)
 	p.cmd.Env = append(os.Environ(), "TRUSTD_ADMIN_TOKEN="+adminToken, "TRUSTD_CLUSTER_KEY="+clusterKey)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
+	// A node dies with the test binary even when the test is killed (a
+	// timeout, an interrupted run): no orphan keeps a core busy.
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := p.cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
