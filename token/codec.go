@@ -147,6 +147,11 @@ func openMax(text, prefix string, keys Lookup, scratch []byte, limit int) (reade
 		return reader{}, "", ErrMalformed
 	}
 	enc := text[len(prefix):]
+	// The decoder skips CR and LF even in strict mode; a token has one
+	// text, so they are refused here.
+	if strings.ContainsAny(enc, "\r\n") {
+		return reader{}, "", ErrMalformed
+	}
 	n := b64.DecodedLen(len(enc))
 	if n < MACSize+2 {
 		return reader{}, "", ErrMalformed
