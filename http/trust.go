@@ -191,7 +191,11 @@ func (c *Call) trustCaller(secret string) (trust.Caller, bool) {
 	return trust.Caller{Workspace: tc.ws, AppID: tc.appID, Channel: "server"}, true
 }
 
-func (c *Call) trustMobileCaller(platform, appID string) (trust.Caller, bool) {
+func (c *Call) trustMobileCaller(bodySecret, platform, appID string) (trust.Caller, bool) {
+	if bodySecret != "" {
+		c.fail(ErrInvalidField, "secret: mobile operations take the mobile secret in Authorization: Bearer only")
+		return trust.Caller{}, false
+	}
 	tc, ok := c.mobileCaller(platform, appID)
 	if !ok {
 		return trust.Caller{}, false
@@ -215,11 +219,7 @@ func (s *Server) mobileTrustDecision(c *Call) {
 	if !c.decode(&in) {
 		return
 	}
-	if in.Secret != "" {
-		c.fail(ErrInvalidField, "secret: mobile operations take the mobile secret in Authorization: Bearer only")
-		return
-	}
-	who, ok := c.trustMobileCaller(in.Platform, in.AppID)
+	who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID)
 	if ok {
 		c.decide(who, &in.TrustDecisionInput)
 	}
@@ -256,11 +256,7 @@ func (s *Server) mobileTrustSiteverify(c *Call) {
 	if !c.decode(&in) {
 		return
 	}
-	if in.Secret != "" {
-		c.fail(ErrInvalidField, "secret: mobile operations take the mobile secret in Authorization: Bearer only")
-		return
-	}
-	who, ok := c.trustMobileCaller(in.Platform, in.AppID)
+	who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID)
 	if ok {
 		c.exchangeProof(who, "", &in.TrustSiteverifyInput)
 	}
