@@ -207,6 +207,10 @@ type Catalog struct {
 	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
 	// Trust API rules (trust_policy.go).
 	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
+	// Messaging preflight settings by workspace (messaging.go) and
+	// branding profiles (branding.go).
+	Messaging        map[string]*MessagingSettings `json:"messaging"`
+	BrandingProfiles map[string]*BrandingProfile   `json:"branding_profiles"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

@@ -67,6 +67,11 @@ var commands = map[string]func() Command{
 	// Trust API.
 	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
 	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
+
+	"messaging_settings.put":    func() Command { return &PutMessagingSettings{} },
+	"messaging_settings.delete": func() Command { return &DeleteMessagingSettings{} },
+	"branding_profile.put":      func() Command { return &PutBrandingProfile{} },
+	"branding_profile.delete":   func() Command { return &DeleteBrandingProfile{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -207,6 +212,8 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteTrustedDevicesOf,
 	deleteWebhooksOf,
 	deleteTrustPoliciesOf,
+	deleteMessagingOf,
+	deleteBrandingOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -1,0 +1,108 @@
+package catalog
+
+import (
+	"fmt"
+	"time"
+)
+
+// Caps of branding profiles, so no tenant grows the replicated catalog
+// without bound: profiles per workspace, and the bytes of one profile's
+// normalised logo (every size together; branding/ re-encodes uploads to
+// small PNGs well under it).
+const (
+	MaxBrandingProfilesPerWorkspace = 16
+	MaxBrandingLogoBytes            = 192 << 10
+)
+
+// BrandingColors are a profile's colours, "#rrggbb" (validated by branding/).
+type BrandingColors struct {
+	Primary    string `json:"primary,omitempty"`
+	Background string `json:"background,omitempty"`
+	Text       string `json:"text,omitempty"`
+	Accent     string `json:"accent,omitempty"`
+}
+
+// BrandingLogo is one normalised rendition of a profile's logo: a PNG
+// re-encoded by branding/ from the decoded pixels (no metadata survives).
+type BrandingLogo struct {
+	Size int    `json:"size"` // the longer side in pixels
+	PNG  []byte `json:"png"`
+}
+
+// BrandingProfile is a workspace's branding: the widget, the hosted
+// identity page and the journey pages show it.
+type BrandingProfile struct {
+	ID          string         `json:"profile_id"` // UUID
+	WorkspaceID string         `json:"workspace_id"`
+	Name        string         `json:"name"`
+	Colors      BrandingColors `json:"colors"`
+	Logos       []BrandingLogo `json:"logos,omitempty"`
+	// LogoVersion is the strong validator of the logo (a hash of every
+	// rendition), "" without a logo.
+	LogoVersion string    `json:"logo_version,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+}
+
+// PutBrandingProfile creates a branding profile or replaces one of the
+// same workspace. Names are unique per workspace.
+type PutBrandingProfile struct {
+	Profile BrandingProfile `json:"profile"`
+}
+
+func (*PutBrandingProfile) Kind() string { return "branding_profile.put" }
+func (c *PutBrandingProfile) Apply(tx *Tx) (any, error) {
+	p := c.Profile
+	if _, ok := tx.next.Workspaces[p.WorkspaceID]; !ok {
+		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, p.WorkspaceID)
+	}
+	size := 0
+	for _, l := range p.Logos {
+		size += len(l.PNG)
+	}
+	if size > MaxBrandingLogoBytes || len(p.Logos) > 4 || len(p.Name) > 64 {
+		return nil, fmt.Errorf("%w: branding profile over its limits", ErrConflict)
+	}
+	cur, exists := tx.next.BrandingProfiles[p.ID]
+	if exists && cur.WorkspaceID != p.WorkspaceID {
+		return nil, fmt.Errorf("%w: branding profile %s", ErrNotFound, p.ID)
+	}
+	n := 0
+	for _, o := range tx.next.BrandingProfiles {
+		if o.WorkspaceID != p.WorkspaceID {
+			continue
+		}
+		n++
+		if o.Name == p.Name && o.ID != p.ID {
+			return nil, fmt.Errorf("%w: a branding profile named %q exists", ErrConflict, p.Name)
+		}
+	}
+	if !exists && n >= MaxBrandingProfilesPerWorkspace {
+		return nil, fmt.Errorf("%w: the workspace has %d branding profiles, the most allowed", ErrConflict, n)
+	}
+	if exists {
+		p.CreatedAt = cur.CreatedAt
+	}
+	Writable(tx, "branding_profiles", &tx.next.BrandingProfiles)[p.ID] = &p
+	return &p, nil
+}
+
+// DeleteBrandingProfile removes a branding profile.
+type DeleteBrandingProfile struct {
+	WorkspaceID string `json:"workspace_id"`
+	ID          string `json:"profile_id"`
+}
+
+func (*DeleteBrandingProfile) Kind() string { return "branding_profile.delete" }
+func (c *DeleteBrandingProfile) Apply(tx *Tx) (any, error) {
+	cur, ok := tx.next.BrandingProfiles[c.ID]
+	if !ok || cur.WorkspaceID != c.WorkspaceID {
+		return nil, fmt.Errorf("%w: branding profile %s", ErrNotFound, c.ID)
+	}
+	delete(Writable(tx, "branding_profiles", &tx.next.BrandingProfiles), c.ID)
+	return nil, nil
+}
+
+func deleteBrandingOf(tx *Tx, workspaceID string) {
+	deleteOwned(tx, "branding_profiles", &tx.next.BrandingProfiles, workspaceID, func(p *BrandingProfile) string { return p.WorkspaceID })
+}
