@@ -14,6 +14,7 @@ import (
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
+	"github.com/trustd/trustd/risk/messaging"
 	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/traffic/admission"
@@ -83,6 +84,7 @@ func contractErrors() []ErrorCode {
 		agentModuleCodes(),
 		passwords.Errors,
 		trust.Errors,
+		messaging.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

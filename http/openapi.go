@@ -194,6 +194,7 @@ var securitySchemes = map[Auth]map[string]any{
 
 	// The RFC 9421 scheme's text is in agents.go, next to its codes.
 	AuthAgentHTTPSig: {"type": "apiKey", "in": "header", "name": "Signature", "description": agentHTTPSigDoc},
+	AuthMessaging:    {"type": "apiKey", "in": "header", "name": "X-Service-Signature", "description": messagingSigDoc},
 }
 
 // SpecError is the fixed error body of /siteverify and the rate-limit check.

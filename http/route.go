@@ -24,6 +24,9 @@ const (
 	// AuthAgentHTTPSig is an RFC 9421 signature (Web Bot Auth profile) by
 	// an agent with a registered Ed25519 key.
 	AuthAgentHTTPSig Auth = "agent_http_signature"
+	// AuthMessaging is a request signed with a workspace's messaging
+	// secret (risk/messaging, http/messaging.go).
+	AuthMessaging Auth = "messaging_signature"
 )
 
 // Route is one operation. The route table is the single source of truth:

@@ -143,6 +143,9 @@ func (m *Module) Verify(set *catalog.MessagingSettings, r Signed) error {
 		return ErrSignatureInvalid.With("X-Service-Signature must be v1= and 64 lowercase hex digits")
 	}
 	now := m.now()
+	if Valid(set, now) == 0 {
+		return ErrNotConfigured
+	}
 	at := time.Unix(ts, 0)
 	if at.Before(now.Add(-Tolerance)) || at.After(now.Add(Tolerance)) {
 		return ErrTimestampStale
