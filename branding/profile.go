@@ -1,0 +1,137 @@
+package branding
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/errcode"
+)
+
+// Errors of a profile's fields and lookups.
+var (
+	ErrName     = errcode.New("branding-name-invalid", errcode.Invalid, "name must be 1 to 64 bytes of UTF-8 without control characters")
+	ErrColor    = errcode.New("branding-color-invalid", errcode.Invalid, "a colour must be #rrggbb (six hexadecimal digits)")
+	ErrNotFound = errcode.New("branding-profile-not-found", errcode.NotFound, "no branding profile with this id (or it belongs to another workspace)")
+	ErrNoLogo   = errcode.New("branding-logo-not-found", errcode.NotFound, "the branding profile has no logo")
+	ErrSize     = errcode.New("branding-logo-size-invalid", errcode.Invalid, "size must be one of the stored renditions: 64 or 256")
+)
+
+// Errors lists every code of the package for the contract.
+var Errors = []*errcode.Code{ErrName, ErrColor, ErrNotFound, ErrNoLogo, ErrSize, ErrLogoMissing, ErrLogoFormat,
+	ErrLogoAnimated, ErrLogoMalformed, ErrLogoTooLarge, ErrLogoTooSmall}
+
+// ValidName checks a profile name.
+func ValidName(n string) error {
+	if n == "" || len(n) > 64 || !utf8.ValidString(n) {
+		return ErrName
+	}
+	for _, r := range n {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
+			return ErrName
+		}
+	}
+	return nil
+}
+
+// NormalizeColor checks a "#rrggbb" colour and returns it lower-cased;
+// "" stays "" (not set).
+func NormalizeColor(field, c string) (string, error) {
+	if c == "" {
+		return "", nil
+	}
+	if len(c) != 7 || c[0] != '#' {
+		return "", ErrColor.With("%s: %q is not #rrggbb", field, c)
+	}
+	if _, err := strconv.ParseUint(c[1:], 16, 32); err != nil {
+		return "", ErrColor.With("%s: %q is not #rrggbb", field, c)
+	}
+	return strings.ToLower(c), nil
+}
+
+// NormalizeColors validates every colour of c.
+func NormalizeColors(c catalog.BrandingColors) (catalog.BrandingColors, error) {
+	var err error
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"colors.primary", &c.Primary}, {"colors.background", &c.Background}, {"colors.text", &c.Text}, {"colors.accent", &c.Accent}} {
+		if *f.v, err = NormalizeColor(f.name, *f.v); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// Profile is what a page that shows a branding profile needs: its name,
+// colours and where its logo is (no image bytes).
+type Profile struct {
+	ID          string
+	WorkspaceID string
+	Name        string
+	Colors      catalog.BrandingColors
+	// LogoVersion is "" without a logo.
+	LogoVersion string
+}
+
+// Lookup finds the profile id of workspace in cat. A profile of another
+// workspace is as absent as a missing one, so a site of one workspace can
+// never show another's branding.
+func Lookup(cat *catalog.Catalog, workspaceID, id string) (Profile, bool) {
+	p := cat.BrandingProfiles[id]
+	if p == nil || p.WorkspaceID != workspaceID {
+		return Profile{}, false
+	}
+	return Profile{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name, Colors: p.Colors, LogoVersion: p.LogoVersion}, true
+}
+
+// LogoPath is the public path of the profile's logo at size (0: the
+// default), versioned so it can be cached as immutable; "" without a logo.
+func (p Profile) LogoPath(size int) string {
+	if p.LogoVersion == "" {
+		return ""
+	}
+	q := "?v=" + p.LogoVersion
+	if size != 0 {
+		q += "&size=" + strconv.Itoa(size)
+	}
+	return "/v1/branding/" + p.ID + "/logo" + q
+}
+
+// CSSVariables renders the profile's colours as CSS custom properties
+// (--trustd-brand-primary, -background, -text, -accent), set ones only,
+// for a style attribute or a :root rule. Colours were validated as
+// #rrggbb when stored, so the output cannot break out of a declaration.
+func (p Profile) CSSVariables() string {
+	var b strings.Builder
+	for _, kv := range [][2]string{{"primary", p.Colors.Primary}, {"background", p.Colors.Background}, {"text", p.Colors.Text}, {"accent", p.Colors.Accent}} {
+		if _, err := NormalizeColor("", kv[1]); err != nil || kv[1] == "" {
+			continue
+		}
+		b.WriteString("--trustd-brand-" + kv[0] + ":" + kv[1] + ";")
+	}
+	return b.String()
+}
+
+// Logo returns the stored rendition of size (0: DefaultSize) of profile
+// id, for the public logo endpoint: the PNG bytes and the ETag (the
+// version and the size, quoted).
+func Logo(cat *catalog.Catalog, id string, size int) (png []byte, etag string, err error) {
+	if size == 0 {
+		size = DefaultSize
+	}
+	p := cat.BrandingProfiles[id]
+	if p == nil {
+		return nil, "", ErrNotFound
+	}
+	if p.LogoVersion == "" {
+		return nil, "", ErrNoLogo
+	}
+	for _, l := range p.Logos {
+		if l.Size == size {
+			return l.PNG, `"` + p.LogoVersion + "-" + strconv.Itoa(size) + `"`, nil
+		}
+	}
+	return nil, "", ErrSize
+}
