@@ -11,25 +11,25 @@ import (
 
 // Errors of a profile's fields and lookups.
 var (
-	ErrName     = errcode.New("branding-name-invalid", errcode.Invalid, "name must be 1 to 64 bytes of UTF-8 without control characters")
-	ErrColor    = errcode.New("branding-color-invalid", errcode.Invalid, "a colour must be #rrggbb (six hexadecimal digits)")
 	ErrNotFound = errcode.New("branding-profile-not-found", errcode.NotFound, "no branding profile with this id (or it belongs to another workspace)")
 	ErrNoLogo   = errcode.New("branding-logo-not-found", errcode.NotFound, "the branding profile has no logo")
 	ErrSize     = errcode.New("branding-logo-size-invalid", errcode.Invalid, "size must be one of the stored renditions: 64 or 256")
 )
 
 // Errors lists every code of the package for the contract.
-var Errors = []*errcode.Code{ErrName, ErrColor, ErrNotFound, ErrNoLogo, ErrSize, ErrLogoMissing, ErrLogoFormat,
+var Errors = []*errcode.Code{ErrNotFound, ErrNoLogo, ErrSize, ErrLogoMissing, ErrLogoFormat,
 	ErrLogoAnimated, ErrLogoMalformed, ErrLogoTooLarge, ErrLogoTooSmall}
 
-// ValidName checks a profile name.
+// ValidName checks a profile name: 1 to 64 bytes of UTF-8 without
+// control characters (an invalid-field error otherwise).
 func ValidName(n string) error {
+	errName := errcode.Field("name", "must be 1 to 64 bytes of UTF-8 without control characters")
 	if n == "" || len(n) > 64 || !utf8.ValidString(n) {
-		return ErrName
+		return errName
 	}
 	for _, r := range n {
 		if r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			return ErrName
+			return errName
 		}
 	}
 	return nil
@@ -42,10 +42,10 @@ func NormalizeColor(field, c string) (string, error) {
 		return "", nil
 	}
 	if len(c) != 7 || c[0] != '#' {
-		return "", ErrColor.With("%s: %q is not #rrggbb", field, c)
+		return "", errcode.Field(field, "must be #rrggbb (six hexadecimal digits)")
 	}
 	if _, err := strconv.ParseUint(c[1:], 16, 32); err != nil {
-		return "", ErrColor.With("%s: %q is not #rrggbb", field, c)
+		return "", errcode.Field(field, "must be #rrggbb (six hexadecimal digits)")
 	}
 	return strings.ToLower(c), nil
 }

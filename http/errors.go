@@ -7,6 +7,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
@@ -85,6 +86,7 @@ func contractErrors() []ErrorCode {
 		passwords.Errors,
 		trust.Errors,
 		messaging.Errors,
+		branding.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

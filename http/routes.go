@@ -59,5 +59,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.passwordRoutes()...)
 	rs = append(rs, s.trustRoutes()...)
 	rs = append(rs, s.messagingRoutes()...)
+	rs = append(rs, s.brandingRoutes()...)
 	return rs
 }
