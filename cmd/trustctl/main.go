@@ -49,6 +49,7 @@ var resources = map[string]resource{
 	"webhooks":                {path: "/webhooks", scoped: true, cols: []string{"endpoint_id", "url", "status", "event_types", "secrets_valid", "consecutive_failures", "secret"}, lists: []string{"event_types"}},
 	"webhook-events":          {path: "/webhook-events", scoped: true, cols: []string{"event_id", "type", "subject", "sequence", "created_at"}},
 	"approvals":               {path: "/approvals", scoped: true, cols: []string{"approval_id", "agent_id", "action", "scope", "status", "consumed", "decided_by", "expires_at"}},
+	"branding-profiles":       {path: "/branding-profiles", scoped: true, cols: []string{"profile_id", "name", "colors", "logo", "updated_at"}},
 }
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
@@ -59,6 +60,8 @@ verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate
            agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
            webhooks rotate-secret|test|deliveries <id>; webhooks alerts; webhook-events redeliver <id> [--endpoint-id E];
            trust-policies create|list|get|update|delete: Trust API rules (CEL), see trustctl trust.go
+           messaging get|policy|rotate-secret|delete: messaging preflight settings, see trustctl messaging.go
+           branding-profiles create|list|get|update|delete; branding-profiles logo <id> --in FILE | remove-logo <id>
            signing-keys list | signing-keys rotate [--purpose live|sandbox|receipt] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
@@ -150,6 +153,12 @@ func run(args []string, out io.Writer) error {
 	}
 	if noun == "trust-policies" {
 		return o.trustPolicies(verb, rest, out)
+	}
+	if noun == "messaging" {
+		return o.messaging(verb, out)
+	}
+	if noun == "branding-profiles" && (verb == "logo" || verb == "remove-logo") {
+		return o.brandingLogo(verb, rest, out)
 	}
 	res, ok := resources[noun]
 	if !ok {

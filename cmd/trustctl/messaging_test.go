@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trustd/trustd/node"
+)
+
+func TestTrustctlMessagingAndBranding(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	ctl := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := run(append([]string{"--addr", n.APIURL(), "--admin-token", n.AdminToken()}, args...), &out)
+		return out.String(), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := ctl(args...)
+		if err != nil {
+			t.Fatalf("trustctl %v: %v", args, err)
+		}
+		return out
+	}
+	must("workspaces", "create", "--name", "acme")
+	var ws string
+	for _, w := range n.Store().Catalog().Workspaces {
+		ws = w.ID
+	}
+	if _, err := ctl("messaging", "policy", "--workspace", ws, "--block-seconds", "5"); err == nil || !strings.Contains(err.Error(), "messaging-policy-invalid") {
+		t.Fatalf("a bad policy: %v", err)
+	}
+	out := must("--json", "messaging", "policy", "--workspace", ws, "--prefix-limit", "7", "--allowed-countries", "FR,GB")
+	if !strings.Contains(out, `"prefix_limit": 7`) || !strings.Contains(out, `"GB"`) {
+		t.Fatalf("policy printed %s", out)
+	}
+	if out = must("--json", "messaging", "rotate-secret", "--workspace", ws); !strings.Contains(out, `"secret": "msk_`) {
+		t.Fatalf("rotate printed %s", out)
+	}
+	if s := n.Store().Catalog().Messaging[ws]; s == nil || len(s.Keys) != 1 || s.Policy.PrefixLimit != 7 {
+		t.Fatalf("stored settings: %+v", s)
+	}
+	must("messaging", "delete", "--workspace", ws)
+
+	must("branding-profiles", "create", "--workspace", ws, "--name", "Acme", "--colors", `{"primary":"#1A73E8"}`)
+	var id string
+	for _, p := range n.Store().Catalog().BrandingProfiles {
+		id = p.ID
+	}
+	if id == "" || n.Store().Catalog().BrandingProfiles[id].Colors.Primary != "#1a73e8" {
+		t.Fatal("profile not stored")
+	}
+	logo := filepath.Join(t.TempDir(), "logo.png")
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewNRGBA(image.Rect(0, 0, 120, 40))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logo, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out = must("--json", "branding-profiles", "logo", id, "--workspace", ws, "--in", logo); !strings.Contains(out, `"version"`) {
+		t.Fatalf("logo printed %s", out)
+	}
+	if p := n.Store().Catalog().BrandingProfiles[id]; len(p.Logos) != 2 {
+		t.Fatalf("renditions: %d", len(p.Logos))
+	}
+	must("branding-profiles", "remove-logo", id, "--workspace", ws)
+	if out = must("branding-profiles", "list", "--workspace", ws); !strings.Contains(out, "Acme") {
+		t.Fatalf("list:\n%s", out)
+	}
+}
