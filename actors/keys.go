@@ -28,6 +28,7 @@ import (
 //	idem/      API Protection idempotency keys         ClaimIdempotency                      24 h
 //	rep/       subject reputation (feedback labels)    LabelSubject, SubjectLabel            7 days
 //	ag…/       agent nonces, velocity, decisions       see agents.NonceKey and agents/DESIGN.md
+//	ms…/       messaging preflight nonces, counters    see risk/messaging/keys.go
 const (
 	SpaceBucket      = "l"
 	SpaceSimulation  = "s"

@@ -99,17 +99,28 @@ func (p Profile) LogoPath(size int) string {
 	return "/v1/branding/" + p.ID + "/logo" + q
 }
 
+// Vars are the profile's set colours as CSS custom property names and
+// values (--trustd-brand-primary, -background, -text, -accent), for a
+// script to apply with element.style.setProperty (allowed under a CSP
+// without 'unsafe-inline', unlike a style attribute).
+func (p Profile) Vars() [][2]string {
+	var out [][2]string
+	for _, kv := range [][2]string{{"primary", p.Colors.Primary}, {"background", p.Colors.Background}, {"text", p.Colors.Text}, {"accent", p.Colors.Accent}} {
+		if v, err := NormalizeColor("", kv[1]); err == nil && v != "" {
+			out = append(out, [2]string{"--trustd-brand-" + kv[0], v})
+		}
+	}
+	return out
+}
+
 // CSSVariables renders the profile's colours as CSS custom properties
 // (--trustd-brand-primary, -background, -text, -accent), set ones only,
 // for a style attribute or a :root rule. Colours were validated as
 // #rrggbb when stored, so the output cannot break out of a declaration.
 func (p Profile) CSSVariables() string {
 	var b strings.Builder
-	for _, kv := range [][2]string{{"primary", p.Colors.Primary}, {"background", p.Colors.Background}, {"text", p.Colors.Text}, {"accent", p.Colors.Accent}} {
-		if _, err := NormalizeColor("", kv[1]); err != nil || kv[1] == "" {
-			continue
-		}
-		b.WriteString("--trustd-brand-" + kv[0] + ":" + kv[1] + ";")
+	for _, kv := range p.Vars() {
+		b.WriteString(kv[0] + ":" + kv[1] + ";")
 	}
 	return b.String()
 }
