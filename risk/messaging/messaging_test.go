@@ -388,3 +388,11 @@ func TestValidatePolicy(t *testing.T) {
 		t.Fatalf("effective: %+v", e)
 	}
 }
+
+// The test vector of DESIGN.md (and its openssl shell client).
+func TestSignTestVector(t *testing.T) {
+	const want = "v1=693056e21b7cd8bad8940aef58dd3fff49dc35cf14166864700298dc31fbdf66"
+	if got := Sign([]byte("msk_test"), "1700000000", "0123456789abcdef", []byte(`{"a":1}`)); got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
