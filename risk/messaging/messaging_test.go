@@ -396,3 +396,33 @@ func TestSignTestVector(t *testing.T) {
 		t.Fatalf("got %s, want %s", got, want)
 	}
 }
+
+// Rotating again and again keeps the secret just rotated out valid (the
+// cap drops the oldest), and never more than MaxMessagingKeys.
+func TestRepeatedRotationKeepsThePreviousSecret(t *testing.T) {
+	f := mustNewFixture(t)
+	sealer := NewSealer("test-cluster-key")
+	var set *catalog.MessagingSettings
+	var prev string
+	for i := 0; i < 5; i++ {
+		next, secret, err := sealer.Rotate(set, "w1", time.Hour, f.clock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(next.Keys) > catalog.MaxMessagingKeys {
+			t.Fatalf("rotation %d: %d keys", i, len(next.Keys))
+		}
+		body := []byte(`{}`)
+		ts := strconv.FormatInt(f.clock().Unix(), 10)
+		for j, sec := range []string{secret, prev} {
+			if sec == "" {
+				continue
+			}
+			n := fmt.Sprintf("rotation-%d-secret-%d", i, j)
+			if err := f.m.Verify(&next, Signed{Workspace: "w1", Timestamp: ts, Nonce: n, Signature: Sign([]byte(sec), ts, n, body), Body: body}); err != nil {
+				t.Fatalf("rotation %d, secret %d: %v", i, j, err)
+			}
+		}
+		set, prev = &next, secret
+	}
+}

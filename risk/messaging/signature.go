@@ -90,9 +90,10 @@ func (s *Sealer) Rotate(cur *catalog.MessagingSettings, workspaceID string, over
 			}
 		}
 	}
-	// Keep the newest rotated-out keys within the cap, the new one first.
+	// Keys are newest first: keep the newest rotated-out ones within the
+	// cap (the one just rotated out above all), then put the new one first.
 	if max := catalog.MaxMessagingKeys - 1; len(out.Keys) > max {
-		out.Keys = out.Keys[len(out.Keys)-max:]
+		out.Keys = out.Keys[:max]
 	}
 	out.Keys = append([]catalog.MessagingKey{{Sealed: s.s.Seal(workspaceID, []byte(secret))}}, out.Keys...)
 	return out, secret, nil
