@@ -1,0 +1,129 @@
+// Package synth makes test images and fake-camera videos from one face
+// photograph: a cylindrical head-turn warp (mimics yaw), an eyelid fill
+// (mimics a blink), shifts and rescales. The images are synthetic: they
+// exercise the engine and the liveness logic, they say nothing about how
+// the engine behaves on real people.
+package synth
+
+import (
+	"image"
+	"image/color"
+	"math"
+)
+
+// Turn warps the face as if the head, modelled as a vertical cylinder of
+// the given radius centred at cx, turned by deg degrees; positive deg turns
+// the person to their left (the nose moves to the image's right).
+func Turn(src image.Image, cx, radius, deg float64) *image.RGBA {
+	b := src.Bounds()
+	out := image.NewRGBA(b)
+	phi := deg * math.Pi / 180
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			u := float64(x) + 0.5 - cx
+			if math.Abs(u) >= radius {
+				out.Set(x, y, src.At(x, y))
+				continue
+			}
+			// The output point shows the cylinder at angle a; before the
+			// turn it was at a - phi.
+			a := math.Asin(u/radius) - phi
+			if a < -math.Pi/2 || a > math.Pi/2 {
+				// The back of the cylinder: take the nearest visible edge.
+				a = math.Max(-math.Pi/2, math.Min(math.Pi/2, a))
+			}
+			sx := cx + radius*math.Sin(a)
+			out.Set(x, y, bilinear(src, sx-0.5, float64(y)))
+		}
+	}
+	return out
+}
+
+// CloseEyes fills each eye rectangle with the skin above and below it
+// (vertical interpolation between the rows just outside the rectangle) and
+// draws a thin dark lash line across its middle: a closed eyelid.
+func CloseEyes(src image.Image, eyes ...image.Rectangle) *image.RGBA {
+	out := toRGBA(src)
+	for _, r := range eyes {
+		r = r.Intersect(out.Bounds())
+		if r.Empty() || r.Min.Y == 0 || r.Max.Y >= out.Bounds().Max.Y {
+			continue
+		}
+		mid := (r.Min.Y + r.Max.Y) / 2
+		for x := r.Min.X; x < r.Max.X; x++ {
+			top := out.RGBAAt(x, r.Min.Y-1)
+			bot := out.RGBAAt(x, r.Max.Y)
+			for y := r.Min.Y; y < r.Max.Y; y++ {
+				t := float64(y-r.Min.Y+1) / float64(r.Dy()+1)
+				c := lerp(top, bot, t)
+				if y == mid || y == mid+1 {
+					c = lerp(c, color.RGBA{40, 30, 30, 255}, 0.6)
+				}
+				out.SetRGBA(x, y, c)
+			}
+		}
+	}
+	return out
+}
+
+// Place draws src scaled by scale with its top-left corner at (dx, dy) on
+// a w×h canvas filled with bg.
+func Place(src image.Image, w, h int, scale, dx, dy float64, bg color.RGBA) *image.RGBA {
+	out := image.NewRGBA(image.Rect(0, 0, w, h))
+	sb := src.Bounds()
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			sx := (float64(x)+0.5-dx)/scale - 0.5 + float64(sb.Min.X)
+			sy := (float64(y)+0.5-dy)/scale - 0.5 + float64(sb.Min.Y)
+			if sx < float64(sb.Min.X) || sy < float64(sb.Min.Y) || sx > float64(sb.Max.X-1) || sy > float64(sb.Max.Y-1) {
+				out.SetRGBA(x, y, bg)
+				continue
+			}
+			out.SetRGBA(x, y, bilinear(src, sx, sy))
+		}
+	}
+	return out
+}
+
+// Mirror flips src horizontally.
+func Mirror(src image.Image) *image.RGBA {
+	b := src.Bounds()
+	out := image.NewRGBA(b)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			out.Set(b.Max.X-1-(x-b.Min.X), y, src.At(x, y))
+		}
+	}
+	return out
+}
+
+func toRGBA(src image.Image) *image.RGBA {
+	b := src.Bounds()
+	out := image.NewRGBA(b)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			out.Set(x, y, src.At(x, y))
+		}
+	}
+	return out
+}
+
+func lerp(a, b color.RGBA, t float64) color.RGBA {
+	f := func(p, q uint8) uint8 { return uint8(math.Round(float64(p)*(1-t) + float64(q)*t)) }
+	return color.RGBA{f(a.R, b.R), f(a.G, b.G), f(a.B, b.B), 255}
+}
+
+func bilinear(src image.Image, fx, fy float64) color.RGBA {
+	b := src.Bounds()
+	x0, y0 := int(math.Floor(fx)), int(math.Floor(fy))
+	tx, ty := fx-float64(x0), fy-float64(y0)
+	at := func(x, y int) color.RGBA {
+		x = max(b.Min.X, min(b.Max.X-1, x))
+		y = max(b.Min.Y, min(b.Max.Y-1, y))
+		r, g, bb, _ := src.At(x, y).RGBA()
+		return color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bb >> 8), 255}
+	}
+	top := lerp(at(x0, y0), at(x0+1, y0), tx)
+	bot := lerp(at(x0, y0+1), at(x0+1, y0+1), tx)
+	return lerp(top, bot, ty)
+}
