@@ -276,4 +276,6 @@ func Compare(a, b []float32, threshold float64) (similarity float64, match bool)
 type Unavailable struct{}
 
 // Analyze always returns ErrUnavailable.
-func (Unavailable) Analyze(context.Context, []byte) (Analysis, error) { return Analysis{}, ErrUnavailable }
+func (Unavailable) Analyze(context.Context, []byte) (Analysis, error) {
+	return Analysis{}, ErrUnavailable
+}
