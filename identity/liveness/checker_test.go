@@ -55,11 +55,11 @@ type pose struct {
 	faces     int // 0: one face; 2: a second confident face; -1: none
 }
 
-func frontal() pose   { return pose{yaw: 0, eyes: 1} }
-func left() pose      { return pose{yaw: 25, eyes: 1} }
-func right() pose     { return pose{yaw: -25, eyes: 1} }
-func closed() pose    { return pose{yaw: 0, eyes: 0.1} }
-func halfLeft() pose  { return pose{yaw: 11, eyes: 1} }
+func frontal() pose                          { return pose{yaw: 0, eyes: 1} }
+func left() pose                             { return pose{yaw: 25, eyes: 1} }
+func right() pose                            { return pose{yaw: -25, eyes: 1} }
+func closed() pose                           { return pose{yaw: 0, eyes: 0.1} }
+func halfLeft() pose                         { return pose{yaw: 11, eyes: 1} }
 func withBox(p pose, r image.Rectangle) pose { p.box = r; return p }
 
 // burst turns poses into frames (300 ms apart) and a fake engine.
