@@ -199,7 +199,12 @@ const round = (v, n = 4) => Math.round(v * 10 ** n) / 10 ** n;
 
 async function analyze(buf) {
   const t0 = performance.now();
-  const img = decode(buf);
+  let img;
+  try {
+    img = decode(buf);
+  } catch (err) {
+    throw err instanceof BadImage ? err : new BadImage(String(err && err.message));
+  }
   if (img.width * img.height > maxPixels) throw new BadImage('image too large');
   let scale = 1;
   const tensor = tf.tidy(() => {
@@ -343,7 +348,7 @@ const server = http.createServer((req, res) => {
       (out) => send(res, 200, out),
       (err) => {
         if (err instanceof Busy) send(res, 503, { error: 'busy' });
-        else if (err instanceof BadImage || /SOI|marker|JPEG|PNG|decode|Invalid|unsupported|maxResolution|maxMemory/i.test(String(err && err.message))) {
+        else if (err instanceof BadImage) {
           send(res, 422, { error: 'image could not be decoded' });
         } else {
           console.error('face sidecar: analyze failed:', err && err.message);

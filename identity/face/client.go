@@ -29,7 +29,7 @@ var ErrImage = errcode.New("face-image-unreadable", errcode.Invalid,
 // the one sample face available here (see DESIGN.md), not from a measured
 // false-match / false-non-match rate; deployments must treat it as a
 // starting point and review borderline results.
-const DefaultMatchThreshold = 0.80
+const DefaultMatchThreshold = 0.70
 
 // DescriptorLen is the length of the faceres descriptor.
 const DescriptorLen = 1024

@@ -39,33 +39,6 @@ func Turn(src image.Image, cx, radius, deg float64) *image.RGBA {
 	return out
 }
 
-// CloseEyes fills each eye rectangle with the skin above and below it
-// (vertical interpolation between the rows just outside the rectangle) and
-// draws a thin dark lash line across its middle: a closed eyelid.
-func CloseEyes(src image.Image, eyes ...image.Rectangle) *image.RGBA {
-	out := toRGBA(src)
-	for _, r := range eyes {
-		r = r.Intersect(out.Bounds())
-		if r.Empty() || r.Min.Y == 0 || r.Max.Y >= out.Bounds().Max.Y {
-			continue
-		}
-		mid := (r.Min.Y + r.Max.Y) / 2
-		for x := r.Min.X; x < r.Max.X; x++ {
-			top := out.RGBAAt(x, r.Min.Y-1)
-			bot := out.RGBAAt(x, r.Max.Y)
-			for y := r.Min.Y; y < r.Max.Y; y++ {
-				t := float64(y-r.Min.Y+1) / float64(r.Dy()+1)
-				c := lerp(top, bot, t)
-				if y == mid || y == mid+1 {
-					c = lerp(c, color.RGBA{40, 30, 30, 255}, 0.6)
-				}
-				out.SetRGBA(x, y, c)
-			}
-		}
-	}
-	return out
-}
-
 // Place draws src scaled by scale with its top-left corner at (dx, dy) on
 // a w×h canvas filled with bg.
 func Place(src image.Image, w, h int, scale, dx, dy float64, bg color.RGBA) *image.RGBA {
@@ -126,4 +99,36 @@ func bilinear(src image.Image, fx, fy float64) color.RGBA {
 	top := lerp(at(x0, y0), at(x0+1, y0), tx)
 	bot := lerp(at(x0, y0+1), at(x0+1, y0+1), tx)
 	return lerp(top, bot, ty)
+}
+
+// CloseEyesSkin covers each eye rectangle with the skin just above it
+// (the rectangle's own height higher, mirrored vertically so the seam
+// matches) and draws a curved dark lash line along its lower third.
+func CloseEyesSkin(src image.Image, eyes ...image.Rectangle) *image.RGBA {
+	out := toRGBA(src)
+	for _, r := range eyes {
+		r = r.Intersect(out.Bounds())
+		h := r.Dy()
+		if r.Empty() || r.Min.Y-h < out.Bounds().Min.Y {
+			continue
+		}
+		for y := r.Min.Y; y < r.Max.Y; y++ {
+			sy := r.Min.Y - 1 - (y - r.Min.Y)
+			for x := r.Min.X; x < r.Max.X; x++ {
+				out.SetRGBA(x, y, out.RGBAAt(x, sy))
+			}
+		}
+		cx := float64(r.Min.X+r.Max.X) / 2
+		half := float64(r.Dx()) / 2
+		for x := r.Min.X; x < r.Max.X; x++ {
+			u := (float64(x) + 0.5 - cx) / half
+			y := int(math.Round(float64(r.Min.Y) + float64(h)*0.55 + float64(h)*0.15*(u*u)))
+			for dy := 0; dy < 2; dy++ {
+				if p := image.Pt(x, y+dy); p.In(r) {
+					out.SetRGBA(p.X, p.Y, lerp(out.RGBAAt(p.X, p.Y), color.RGBA{35, 25, 25, 255}, 0.75))
+				}
+			}
+		}
+	}
+	return out
 }
