@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -89,17 +90,26 @@ func descB64(v ...float32) string {
 // decoded, and every failure maps to ErrImage or ErrUnavailable.
 func TestClientAgainstScriptedSidecar(t *testing.T) {
 	const secret = "0123456789abcdef-secret"
+	var mu sync.Mutex
 	var status int
 	var body string
 	var delay time.Duration
+	set := func(s int, b string, d time.Duration) {
+		mu.Lock()
+		status, body, delay = s, b, d
+		mu.Unlock()
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get(SecretHeader) != secret || r.URL.Path != "/v1/analyze" || r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
-		time.Sleep(delay)
-		w.WriteHeader(status)
-		fmt.Fprint(w, body)
+		mu.Lock()
+		s, b, d := status, body, delay
+		mu.Unlock()
+		time.Sleep(d)
+		w.WriteHeader(s)
+		fmt.Fprint(w, b)
 	}))
 	defer srv.Close()
 	c, err := NewClient(Config{URL: srv.URL, Secret: secret, Timeout: 300 * time.Millisecond})
@@ -107,7 +117,7 @@ func TestClientAgainstScriptedSidecar(t *testing.T) {
 		t.Fatal(err)
 	}
 	okBody := fmt.Sprintf(`{"width":640,"height":480,"ms":5,"faces":[{"box":[10,20,100,120],"score":0.98,"yaw":-12.5,"pitch":3,"roll":1,"eyes_open":0.9,"ear":[0.3,0.3],"descriptor":%q}]}`, descB64(1, 0, -2.5))
-	status, body = 200, okBody
+	set(200, okBody, 0)
 	a, err := c.Analyze(context.Background(), []byte("img"))
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +144,12 @@ func TestClientAgainstScriptedSidecar(t *testing.T) {
 		{"NaN in descriptor", 200, fmt.Sprintf(`{"width":1,"height":1,"faces":[{"box":[1,2,3,4],"descriptor":%q}]}`, descB64(float32(math.NaN()))), 0, ErrUnavailable},
 		{"too slow", 200, okBody, time.Second, ErrUnavailable},
 	} {
-		status, body, delay = tc.status, tc.body, tc.delay
+		set(tc.status, tc.body, tc.delay)
 		if _, err := c.Analyze(context.Background(), []byte("img")); !errors.Is(err, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	delay = 0
+	set(200, okBody, 0)
 	wrong, _ := NewClient(Config{URL: srv.URL, Secret: strings.Repeat("x", 20)})
 	if _, err := wrong.Analyze(context.Background(), []byte("img")); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("wrong secret: %v", err)
