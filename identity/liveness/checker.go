@@ -58,9 +58,11 @@ type Config struct {
 	MinFaceScore float64
 	// YawDegrees is the yaw a turn must reach (default 15).
 	YawDegrees float64
-	// FrontalDegrees is the largest |yaw| and |pitch| of a frontal frame,
-	// the reference, and the return between two turns (default 8).
+	// FrontalDegrees is the largest |yaw| of a frontal frame: the
+	// reference, and the return between two turns (default 8).
 	FrontalDegrees float64
+	// MaxPitch is the largest |pitch| of the reference frame (default 20).
+	MaxPitch float64
 	// EyesClosed and EyesOpen are the eyes-open levels of a blink: open,
 	// then below EyesClosed, then open again (default 0.3, 0.6).
 	EyesClosed, EyesOpen float64
@@ -115,6 +117,7 @@ func New(cfg Config) *Checker {
 	def(&cfg.MinFaceScore, 0.6)
 	def(&cfg.YawDegrees, 15)
 	def(&cfg.FrontalDegrees, 8)
+	def(&cfg.MaxPitch, 20)
 	def(&cfg.EyesClosed, 0.3)
 	def(&cfg.EyesOpen, 0.6)
 	def(&cfg.ContinuityThreshold, 0.7)
@@ -288,7 +291,7 @@ func (c *Checker) judge(ch Challenge, faces []face.Face, res Result) (Result, er
 	best := -1
 	bestPose := math.Inf(1)
 	for i, f := range faces {
-		if math.Abs(f.Yaw) > c.cfg.FrontalDegrees || math.Abs(f.Pitch) > 2*c.cfg.FrontalDegrees || f.EyesOpen < c.cfg.EyesOpen {
+		if math.Abs(f.Yaw) > c.cfg.FrontalDegrees || math.Abs(f.Pitch) > c.cfg.MaxPitch || f.EyesOpen < c.cfg.EyesOpen {
 			continue
 		}
 		if p := math.Abs(f.Yaw) + math.Abs(f.Pitch); p < bestPose {
