@@ -34,6 +34,9 @@ type SidecarConfig struct {
 	StartTimeout time.Duration
 	// Logger receives the sidecar's stderr lines (default: discarded).
 	Logger *slog.Logger
+	// Env adds variables to the sidecar's environment (FACE_SIDECAR_MAX_BODY,
+	// FACE_SIDECAR_MAX_QUEUE).
+	Env []string
 }
 
 // Sidecar is a running face engine process started by this process.
@@ -113,7 +116,7 @@ func StartSidecar(ctx context.Context, cfg SidecarConfig) (*Sidecar, error) {
 	cmd := exec.Command(cfg.Node, script, "--port", strconv.Itoa(cfg.Port))
 	cmd.Dir = filepath.Dir(script)
 	// The secret goes through the environment, never argv (visible in ps).
-	cmd.Env = append(os.Environ(), "FACE_SIDECAR_SECRET="+cfg.Secret)
+	cmd.Env = append(append(os.Environ(), cfg.Env...), "FACE_SIDECAR_SECRET="+cfg.Secret)
 	cmd.SysProcAttr = sysProcAttr()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
