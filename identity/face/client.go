@@ -279,3 +279,7 @@ type Unavailable struct{}
 func (Unavailable) Analyze(context.Context, []byte) (Analysis, error) {
 	return Analysis{}, ErrUnavailable
 }
+
+// Errors lists the domain errors of the face engine, for the contract
+// (http/errors.go contractErrors) once routes answer them.
+var Errors = []*errcode.Code{ErrUnavailable, ErrImage}
