@@ -48,7 +48,9 @@ func checkFaceConfig(cfg Config) error {
 func (n *Node) startFace() {
 	cfg := n.cfg
 	n.faceEng = &faceEngine{}
-	n.liveness = liveness.New(liveness.Config{Engine: n.faceEng})
+	lc := cfg.Liveness
+	lc.Engine = n.faceEng
+	n.liveness = liveness.New(lc)
 	switch {
 	case cfg.Face.URL != "":
 		c, err := face.NewClient(cfg.Face)

@@ -99,6 +99,10 @@ type Config struct {
 	// itself with a generated secret. Neither: facial checks fail closed.
 	Face           face.Config
 	FaceSidecarDir string
+	// Liveness tunes the presence check (uncalibrated defaults when zero;
+	// the node sets its Engine). Tests driving the fake camera lower the
+	// thresholds, see identity/face/DESIGN.md.
+	Liveness liveness.Config
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	"image/jpeg"
 	"io"
 	"os"
@@ -146,17 +147,19 @@ func WriteY4M(w io.Writer, frames []image.Image, fps int) error {
 	y := make([]byte, W*H)
 	u := make([]byte, W*H/4)
 	v := make([]byte, W*H/4)
+	rgba := image.NewRGBA(image.Rect(0, 0, W, H))
 	for _, f := range frames {
 		if f.Bounds().Dx() != W || f.Bounds().Dy() != H {
 			return errors.New("fakecam: frames of different sizes")
 		}
+		draw.Draw(rgba, rgba.Rect, f, f.Bounds().Min, draw.Src)
 		for j := 0; j < H; j += 2 {
 			for i := 0; i < W; i += 2 {
 				var cbSum, crSum int
 				for dj := range 2 {
 					for di := range 2 {
-						r, g, bl, _ := f.At(b.Min.X+i+di, b.Min.Y+j+dj).RGBA()
-						yy, cb, cr := color.RGBToYCbCr(uint8(r>>8), uint8(g>>8), uint8(bl>>8))
+						p := rgba.Pix[rgba.PixOffset(i+di, j+dj):]
+						yy, cb, cr := color.RGBToYCbCr(p[0], p[1], p[2])
 						y[(j+dj)*W+i+di] = yy
 						cbSum += int(cb)
 						crSum += int(cr)
