@@ -95,10 +95,21 @@ worker.on('exit', (code) => {
   console.error('face sidecar: engine worker exited', code);
   process.exit(1);
 });
+// An analysis that has not finished in a minute means the engine is stuck:
+// the process exits so its supervisor (trustd, systemd, compose) restarts it
+// rather than refusing every request as busy forever.
+const stuckMS = 60000;
 function analyze(buf) {
   return new Promise((resolve, reject) => {
     const id = nextId++;
-    calls.set(id, { resolve, reject });
+    const watchdog = setTimeout(() => {
+      console.error('face sidecar: an analysis is stuck; exiting');
+      process.exit(1);
+    }, stuckMS);
+    calls.set(id, {
+      resolve: (v) => { clearTimeout(watchdog); resolve(v); },
+      reject: (e) => { clearTimeout(watchdog); reject(e); },
+    });
     worker.postMessage({ id, buf });
   });
 }
@@ -109,14 +120,14 @@ class BadImage extends Error {}
 let pending = 0; // accepted and not finished: waiting plus running
 let draining = false;
 const waiting = [];
-function schedule(fn) {
+function schedule(fn, gone) {
   return new Promise((resolve, reject) => {
     if (pending >= 1 + maxQueue) {
       reject(new Busy());
       return;
     }
     pending++;
-    waiting.push({ fn, resolve, reject });
+    waiting.push({ fn, gone, resolve, reject });
     if (!draining) {
       draining = true;
       setImmediate(drain);
@@ -130,6 +141,8 @@ async function drain() {
     return;
   }
   try {
+    // A caller that gave up while waiting (timeout) is not analysed.
+    if (job.gone()) throw new Busy();
     job.resolve(await job.fn());
   } catch (err) {
     job.reject(err);
@@ -209,7 +222,9 @@ const server = http.createServer((req, res) => {
       send(res, 400, { error: 'empty body' });
       return;
     }
-    schedule(() => analyze(buf)).then(
+    let closed = false;
+    res.on('close', () => { closed = true; });
+    schedule(() => analyze(buf), () => closed || res.destroyed).then(
       (out) => send(res, 200, out),
       (err) => {
         if (err instanceof Busy) send(res, 503, { error: 'busy' });
