@@ -73,9 +73,13 @@ type Config struct {
 	// frames, as a fraction of the box width (default 0.5); MaxResize the
 	// largest width ratio (default 1.5).
 	MaxShift, MaxResize float64
-	// Rand is the randomness of challenges (default crypto/rand). Tests
-	// set a fixed one to know the challenge in advance.
+	// Rand is the randomness of challenges (default crypto/rand).
 	Rand io.Reader
+	// FixedActions, when set, is the action order of every challenge (the
+	// nonce stays random). For browser tests driven by a fake-camera video
+	// whose script is fixed; never set it in production: a known order is
+	// answered by a recording.
+	FixedActions []Action
 }
 
 // Checker issues challenges and checks bursts of frames against them. It
@@ -143,6 +147,10 @@ func (c *Checker) Issue(now time.Time) Challenge {
 		// crypto/rand does not fail on supported platforms; a failing test
 		// reader must not produce a predictable nonce silently.
 		panic("liveness: randomness failed: " + err.Error())
+	}
+	if len(c.cfg.FixedActions) > 0 {
+		return Challenge{Nonce: base64.RawURLEncoding.EncodeToString(nonce), Actions: append([]Action(nil), c.cfg.FixedActions...),
+			IssuedAt: now, Deadline: now.Add(c.cfg.TTL)}
 	}
 	n := c.cfg.MinActions + c.randN(c.cfg.MaxActions-c.cfg.MinActions+1)
 	for {

@@ -316,3 +316,16 @@ func TestIssue(t *testing.T) {
 		t.Fatalf("%d distinct orders: %v", len(orders), orders)
 	}
 }
+
+func TestIssueFixedActions(t *testing.T) {
+	fixed := []Action{TurnLeft, Blink, TurnRight}
+	c := New(Config{FixedActions: fixed, TTL: 30 * time.Second})
+	a, b := c.Issue(t0), c.Issue(t0)
+	if !slices.Equal(a.Actions, fixed) || !slices.Equal(b.Actions, fixed) || a.Nonce == b.Nonce || !a.Deadline.Equal(t0.Add(30*time.Second)) {
+		t.Fatalf("%+v %+v", a, b)
+	}
+	a.Actions[0] = Blink
+	if c.Issue(t0).Actions[0] != TurnLeft {
+		t.Fatal("the fixed order is shared with issued challenges")
+	}
+}

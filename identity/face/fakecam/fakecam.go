@@ -10,9 +10,10 @@
 // real engine (identity/face/DESIGN.md), the warp reaches only about ±7–9°
 // of yaw and the covered eyes read about 0.5 open, so a video passes the
 // liveness check only with lowered thresholds (liveness.Config
-// YawDegrees 5, FrontalDegrees 3, EyesClosed 0.55) — tests of the hosted
-// pages must configure those and say so; it is a test fixture, not
-// evidence that the check stops anything.
+// YawDegrees 5, FrontalDegrees 3, EyesClosed 0.55) and the script's order
+// (FixedActions) — tests of the hosted pages configure those through
+// node.Config.Liveness and say so; it is a test fixture, not evidence that
+// the check stops anything.
 package fakecam
 
 import (
