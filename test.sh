@@ -2,7 +2,7 @@
 # The project's one test command: installs what the tests need when it is
 # missing (Go modules; Debian's chromium, redis-server, tesseract-ocr,
 # fonts-ocr-b, zxing-cpp-tools and webp for document screening; the browser
-# test's and the password range clients' npm packages), checks formatting and vet, runs every Go test with
+# test's, the face engine sidecar's and the password range clients' npm packages), checks formatting and vet, runs every Go test with
 # the race detector, then runs each fuzz target for a short, fixed time.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -30,6 +30,10 @@ fi
 if [ -x agents/examples/webbotauth/setup.sh ]; then
   echo "== web-bot-auth signer setup"
   agents/examples/webbotauth/setup.sh || echo "== web-bot-auth setup failed: the RFC 9421 interop test will skip"
+fi
+if [ -x face/sidecar/setup.sh ]; then
+  echo "== face engine sidecar setup"
+  face/sidecar/setup.sh || echo "== face sidecar setup failed: the real face engine tests will skip"
 fi
 if [ -x systemtest/passwords/setup.sh ]; then
   echo "== password range client test setup"

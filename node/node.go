@@ -28,6 +28,8 @@ import (
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/events"
 	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/identity/face"
+	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
 )
@@ -91,6 +93,16 @@ type Config struct {
 	// trustctl passwords import (default <DataDir>/passwords); a mode
 	// without a file is answered from the embedded default corpus.
 	PasswordsDir string
+	// Face is the face engine sidecar to use (identity/face: loopback URL,
+	// shared secret, uncalibrated match threshold); FaceSidecarDir, when
+	// set instead, is a face/sidecar folder the node starts and supervises
+	// itself with a generated secret. Neither: facial checks fail closed.
+	Face           face.Config
+	FaceSidecarDir string
+	// Liveness tunes the presence check (uncalibrated defaults when zero;
+	// the node sets its Engine). Tests driving the fake camera lower the
+	// thresholds, see identity/face/DESIGN.md.
+	Liveness liveness.Config
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -121,6 +133,12 @@ type Node struct {
 	webhooksDone chan struct{}
 	// passwords answers breached-password ranges from this node's corpus.
 	passwords *passwords.Module
+	// faceEng and liveness are the face engine and presence checker
+	// (node/face.go); stopFace ends the sidecar supervisor.
+	faceEng  *faceEngine
+	liveness *liveness.Checker
+	stopFace context.CancelFunc
+	faceDone chan struct{}
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -131,6 +149,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = "data"
+	}
+	if err := checkFaceConfig(cfg); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: data dir: %w", err)
@@ -281,6 +302,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	} else if cfg.Dev {
 		n.log.Info("--dev on a joining node: the dev workspace is the founding node's; not seeding another")
 	}
+	n.startFace()
 	n.log.Info("node ready", "node_id", cfg.NodeID, "api", n.APIURL(), "ops", n.OpsAddr(), "data_dir", cfg.DataDir,
 		"gossip", n.cluster.GossipAddr(), "peer", n.cluster.PeerAddr(), "raft", n.store.RaftAddr())
 	return n, nil
@@ -456,6 +478,7 @@ func (n *Node) Close(ctx context.Context) error {
 		n.stopWebhooks()
 		<-n.webhooksDone
 	}
+	n.closeFace()
 	errs = append(errs, n.closeCore())
 	return errors.Join(errs...)
 }
