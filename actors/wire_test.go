@@ -47,18 +47,20 @@ var sampleDependency = DependencyConfig{
 	MaxConcurrent: 8,
 }
 
-func TestWireOpsSurviveTheWire(t *testing.T) {
-	cfg := ratelimit.BucketConfig{Capacity: 10, RefillAmount: 2, RefillInterval: int64(time.Second)}
-	tests := []struct {
-		name string
-		op   WireOp
-	}{
+var sampleBucket = ratelimit.BucketConfig{Capacity: 10, RefillAmount: 2, RefillInterval: int64(time.Second)}
+
+// wireSamples is one op of every kind with every input and result field
+// set; wire_golden.txt holds their encodings.
+var wireSamples = []struct {
+	name string
+	op   WireOp
+}{
 		{"a consume keeps its id, expiry and first use", &Consume{ID: "tok", Expires: 42, First: true}},
 		{"a seen keeps its id and answer", &Seen{ID: "tok", Used: true}},
-		{"a reserve keeps its policy, cost and every result field", &Reserve{Key: "rl/ws/p/k", Bucket: cfg, QuotaLimit: 50,
+		{"a reserve keeps its policy, cost and every result field", &Reserve{Key: "rl/ws/p/k", Bucket: sampleBucket, QuotaLimit: 50,
 			QuotaWindow: ratelimit.Hour, Cost: 3, OK: false, Refused: RefusedQuota, Remaining: 7, RetryAfterNs: 99,
 			QuotaRemaining: 1, QuotaResetNs: 1234, QuotaStart: 1000}},
-		{"a refund keeps its key, cost and quota window", &Refund{Key: "rl/ws/p/k", Bucket: cfg, Cost: 3, QuotaStart: 1000, QuotaLimit: 50}},
+		{"a refund keeps its key, cost and quota window", &Refund{Key: "rl/ws/p/k", Bucket: sampleBucket, Cost: 3, QuotaStart: 1000, QuotaLimit: 50}},
 		{"a velocity hit keeps its window and count", &CountHit{Key: "v", WindowNs: 60e9, Count: 7, EndNs: 99}},
 		{"an idempotency claim keeps its fingerprint and outcome", &ClaimIdempotency{Key: "i", Fingerprint: [32]byte{1, 2, 3, 31: 9}, Expires: 5, Outcome: IdempotencyReplay}},
 		{"a stored assessment keeps every field", &PutAssessment{Assessment: sampleAssessment}},
@@ -87,8 +89,12 @@ func TestWireOpsSurviveTheWire(t *testing.T) {
 		{"a breaker feedback keeps its outcome and answer", &BreakerFeedback{Key: "dep/w/d", AdmissionID: "adm1", Success: true,
 			Config: sampleDependency, Counted: true, State: resilience.Open}},
 		{"a breaker peek keeps its counts", &BreakerPeek{Key: "dep/w/d", State: resilience.Open, Calls: 20, Failures: 11, InFlight: 2}},
-	}
-	for _, tc := range tests {
+		{"an account activity keeps its window and answer", &Activity{Key: "act/w/s", Member: "m", Record: true, Failed: true,
+			WindowNs: 60e9, RetainNs: 600e9, MaxMembers: 5, Failures: 3, Distinct: 2, Seen: true, Known: true}},
+}
+
+func TestWireOpsSurviveTheWire(t *testing.T) {
+	for _, tc := range wireSamples {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := roundTrip(t, tc.op); !reflect.DeepEqual(got, tc.op) {
 				t.Fatalf("got %+v, want %+v", got, tc.op)
