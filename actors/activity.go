@@ -90,20 +90,22 @@ func (t *activityTable) Len() int { return len(t.m) }
 // the current and previous fixed windows, this event included), the
 // distinct members seen within WindowNs, and whether Member was seen
 // before this op (Seen) and was part of a succeeded event (Known).
+//
+//actors:wire account.activity Activity ActivityResult
 type Activity struct {
-	Key    string
-	Member string // counterpart hash, or "" for none
-	Record bool   // false: read only, nothing is created or changed
+	Key    string `wire:"op"`
+	Member string `wire:"op"` // counterpart hash, or "" for none
+	Record bool   `wire:"op"` // false: read only, nothing is created or changed
 	// Failed counts a failure; Succeeded marks Member as known good.
-	Failed, Succeeded bool
-	WindowNs          int64
-	RetainNs          int64 // how long members and the key are kept (≥ WindowNs)
-	MaxMembers        int
+	Failed, Succeeded bool  `wire:"op"`
+	WindowNs          int64 `wire:"op"`
+	RetainNs          int64 `wire:"op"` // how long members and the key are kept (≥ WindowNs)
+	MaxMembers        int   `wire:"op" wiredec:"int(min(max($, 0), MaxActivityMembers))"`
 
-	Failures float64
-	Distinct int
-	Seen     bool
-	Known    bool
+	Failures float64 `wire:"result"`
+	Distinct int     `wire:"result"`
+	Seen     bool    `wire:"result"`
+	Known    bool    `wire:"result"`
 }
 
 // Apply implements Op.

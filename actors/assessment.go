@@ -58,11 +58,13 @@ func (t *verificationTable) Sweep(now int64, budget int) {
 }
 
 // GetVerification finds the unexpired assessment ID.
+//
+//actors:wire verification.get GetVerification GetVerificationResult
 type GetVerification struct {
-	ID string
+	ID string `wire:"op"`
 
-	A     Verification
-	Found bool
+	A     Verification `wire:"result" wirename:"Verification" wireenc:"verificationPB(&$)" wiredec:"verificationOf"`
+	Found bool         `wire:"result"`
 }
 
 // Apply implements Op.

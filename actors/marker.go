@@ -86,11 +86,13 @@ func (t *markerTable) Import(data []byte, now int64) error {
 // Consume marks ID as used until Expires. First reports whether this call
 // was the first use; a later call for the same ID, before expiry, reports
 // false.
+//
+//actors:wire marker.consume Marker MarkerResult
 type Consume struct {
-	ID      string
-	Expires int64
+	ID      string `wire:"op"`
+	Expires int64  `wire:"op"`
 
-	First bool
+	First bool `wire:"result" wirename:"Yes"`
 }
 
 // Apply implements Op.
@@ -105,34 +107,6 @@ func (o *Consume) Apply(st *State) {
 	}
 	t.mark(o.ID, o.Expires, st.Partition)
 	o.First = true
-}
-
-func (*Consume) OpKind() string { return "marker.consume" }
-
-func (o *Consume) AppendOp(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Marker{Id: o.ID, Expires: o.Expires})
-}
-
-func (o *Consume) UnmarshalOp(data []byte) error {
-	var m actorpb.Marker
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.ID, o.Expires = m.Id, m.Expires
-	return nil
-}
-
-func (o *Consume) AppendResult(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.MarkerResult{Yes: o.First})
-}
-
-func (o *Consume) UnmarshalResult(data []byte) error {
-	var m actorpb.MarkerResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.First = m.Yes
-	return nil
 }
 
 // ReplicaOp implements Replicated: only a first use needs the replica's
@@ -162,10 +136,12 @@ func (o *Consume) Revert() Op {
 }
 
 // Seen reports, without consuming, whether ID is marked as used.
+//
+//actors:wire marker.seen Marker MarkerResult
 type Seen struct {
-	ID string
+	ID string `wire:"op"`
 
-	Used bool
+	Used bool `wire:"result" wirename:"Yes"`
 }
 
 // Apply implements Op.
@@ -173,34 +149,6 @@ func (o *Seen) Apply(st *State) {
 	t := Slot(st, KindMarker, newMarkerTable)
 	mk, ok := t.m[o.ID]
 	o.Used = ok && mk.expires > st.Now
-}
-
-func (*Seen) OpKind() string { return "marker.seen" }
-
-func (o *Seen) AppendOp(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Marker{Id: o.ID})
-}
-
-func (o *Seen) UnmarshalOp(data []byte) error {
-	var m actorpb.Marker
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.ID = m.Id
-	return nil
-}
-
-func (o *Seen) AppendResult(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.MarkerResult{Yes: o.Used})
-}
-
-func (o *Seen) UnmarshalResult(data []byte) error {
-	var m actorpb.MarkerResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.Used = m.Yes
-	return nil
 }
 
 // release forgets a marker: the owner's undo of a Consume whose replica

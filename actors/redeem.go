@@ -54,24 +54,26 @@ func (t *redeemTable) Sweep(now int64, budget int) {
 // Redeem of the same ID is Replayed (and gets the stored Outcome) only when
 // both carry the same non-empty Key; otherwise it is neither First nor
 // Replayed: a duplicate.
+//
+//actors:wire redeem Redemption RedeemResult
 type Redeem struct {
-	ID      string
-	Expires int64
-	Key     string
-	Outcome Outcome
+	ID      string  `wire:"op"`
+	Expires int64   `wire:"op"`
+	Key     string  `wire:"op"`
+	Outcome Outcome `wire:"op,result" wirevia:"outcome"`
 	// Record, when set, is stored as a verification by the first use, in
 	// the same step: /siteverify consumes the token and keeps its
 	// assessment in one ask, and no assessment exists for a token that
 	// was not consumed. Its ID must route to this op's partition
 	// (see VerificationPartition).
-	Record *Verification
+	Record *Verification `wire:"op" wirevia:"verificationPtr"`
 
-	First    bool
-	Replayed bool
+	First    bool `wire:"result"`
+	Replayed bool `wire:"result"`
 
 	// held is the stored record when the use was not first; it travels
 	// in the result so an owner can adopt its replica's record.
-	held *redemption
+	held *redemption `wire:"result" wireenc:"o.heldPB($)" wiredec:"heldOf"`
 	// adopt is the replica's record the owner takes over (MergeReplica).
 	adopt *redemption
 }

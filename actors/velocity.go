@@ -44,12 +44,14 @@ func (t *challengeRateTable) Sweep(now int64, budget int) {
 // Hit counts one event for Key with window Window (ns) and reports the
 // rate over the last window, this event included, and the average per
 // window before it (0 until a window has finished).
+//
+//actors:wire challenge_rate.hit Hit HitResult
 type Hit struct {
-	Key    string
-	Window int64
+	Key    string `wire:"op"`
+	Window int64  `wire:"op"`
 
-	Rate     float64
-	Baseline float64
+	Rate     float64 `wire:"result"`
+	Baseline float64 `wire:"result"`
 }
 
 // Apply implements Op.
