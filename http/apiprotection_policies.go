@@ -174,12 +174,14 @@ var apiProtectionPolicies = &resource[catalog.APIProtectionPolicy, APIProtection
 	id: "APIProtectionPolicy", ids: "APIProtectionPolicies",
 	table: func(c *catalog.Catalog) map[string]*catalog.APIProtectionPolicy { return c.APIProtectionPolicies },
 	owner: func(p *catalog.APIProtectionPolicy) string { return p.WorkspaceID },
-	build: func(c *Call, in *APIProtectionPolicyInput, cur *catalog.APIProtectionPolicy, workspaceID string) (catalog.APIProtectionPolicy, error) {
+	build: func(c *Call, in *APIProtectionPolicyInput, cur *catalog.APIProtectionPolicy, workspaceID string) (catalog.APIProtectionPolicy, string, error) {
 		if cur == nil {
 			in.withDefaults()
-			return in.toPolicy(c.cat, workspaceID)
+		} else {
+			in = in.mergeInto(cur)
 		}
-		return in.mergeInto(cur).toPolicy(c.cat, workspaceID)
+		p, err := in.toPolicy(c.cat, workspaceID)
+		return p, "", err
 	},
 	stamp: func(p, cur *catalog.APIProtectionPolicy, now time.Time) {
 		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.APIProtectionPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
@@ -187,14 +189,15 @@ var apiProtectionPolicies = &resource[catalog.APIProtectionPolicy, APIProtection
 	create: func(p catalog.APIProtectionPolicy) catalog.Command {
 		return &catalog.CreateAPIProtectionPolicy{Policy: p}
 	},
-	update: func(p catalog.APIProtectionPolicy) catalog.Command {
+	update: func(_ *APIProtectionPolicyInput, p catalog.APIProtectionPolicy) catalog.Command {
 		return &catalog.ReplaceAPIProtectionPolicy{Policy: p}
 	},
-	delete: func(p *catalog.APIProtectionPolicy) catalog.Command {
+	delete: func(p *catalog.APIProtectionPolicy, _ time.Time) catalog.Command {
 		return &catalog.DeleteAPIProtectionPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:   apPolicyView,
-	sortID: func(v *APIProtectionPolicyView) string { return v.PolicyID },
+	view:         viewOf(apPolicyView),
+	sortID:       func(v *APIProtectionPolicyView) string { return v.PolicyID },
+	createErrors: []ErrorCode{ErrConflict},
 	list: func(vs []APIProtectionPolicyView) *APIProtectionPolicyList {
 		return &APIProtectionPolicyList{Policies: vs}
 	},

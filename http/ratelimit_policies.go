@@ -390,24 +390,29 @@ var rateLimitPolicies = &resource[catalog.RateLimitPolicy, RateLimitPolicyInput,
 	id: "RateLimitPolicy", ids: "RateLimitPolicies",
 	table: func(c *catalog.Catalog) map[string]*catalog.RateLimitPolicy { return c.RateLimitPolicies },
 	owner: func(p *catalog.RateLimitPolicy) string { return p.WorkspaceID },
-	build: func(c *Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, error) {
+	build: func(c *Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, string, error) {
 		if cur == nil {
 			in.withDefaults()
-			return in.toPolicy(c.cat, workspaceID)
+		} else {
+			in = in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota"))
 		}
-		return in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota")).toPolicy(c.cat, workspaceID)
+		p, err := in.toPolicy(c.cat, workspaceID)
+		return p, "", err
 	},
 	stamp: func(p, cur *catalog.RateLimitPolicy, now time.Time) {
 		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.RateLimitPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
 	},
 	create: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.CreateRateLimitPolicy{Policy: p} },
-	update: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.ReplaceRateLimitPolicy{Policy: p} },
-	delete: func(p *catalog.RateLimitPolicy) catalog.Command {
+	update: func(_ *RateLimitPolicyInput, p catalog.RateLimitPolicy) catalog.Command {
+		return &catalog.ReplaceRateLimitPolicy{Policy: p}
+	},
+	delete: func(p *catalog.RateLimitPolicy, _ time.Time) catalog.Command {
 		return &catalog.DeleteRateLimitPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:   policyView,
-	sortID: func(v *RateLimitPolicyView) string { return v.PolicyID },
-	list:   func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
+	view:         viewOf(policyView),
+	sortID:       func(v *RateLimitPolicyView) string { return v.PolicyID },
+	createErrors: []ErrorCode{ErrConflict},
+	list:         func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
 }
 
 func (s *Server) rateLimitRoutes() []Route {
