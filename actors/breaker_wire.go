@@ -9,7 +9,7 @@ import (
 	"github.com/trustd/trustd/resilience"
 )
 
-// The wire side of the dependency-resilience ops (breaker.go), and the
+// The wire side of the breaker ops (breaker.go), and the
 // hand-off of breakers to a partition's new owner on a planned move. The
 // breaker, its bulkhead and the admissions holding a slot or probe move;
 // the retry budget does not (its slots are resilience's own) and restarts

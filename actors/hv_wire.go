@@ -7,7 +7,7 @@ import (
 )
 
 // The wire side of the human-verification ops (redeem.go, velocity.go,
-// assessment.go), and the hand-off of redemption records, which are
+// verification.go), and the hand-off of redemption records, which are
 // replicated like markers.
 
 func outcomePB(o Outcome) *actorpb.Outcome {

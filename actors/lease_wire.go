@@ -6,7 +6,7 @@ import (
 	"github.com/trustd/trustd/proto/actorpb"
 )
 
-// The wire side of the concurrency-lease ops (lease.go), and the hand-off
+// The wire side of the lease ops (lease.go), and the hand-off
 // of lease sets to a partition's new owner on a planned move (join or
 // leave). Lease sets live on their owner only: a crashed owner's holders
 // are lost and their slots come back at once on the successor, which is

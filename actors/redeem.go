@@ -19,8 +19,8 @@ package actors
 type Outcome struct {
 	// Codes is a bit set of result codes of the caller's choosing.
 	Codes uint32
-	// Ref is a reference the caller needs to answer a replay alike (an
-	// assessment id, a record id).
+	// Ref is a reference the caller needs to answer a replay alike (a
+	// verification id, a record id).
 	Ref string
 	// At is when the first use happened, Unix ns.
 	At int64
@@ -63,8 +63,8 @@ type Redeem struct {
 	Outcome Outcome `wire:"op,result" wirevia:"outcome"`
 	// Record, when set, is stored as a verification by the first use, in
 	// the same step: /siteverify consumes the token and keeps its
-	// assessment in one ask, and no assessment exists for a token that
-	// was not consumed. Its ID must route to this op's partition
+	// verification in one ask, and no verification exists for a token
+	// that was not consumed. Its ID must route to this op's partition
 	// (see VerificationPartition).
 	Record *Verification `wire:"op" wirevia:"verificationPtr"`
 
