@@ -53,14 +53,9 @@ func newActivityTable() *activityTable { return &activityTable{m: make(map[strin
 
 // Sweep drops keys whose last event is older than their retention.
 func (t *activityTable) Sweep(now int64, budget int) {
-	for k, a := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if now-a.seen > a.keep() {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(a *activity) bool {
+		return now-a.seen > a.keep()
+	})
 }
 
 // evictOne makes room in a full table. Unlike a marker table, which must

@@ -21,14 +21,9 @@ func newVelocityTable() *velocityTable { return &velocityTable{m: make(map[strin
 
 // Sweep drops counters whose window is over.
 func (t *velocityTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.end <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e *velocityEntry) bool {
+		return e.end <= now
+	})
 }
 
 // CountHit counts one request for Key in a window of WindowNs aligned to
@@ -93,14 +88,9 @@ func newIdempotencyTable() *idempotencyTable {
 
 // Sweep drops expired keys.
 func (t *idempotencyTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.expires <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e idempotencyEntry) bool {
+		return e.expires <= now
+	})
 }
 
 // Idempotency outcomes.
@@ -174,14 +164,9 @@ func newAssessmentTable() *assessmentTable { return &assessmentTable{m: make(map
 
 // Sweep drops expired assessments.
 func (t *assessmentTable) Sweep(now int64, budget int) {
-	for k, a := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if a.ExpiresNs <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(a *Assessment) bool {
+		return a.ExpiresNs <= now
+	})
 }
 
 // PutAssessment keeps an assessment until its ExpiresNs.
@@ -271,14 +256,9 @@ func newReputationTable() *reputationTable {
 
 // Sweep drops expired labels.
 func (t *reputationTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.expires <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e reputationEntry) bool {
+		return e.expires <= now
+	})
 }
 
 // LabelSubject records Label for Key until Expires.

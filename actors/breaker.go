@@ -139,15 +139,10 @@ func (e *breakerEntry) earliest() int64 {
 
 // Sweep implements Sweeper.
 func (t *breakerTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
+	sweep(t.m, budget, func(e *breakerEntry) bool {
 		e.expire(now)
-		if len(e.admissions) == 0 && e.br.State == resilience.Closed && now-e.touched >= breakerIdleEvict {
-			delete(t.m, k)
-		}
-	}
+		return len(e.admissions) == 0 && e.br.State == resilience.Closed && now-e.touched >= breakerIdleEvict
+	})
 }
 
 // BreakerAdmit decides whether a call to the dependency Key may go ahead:

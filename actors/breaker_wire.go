@@ -91,15 +91,11 @@ func (t *breakerTable) Replicated() bool { return false }
 
 // Export implements Exporter.
 func (t *breakerTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.BreakerTable{}
+	sets := newPartitionSets(in, out, func() *actorpb.BreakerTable { return &actorpb.BreakerTable{} })
 	for k, e := range t.m {
-		if !in(int(e.partition)) {
+		tb, ok := sets.of(e.partition)
+		if !ok {
 			continue
-		}
-		tb := sets[e.partition]
-		if tb == nil {
-			tb = &actorpb.BreakerTable{}
-			sets[e.partition] = tb
 		}
 		pe := &actorpb.BreakerEntry{Key: k, Breaker: breakerPB(&e.br), Touched: e.touched, Partition: uint32(e.partition)}
 		for id, a := range e.admissions {
@@ -107,11 +103,7 @@ func (t *breakerTable) Export(in func(int) bool, out func(int, []byte)) {
 		}
 		tb.Entries = append(tb.Entries, pe)
 	}
-	for p, tb := range sets {
-		if b, err := gproto.Marshal(tb); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter. Against a breaker the new owner already

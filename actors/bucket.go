@@ -42,14 +42,9 @@ func newBucketTable() *bucketTable { return &bucketTable{m: make(map[string]*buc
 
 // Sweep drops idle entries.
 func (t *bucketTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.idle(now) {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e *bucketEntry) bool {
+		return e.idle(now)
+	})
 }
 
 // Len is the number of keys held (tests, metrics).

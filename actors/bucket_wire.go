@@ -26,24 +26,16 @@ func (t *bucketTable) Replicated() bool { return false }
 
 // Export implements Exporter.
 func (t *bucketTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.BucketSet{}
+	sets := newPartitionSets(in, out, func() *actorpb.BucketSet { return &actorpb.BucketSet{} })
 	for k, e := range t.m {
-		if !in(int(e.partition)) {
+		s, ok := sets.of(e.partition)
+		if !ok {
 			continue
-		}
-		s := sets[e.partition]
-		if s == nil {
-			s = &actorpb.BucketSet{}
-			sets[e.partition] = s
 		}
 		s.Entries = append(s.Entries, &actorpb.BucketEntry{Key: k, Cfg: bucketConfigPB(e.cfg), Tokens: e.b.Tokens, Last: e.b.Last,
 			QuotaStart: e.q.Start, QuotaUsed: e.q.Used, Window: uint32(e.window), Partition: uint32(e.partition)})
 	}
-	for p, s := range sets {
-		if b, err := gproto.Marshal(s); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter: an entry the new owner already holds keeps

@@ -48,23 +48,15 @@ func (t *redeemTable) Replicated() bool { return true }
 
 // Export implements Exporter.
 func (t *redeemTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.RedemptionSet{}
+	sets := newPartitionSets(in, out, func() *actorpb.RedemptionSet { return &actorpb.RedemptionSet{} })
 	for id, r := range t.m {
-		if !in(int(r.partition)) {
+		s, ok := sets.of(r.partition)
+		if !ok {
 			continue
-		}
-		s := sets[r.partition]
-		if s == nil {
-			s = &actorpb.RedemptionSet{}
-			sets[r.partition] = s
 		}
 		s.Entries = append(s.Entries, redemptionPB(id, &r))
 	}
-	for p, s := range sets {
-		if b, err := gproto.Marshal(s); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter: a record the table already holds stays (it

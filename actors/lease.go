@@ -89,15 +89,10 @@ func (s *leaseSet) nextFence(now int64) uint64 {
 
 // Sweep implements Sweeper.
 func (t *leaseTable) Sweep(now int64, budget int) {
-	for k, s := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
+	sweep(t.m, budget, func(s *leaseSet) bool {
 		s.purge(now)
-		if len(s.holders) == 0 && now-s.touched >= leaseIdleEvict {
-			delete(t.m, k)
-		}
-	}
+		return len(s.holders) == 0 && now-s.touched >= leaseIdleEvict
+	})
 }
 
 // LeaseReserve takes one slot of the constraint key Key for lease LeaseID

@@ -18,15 +18,11 @@ func (t *leaseTable) Replicated() bool { return false }
 
 // Export implements Exporter.
 func (t *leaseTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.LeaseTable{}
+	sets := newPartitionSets(in, out, func() *actorpb.LeaseTable { return &actorpb.LeaseTable{} })
 	for k, s := range t.m {
-		if !in(int(s.partition)) {
+		tb, ok := sets.of(s.partition)
+		if !ok {
 			continue
-		}
-		tb := sets[s.partition]
-		if tb == nil {
-			tb = &actorpb.LeaseTable{}
-			sets[s.partition] = tb
 		}
 		e := &actorpb.LeaseEntry{Key: k, Fence: s.fence, Touched: s.touched, Partition: uint32(s.partition)}
 		for id, h := range s.holders {
@@ -34,11 +30,7 @@ func (t *leaseTable) Export(in func(int) bool, out func(int, []byte)) {
 		}
 		tb.Entries = append(tb.Entries, e)
 	}
-	for p, tb := range sets {
-		if b, err := gproto.Marshal(tb); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter. A set the new owner already holds (a

@@ -30,14 +30,9 @@ type markerTable struct {
 func newMarkerTable() *markerTable { return &markerTable{m: make(map[string]marker)} }
 
 func (t *markerTable) Sweep(now int64, budget int) {
-	for id, mk := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if mk.expires <= now {
-			delete(t.m, id)
-		}
-	}
+	sweep(t.m, budget, func(mk marker) bool {
+		return mk.expires <= now
+	})
 }
 
 // mark records id as used until expires, keeping the later expiry of two.
@@ -51,23 +46,15 @@ func (t *markerTable) mark(id string, expires int64, partition int) {
 func (t *markerTable) Replicated() bool { return true }
 
 func (t *markerTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.MarkerSet{}
+	sets := newPartitionSets(in, out, func() *actorpb.MarkerSet { return &actorpb.MarkerSet{} })
 	for id, mk := range t.m {
-		if !in(int(mk.partition)) {
+		s, ok := sets.of(mk.partition)
+		if !ok {
 			continue
-		}
-		s := sets[mk.partition]
-		if s == nil {
-			s = &actorpb.MarkerSet{}
-			sets[mk.partition] = s
 		}
 		s.Markers = append(s.Markers, &actorpb.Marker{Id: id, Expires: mk.expires, Partition: uint32(mk.partition)})
 	}
-	for p, s := range sets {
-		if b, err := gproto.Marshal(s); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 func (t *markerTable) Import(data []byte, now int64) error {

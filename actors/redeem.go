@@ -40,14 +40,9 @@ type redeemTable struct {
 func newRedeemTable() *redeemTable { return &redeemTable{m: make(map[string]redemption)} }
 
 func (t *redeemTable) Sweep(now int64, budget int) {
-	for id, r := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if r.expires <= now {
-			delete(t.m, id)
-		}
-	}
+	sweep(t.m, budget, func(r redemption) bool {
+		return r.expires <= now
+	})
 }
 
 // Redeem consumes ID until Expires, storing Outcome on first use. A later

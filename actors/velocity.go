@@ -31,14 +31,9 @@ func newChallengeRateTable() *challengeRateTable {
 }
 
 func (t *challengeRateTable) Sweep(now int64, budget int) {
-	for k, v := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if now-v.seen > velocityIdle {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(v *velocity) bool {
+		return now-v.seen > velocityIdle
+	})
 }
 
 // Hit counts one event for Key with window Window (ns) and reports the

@@ -52,14 +52,9 @@ func newVerificationTable() *verificationTable {
 }
 
 func (t *verificationTable) Sweep(now int64, budget int) {
-	for id, a := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if a.Expires <= now {
-			delete(t.m, id)
-		}
-	}
+	sweep(t.m, budget, func(a Verification) bool {
+		return a.Expires <= now
+	})
 }
 
 // GetVerification finds the unexpired verification ID.
