@@ -28,6 +28,7 @@ type resource[R, In, V, L any] struct {
 	summary      map[string]string          // per operation ("create", "list", "get", "update", "delete"), over the defaults
 	errors       []ErrorCode                // every operation's errors; default adminErrors
 	createErrors []ErrorCode                // create's, beyond errors
+	updateErrors []ErrorCode                // update's, beyond errors
 	notFound     error                      // the answer for a missing record; default not-found naming it
 	noGet        bool                       // no GET of one record
 	deleted      func(r *R, result any) any // delete answers 200 with this instead of 204
@@ -49,7 +50,10 @@ type resource[R, In, V, L any] struct {
 	update func(in *In, r R) catalog.Command
 	delete func(r *R, now time.Time) catalog.Command
 	// view is one record's answer; secret is "" except in create's.
-	view   func(c *Call, r *R, secret string) *V
+	view func(c *Call, r *R, secret string) *V
+	// get, when set, is the answer of GET of one record instead of view
+	// (a dependency adds its breaker's live state).
+	get    func(c *Call, r *R) *V
 	sortID func(*V) string // the list's order
 	list   func([]V) *L
 }
@@ -131,7 +135,12 @@ func (r *resource[R, In, V, L]) handleList(c *Call) {
 }
 
 func (r *resource[R, In, V, L]) handleGet(c *Call) {
-	if rec := r.find(c); rec != nil {
+	rec := r.find(c)
+	switch {
+	case rec == nil:
+	case r.get != nil:
+		c.ok(r.get(c, rec))
+	default:
 		c.ok(r.view(c, rec, ""))
 	}
 }
@@ -185,7 +194,7 @@ func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 	if r.update != nil {
 		out = append(out, Route{Method: method, Path: one, Admin: true, ID: "update" + r.id, Tag: tag, Auth: a,
 			Summary: sum("update", "Change a "+r.what+"; fields left out keep their values and the next request uses the new settings."),
-			Body:    new(In), Result: new(V), Errors: errs, Handle: s.admin(r.handleUpdate)})
+			Body:    new(In), Result: new(V), Errors: append(append([]ErrorCode(nil), errs...), r.updateErrors...), Handle: s.admin(r.handleUpdate)})
 	}
 	if r.delete != nil {
 		del := Route{Method: "DELETE", Path: one, Admin: true, ID: "delete" + r.id, Tag: tag, Auth: a, Summary: sum("delete", "Delete a "+r.what+"."),
@@ -211,4 +220,19 @@ func stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.
 // viewOf adapts a view that needs neither the call nor a secret.
 func viewOf[R, V any](view func(*R) *V) func(*Call, *R, string) *V {
 	return func(_ *Call, r *R, _ string) *V { return view(r) }
+}
+
+// overlay sets *dst to src when a patch gives src (PATCH: a field left out
+// keeps its value).
+func overlay[T any](dst **T, src *T) {
+	if src != nil {
+		*dst = src
+	}
+}
+
+// defaultTo sets *dst to a copy of v when the input left it out.
+func defaultTo[T any](dst **T, v T) {
+	if *dst == nil {
+		*dst = &v
+	}
 }
