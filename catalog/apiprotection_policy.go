@@ -48,13 +48,7 @@ const MaxAPIProtectionPolicies = 200
 
 // APIProtectionPoliciesOf lists a workspace's API Protection policies.
 func (c *Catalog) APIProtectionPoliciesOf(workspaceID string) []*APIProtectionPolicy {
-	var out []*APIProtectionPolicy
-	for _, p := range c.APIProtectionPolicies {
-		if p.WorkspaceID == workspaceID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return apiProtectionPoliciesTable.of(c, workspaceID)
 }
 
 // CreateAPIProtectionPolicy adds a policy.

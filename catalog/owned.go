@@ -38,6 +38,17 @@ func (t *owned[V]) get(tx *Tx, workspaceID, id string) (*V, error) {
 	return cur, nil
 }
 
+// of lists the records of a workspace, in no particular order.
+func (t *owned[V]) of(c *Catalog, workspaceID string) []*V {
+	var out []*V
+	for _, v := range *t.table(c) {
+		if t.owner(v) == workspaceID {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // store writes v under its id and returns the stored copy.
 func (t *owned[V]) store(tx *Tx, v V) *V {
 	Writable(tx, t.name, t.table(tx.next))[t.id(&v)] = &v
@@ -161,13 +172,7 @@ func (t *policies[V]) create(tx *Tx, v V) (any, error) {
 	if err := checkPolicyTarget(tx.next, ws, t.target(&v)); err != nil {
 		return nil, err
 	}
-	n := 0
-	for _, o := range *t.table(tx.next) {
-		if t.owner(o) == ws {
-			n++
-		}
-	}
-	if n >= t.max {
+	if len(t.of(tx.next, ws)) >= t.max {
 		return nil, fmt.Errorf("%w: workspace %s already has %d %s", ErrConflict, ws, t.max, t.plural)
 	}
 	t.first(&v)

@@ -68,13 +68,7 @@ const MaxRateLimitPolicies = 200
 
 // RateLimitPoliciesOf lists a workspace's policies, in no particular order.
 func (c *Catalog) RateLimitPoliciesOf(workspaceID string) []*RateLimitPolicy {
-	var out []*RateLimitPolicy
-	for _, p := range c.RateLimitPolicies {
-		if p.WorkspaceID == workspaceID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return rateLimitPoliciesTable.of(c, workspaceID)
 }
 
 // checkPolicyTarget reports a target naming a site or app that is not in

@@ -62,13 +62,7 @@ func (c *DeleteTrustPolicy) Apply(tx *Tx) (any, error) {
 
 // TrustPoliciesOf lists a workspace's trust policies (unordered).
 func (c *Catalog) TrustPoliciesOf(workspaceID string) []*TrustPolicy {
-	var out []*TrustPolicy
-	for _, p := range c.TrustPolicies {
-		if p.WorkspaceID == workspaceID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return trustPoliciesTable.of(c, workspaceID)
 }
 
 func deleteTrustPoliciesOf(tx *Tx, workspaceID string) {
