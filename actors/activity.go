@@ -53,14 +53,9 @@ func newActivityTable() *activityTable { return &activityTable{m: make(map[strin
 
 // Sweep drops keys whose last event is older than their retention.
 func (t *activityTable) Sweep(now int64, budget int) {
-	for k, a := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if now-a.seen > a.keep() {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(a *activity) bool {
+		return now-a.seen > a.keep()
+	})
 }
 
 // evictOne makes room in a full table. Unlike a marker table, which must
@@ -90,20 +85,22 @@ func (t *activityTable) Len() int { return len(t.m) }
 // the current and previous fixed windows, this event included), the
 // distinct members seen within WindowNs, and whether Member was seen
 // before this op (Seen) and was part of a succeeded event (Known).
+//
+//actors:wire account.activity Activity ActivityResult
 type Activity struct {
-	Key    string
-	Member string // counterpart hash, or "" for none
-	Record bool   // false: read only, nothing is created or changed
+	Key    string `wire:"op"`
+	Member string `wire:"op"` // counterpart hash, or "" for none
+	Record bool   `wire:"op"` // false: read only, nothing is created or changed
 	// Failed counts a failure; Succeeded marks Member as known good.
-	Failed, Succeeded bool
-	WindowNs          int64
-	RetainNs          int64 // how long members and the key are kept (≥ WindowNs)
-	MaxMembers        int
+	Failed, Succeeded bool  `wire:"op"`
+	WindowNs          int64 `wire:"op"`
+	RetainNs          int64 `wire:"op"` // how long members and the key are kept (≥ WindowNs)
+	MaxMembers        int   `wire:"op" wiredec:"int(min(max($, 0), MaxActivityMembers))"`
 
-	Failures float64
-	Distinct int
-	Seen     bool
-	Known    bool
+	Failures float64 `wire:"result"`
+	Distinct int     `wire:"result"`
+	Seen     bool    `wire:"result"`
+	Known    bool    `wire:"result"`
 }
 
 // Apply implements Op.

@@ -21,27 +21,24 @@ func newVelocityTable() *velocityTable { return &velocityTable{m: make(map[strin
 
 // Sweep drops counters whose window is over.
 func (t *velocityTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.end <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e *velocityEntry) bool {
+		return e.end <= now
+	})
 }
 
 // CountHit counts one request for Key in a window of WindowNs aligned to
 // multiples of WindowNs since the Unix epoch, and reports the count so far
 // (including this one) and when the window ends. With Peek it counts
 // nothing and reports the current window's count (0 when none).
+//
+//actors:wire velocity.count_hit CountHit CountHitResult
 type CountHit struct {
-	Key      string
-	WindowNs int64
-	Peek     bool
+	Key      string `wire:"op"`
+	WindowNs int64  `wire:"op"`
+	Peek     bool   `wire:"op"`
 
-	Count int64
-	EndNs int64
+	Count int64 `wire:"result"`
+	EndNs int64 `wire:"result"`
 }
 
 // Apply implements Op.
@@ -91,14 +88,9 @@ func newIdempotencyTable() *idempotencyTable {
 
 // Sweep drops expired keys.
 func (t *idempotencyTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.expires <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e idempotencyEntry) bool {
+		return e.expires <= now
+	})
 }
 
 // Idempotency outcomes.
@@ -111,12 +103,14 @@ const (
 // ClaimIdempotency records Fingerprint under Key until Expires, unless the
 // key is already held, and reports which case it was. The first
 // fingerprint stays; a mismatch does not replace it.
+//
+//actors:wire idempotency.claim ClaimIdempotency ClaimIdempotencyResult
 type ClaimIdempotency struct {
-	Key         string
-	Fingerprint [32]byte
-	Expires     int64
+	Key         string   `wire:"op"`
+	Fingerprint [32]byte `wire:"op" wireenc:"$[:]" wiredec:"fingerprintOf"`
+	Expires     int64    `wire:"op"`
 
-	Outcome int
+	Outcome int `wire:"result"`
 }
 
 // Apply implements Op.
@@ -170,19 +164,16 @@ func newAssessmentTable() *assessmentTable { return &assessmentTable{m: make(map
 
 // Sweep drops expired assessments.
 func (t *assessmentTable) Sweep(now int64, budget int) {
-	for k, a := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if a.ExpiresNs <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(a *Assessment) bool {
+		return a.ExpiresNs <= now
+	})
 }
 
 // PutAssessment keeps an assessment until its ExpiresNs.
+//
+//actors:wire assessment.put Assessment
 type PutAssessment struct {
-	Assessment Assessment
+	Assessment Assessment `wire:"op,whole" wireenc:"assessmentPB(&$)" wiredec:"assessmentOf"`
 }
 
 // Apply implements Op.
@@ -196,11 +187,13 @@ func (o *PutAssessment) Apply(st *State) {
 }
 
 // GetAssessment reads a kept assessment by id.
+//
+//actors:wire assessment.get GetAssessment GetAssessmentResult
 type GetAssessment struct {
-	ID string
+	ID string `wire:"op"`
 
-	Found      bool
-	Assessment Assessment
+	Found      bool       `wire:"result"`
+	Assessment Assessment `wire:"result" wireenc:"assessmentPB(&$)" wiredec:"assessmentOf"`
 }
 
 // Apply implements Op.
@@ -216,17 +209,19 @@ func (o *GetAssessment) Apply(st *State) {
 // (same label and reason) within DedupNs of the first answers with the
 // first feedback's id and Duplicate set, so a client retry never counts
 // twice; another label replaces the previous one.
+//
+//actors:wire assessment.annotate AnnotateAssessment AnnotateAssessmentResult
 type AnnotateAssessment struct {
-	ID          string
-	WorkspaceID string
-	FeedbackID  string
-	Label       string
-	Reason      string
-	DedupNs     int64
+	ID          string `wire:"op"`
+	WorkspaceID string `wire:"op"`
+	FeedbackID  string `wire:"op"`
+	Label       string `wire:"op"`
+	Reason      string `wire:"op"`
+	DedupNs     int64  `wire:"op"`
 
-	Found      bool
-	Duplicate  bool
-	SubjectKey string
+	Found      bool   `wire:"result"`
+	Duplicate  bool   `wire:"result"`
+	SubjectKey string `wire:"result"`
 }
 
 // Apply implements Op.
@@ -261,21 +256,18 @@ func newReputationTable() *reputationTable {
 
 // Sweep drops expired labels.
 func (t *reputationTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.expires <= now {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e reputationEntry) bool {
+		return e.expires <= now
+	})
 }
 
 // LabelSubject records Label for Key until Expires.
+//
+//actors:wire reputation.label LabelSubject
 type LabelSubject struct {
-	Key     string
-	Label   string
-	Expires int64
+	Key     string `wire:"op"`
+	Label   string `wire:"op"`
+	Expires int64  `wire:"op"`
 }
 
 // Apply implements Op.
@@ -288,10 +280,12 @@ func (o *LabelSubject) Apply(st *State) {
 }
 
 // SubjectLabel reads the label of Key, or "".
+//
+//actors:wire reputation.get SubjectLabel SubjectLabelResult
 type SubjectLabel struct {
-	Key string
+	Key string `wire:"op"`
 
-	Label string
+	Label string `wire:"result"`
 }
 
 // Apply implements Op.

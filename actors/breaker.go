@@ -139,41 +139,38 @@ func (e *breakerEntry) earliest() int64 {
 
 // Sweep implements Sweeper.
 func (t *breakerTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
+	sweep(t.m, budget, func(e *breakerEntry) bool {
 		e.expire(now)
-		if len(e.admissions) == 0 && e.br.State == resilience.Closed && now-e.touched >= breakerIdleEvict {
-			delete(t.m, k)
-		}
-	}
+		return len(e.admissions) == 0 && e.br.State == resilience.Closed && now-e.touched >= breakerIdleEvict
+	})
 }
 
 // BreakerAdmit decides whether a call to the dependency Key may go ahead:
 // circuit breaker, then bulkhead, then retry budget. An admitted call that
 // holds a bulkhead slot or is a half-open probe is remembered as
 // AdmissionID until Expires or its feedback.
+//
+//actors:wire breaker.admit BreakerAdmit BreakerAdmitResult
 type BreakerAdmit struct {
-	Key         string
-	AdmissionID string
-	Retry       bool
-	Config      DependencyConfig
-	Expires     int64
+	Key         string           `wire:"op"`
+	AdmissionID string           `wire:"op"`
+	Retry       bool             `wire:"op"`
+	Config      DependencyConfig `wire:"op" wireenc:"dependencyConfigPB(&$)" wiredec:"dependencyConfigOf"`
+	Expires     int64            `wire:"op"`
 
-	Admitted bool
-	Reason   AdmitReason
+	Admitted bool        `wire:"result"`
+	Reason   AdmitReason `wire:"result" wiredec:"admitReasonOf"`
 	// State is the breaker's state after the decision.
-	State resilience.State
+	State resilience.State `wire:"result" wiredec:"breakerStateOf"`
 	// RetryAfter is a suggested wait when refused, in ns.
-	RetryAfter int64
+	RetryAfter int64 `wire:"result"`
 	// Probe reports a half-open probe.
-	Probe bool
+	Probe bool `wire:"result"`
 	// Bulkhead reports that the admission holds a bulkhead slot.
-	Bulkhead bool
-	InFlight int
+	Bulkhead bool `wire:"result"`
+	InFlight int  `wire:"result"`
 	// RetriesAvailable is how many retries the budget would grant now.
-	RetriesAvailable int64
+	RetriesAvailable int64 `wire:"result"`
 }
 
 // Apply implements Op.
@@ -228,16 +225,18 @@ func (o *BreakerAdmit) Apply(st *State) {
 // gives back what the admission still holds and records the outcome where
 // it counts: in the window while closed, as a probe result only for a
 // live probe of the current half-open period, and nowhere while open.
+//
+//actors:wire breaker.feedback BreakerFeedback BreakerFeedbackResult
 type BreakerFeedback struct {
-	Key         string
-	AdmissionID string
-	Success     bool
-	Config      DependencyConfig
+	Key         string           `wire:"op"`
+	AdmissionID string           `wire:"op"`
+	Success     bool             `wire:"op"`
+	Config      DependencyConfig `wire:"op" wireenc:"dependencyConfigPB(&$)" wiredec:"dependencyConfigOf"`
 
 	// Counted reports that the outcome reached the breaker.
-	Counted bool
+	Counted bool `wire:"result"`
 	// State is the breaker's state after the feedback.
-	State resilience.State
+	State resilience.State `wire:"result" wiredec:"breakerStateOf"`
 }
 
 // Apply implements Op.
@@ -270,13 +269,15 @@ func (o *BreakerFeedback) Apply(st *State) {
 // BreakerPeek reads a dependency's state without changing it (an open
 // breaker whose open duration has passed still reads open until the next
 // admission turns it half-open).
+//
+//actors:wire breaker.peek BreakerPeek BreakerPeekResult
 type BreakerPeek struct {
-	Key string
+	Key string `wire:"op"`
 
-	State    resilience.State
-	Calls    int
-	Failures int
-	InFlight int
+	State    resilience.State `wire:"result" wiredec:"breakerStateOf"`
+	Calls    int              `wire:"result"`
+	Failures int              `wire:"result"`
+	InFlight int              `wire:"result"`
 }
 
 // Apply implements Op.

@@ -9,7 +9,7 @@ import (
 	"github.com/trustd/trustd/resilience"
 )
 
-// The wire side of the dependency-resilience ops (breaker.go), and the
+// The wire side of the breaker ops (breaker.go), and the
 // hand-off of breakers to a partition's new owner on a planned move. The
 // breaker, its bulkhead and the admissions holding a slot or probe move;
 // the retry budget does not (its slots are resilience's own) and restarts
@@ -38,113 +38,6 @@ func dependencyConfigOf(m *actorpb.DependencyConfig) DependencyConfig {
 	}
 }
 
-// OpKind implements WireOp.
-func (*BreakerAdmit) OpKind() string { return "breaker.admit" }
-
-// AppendOp implements WireOp.
-func (o *BreakerAdmit) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerAdmit{Key: o.Key, AdmissionId: o.AdmissionID, Retry: o.Retry,
-		Config: dependencyConfigPB(&o.Config), Expires: o.Expires})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *BreakerAdmit) UnmarshalOp(data []byte) error {
-	var m actorpb.BreakerAdmit
-	err := gproto.Unmarshal(data, &m)
-	o.Key, o.AdmissionID, o.Retry, o.Config, o.Expires = m.Key, m.AdmissionId, m.Retry, dependencyConfigOf(m.Config), m.Expires
-	return err
-}
-
-// AppendResult implements WireOp.
-func (o *BreakerAdmit) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerAdmitResult{Admitted: o.Admitted, Reason: uint32(o.Reason), State: uint32(o.State),
-		RetryAfter: o.RetryAfter, Probe: o.Probe, Bulkhead: o.Bulkhead, InFlight: int64(o.InFlight), RetriesAvailable: o.RetriesAvailable})
-}
-
-// UnmarshalResult implements WireOp.
-func (o *BreakerAdmit) UnmarshalResult(data []byte) error {
-	var m actorpb.BreakerAdmitResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	if m.Reason > uint32(AdmitBulkheadFull) || m.State > uint32(resilience.HalfOpen) {
-		return fmt.Errorf("actors: admission answer with reason %d, state %d", m.Reason, m.State)
-	}
-	o.Admitted, o.Reason, o.State, o.RetryAfter = m.Admitted, AdmitReason(m.Reason), resilience.State(m.State), m.RetryAfter
-	o.Probe, o.Bulkhead, o.InFlight, o.RetriesAvailable = m.Probe, m.Bulkhead, int(m.InFlight), m.RetriesAvailable
-	return nil
-}
-
-// OpKind implements WireOp.
-func (*BreakerFeedback) OpKind() string { return "breaker.feedback" }
-
-// AppendOp implements WireOp.
-func (o *BreakerFeedback) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerFeedback{Key: o.Key, AdmissionId: o.AdmissionID, Success: o.Success,
-		Config: dependencyConfigPB(&o.Config)})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *BreakerFeedback) UnmarshalOp(data []byte) error {
-	var m actorpb.BreakerFeedback
-	err := gproto.Unmarshal(data, &m)
-	o.Key, o.AdmissionID, o.Success, o.Config = m.Key, m.AdmissionId, m.Success, dependencyConfigOf(m.Config)
-	return err
-}
-
-// AppendResult implements WireOp.
-func (o *BreakerFeedback) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerFeedbackResult{Counted: o.Counted, State: uint32(o.State)})
-}
-
-// UnmarshalResult implements WireOp.
-func (o *BreakerFeedback) UnmarshalResult(data []byte) error {
-	var m actorpb.BreakerFeedbackResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	if m.State > uint32(resilience.HalfOpen) {
-		return fmt.Errorf("actors: feedback answer with state %d", m.State)
-	}
-	o.Counted, o.State = m.Counted, resilience.State(m.State)
-	return nil
-}
-
-// OpKind implements WireOp.
-func (*BreakerPeek) OpKind() string { return "breaker.peek" }
-
-// AppendOp implements WireOp.
-func (o *BreakerPeek) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerPeek{Key: o.Key})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *BreakerPeek) UnmarshalOp(data []byte) error {
-	var m actorpb.BreakerPeek
-	err := gproto.Unmarshal(data, &m)
-	o.Key = m.Key
-	return err
-}
-
-// AppendResult implements WireOp.
-func (o *BreakerPeek) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerPeekResult{State: uint32(o.State), Calls: int64(o.Calls),
-		Failures: int64(o.Failures), InFlight: int64(o.InFlight)})
-}
-
-// UnmarshalResult implements WireOp.
-func (o *BreakerPeek) UnmarshalResult(data []byte) error {
-	var m actorpb.BreakerPeekResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	if m.State > uint32(resilience.HalfOpen) {
-		return fmt.Errorf("actors: peek answer with state %d", m.State)
-	}
-	o.State, o.Calls, o.Failures, o.InFlight = resilience.State(m.State), int(m.Calls), int(m.Failures), int(m.InFlight)
-	return nil
-}
-
 func breakerPB(b *resilience.Breaker) *actorpb.Breaker {
 	return &actorpb.Breaker{State: uint32(b.State), Since: b.Since, Failed: b.Failed[:], Size: int64(b.Size),
 		Next: int64(b.Next), Calls: int64(b.Calls), Failures: int64(b.Failures), Consecutive: int64(b.Consecutive),
@@ -166,6 +59,22 @@ func breakerOf(m *actorpb.Breaker) (resilience.Breaker, error) {
 	return b, nil
 }
 
+// admitReasonOf decodes an admission's reason; an unknown one is refused.
+func admitReasonOf(r uint32) (AdmitReason, error) {
+	if r > uint32(AdmitBulkheadFull) {
+		return 0, fmt.Errorf("actors: admission answer with reason %d", r)
+	}
+	return AdmitReason(r), nil
+}
+
+// breakerStateOf decodes a breaker state; an unknown one is refused.
+func breakerStateOf(s uint32) (resilience.State, error) {
+	if s > uint32(resilience.HalfOpen) {
+		return 0, fmt.Errorf("actors: answer with breaker state %d", s)
+	}
+	return resilience.State(s), nil
+}
+
 // restrictiveness orders breaker states: open refuses most.
 func restrictiveness(s resilience.State) int {
 	switch s {
@@ -182,15 +91,11 @@ func (t *breakerTable) Replicated() bool { return false }
 
 // Export implements Exporter.
 func (t *breakerTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.BreakerTable{}
+	sets := newPartitionSets(in, out, func() *actorpb.BreakerTable { return &actorpb.BreakerTable{} })
 	for k, e := range t.m {
-		if !in(int(e.partition)) {
+		tb, ok := sets.of(e.partition)
+		if !ok {
 			continue
-		}
-		tb := sets[e.partition]
-		if tb == nil {
-			tb = &actorpb.BreakerTable{}
-			sets[e.partition] = tb
 		}
 		pe := &actorpb.BreakerEntry{Key: k, Breaker: breakerPB(&e.br), Touched: e.touched, Partition: uint32(e.partition)}
 		for id, a := range e.admissions {
@@ -198,11 +103,7 @@ func (t *breakerTable) Export(in func(int) bool, out func(int, []byte)) {
 		}
 		tb.Entries = append(tb.Entries, pe)
 	}
-	for p, tb := range sets {
-		if b, err := gproto.Marshal(tb); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter. Against a breaker the new owner already

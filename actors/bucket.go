@@ -42,14 +42,9 @@ func newBucketTable() *bucketTable { return &bucketTable{m: make(map[string]*buc
 
 // Sweep drops idle entries.
 func (t *bucketTable) Sweep(now int64, budget int) {
-	for k, e := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if e.idle(now) {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(e *bucketEntry) bool {
+		return e.idle(now)
+	})
 }
 
 // Len is the number of keys held (tests, metrics).
@@ -68,23 +63,25 @@ const (
 // Reserve takes Cost tokens from the key's bucket and Cost units from its
 // quota (when QuotaLimit > 0), both or neither. A key seen for the first
 // time starts full.
+//
+//actors:wire bucket.reserve Reserve ReserveResult
 type Reserve struct {
-	Key         string
-	Bucket      ratelimit.BucketConfig
-	QuotaLimit  int64
-	QuotaWindow ratelimit.Window
-	Cost        int64
+	Key         string                 `wire:"op"`
+	Bucket      ratelimit.BucketConfig `wire:"op" wirevia:"bucketConfig"`
+	QuotaLimit  int64                  `wire:"op"`
+	QuotaWindow ratelimit.Window       `wire:"op"`
+	Cost        int64                  `wire:"op"`
 
 	// Results.
-	OK        bool
-	Refused   BucketRefusal
-	Remaining int64 // tokens left after the op
+	OK        bool          `wire:"result"`
+	Refused   BucketRefusal `wire:"result"`
+	Remaining int64         `wire:"result"` // tokens left after the op
 	// RetryAfterNs is the wait until the cost fits (0 when OK;
 	// ratelimit.Never when it never will).
-	RetryAfterNs   int64
-	QuotaRemaining int64
-	QuotaResetNs   int64 // end of the quota window (Unix ns), or ratelimit.Never
-	QuotaStart     int64 // the window the op counted in; a Refund names it
+	RetryAfterNs   int64 `wire:"result"`
+	QuotaRemaining int64 `wire:"result"`
+	QuotaResetNs   int64 `wire:"result"` // end of the quota window (Unix ns), or ratelimit.Never
+	QuotaStart     int64 `wire:"result"` // the window the op counted in; a Refund names it
 }
 
 // Apply implements Op.
@@ -146,12 +143,14 @@ func peekQuota(q ratelimit.Quota, limit int64, w ratelimit.Window, now int64) (r
 // Refund undoes a Reserve that took, for a check that another policy
 // refused. The quota is credited only while the window the Reserve counted
 // in is still the current one; crediting a later window would mint quota.
+//
+//actors:wire bucket.refund Refund
 type Refund struct {
-	Key        string
-	Bucket     ratelimit.BucketConfig
-	Cost       int64
-	QuotaStart int64 // from the Reserve; 0 when it took no quota
-	QuotaLimit int64
+	Key        string                 `wire:"op"`
+	Bucket     ratelimit.BucketConfig `wire:"op" wirevia:"bucketConfig"`
+	Cost       int64                  `wire:"op"`
+	QuotaStart int64                  `wire:"op"` // from the Reserve; 0 when it took no quota
+	QuotaLimit int64                  `wire:"op"`
 }
 
 // Apply implements Op.

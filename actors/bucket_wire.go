@@ -16,71 +16,9 @@ func bucketConfigPB(c ratelimit.BucketConfig) *actorpb.BucketConfig {
 	return &actorpb.BucketConfig{Capacity: c.Capacity, RefillAmount: c.RefillAmount, RefillInterval: c.RefillInterval}
 }
 
-func bucketConfig(c *actorpb.BucketConfig) ratelimit.BucketConfig {
+func bucketConfigOf(c *actorpb.BucketConfig) ratelimit.BucketConfig {
 	return ratelimit.BucketConfig{Capacity: c.GetCapacity(), RefillAmount: c.GetRefillAmount(), RefillInterval: c.GetRefillInterval()}
 }
-
-// OpKind implements WireOp.
-func (*Reserve) OpKind() string { return "bucket.reserve" }
-
-// AppendOp implements WireOp.
-func (o *Reserve) AppendOp(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Reserve{Key: o.Key, Bucket: bucketConfigPB(o.Bucket),
-		QuotaLimit: o.QuotaLimit, QuotaWindow: uint32(o.QuotaWindow), Cost: o.Cost})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *Reserve) UnmarshalOp(data []byte) error {
-	var m actorpb.Reserve
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.Key, o.Bucket, o.QuotaLimit, o.QuotaWindow, o.Cost = m.Key, bucketConfig(m.Bucket), m.QuotaLimit, ratelimit.Window(m.QuotaWindow), m.Cost
-	return nil
-}
-
-// AppendResult implements WireOp.
-func (o *Reserve) AppendResult(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.ReserveResult{Ok: o.OK, Refused: uint32(o.Refused),
-		Remaining: o.Remaining, RetryAfterNs: o.RetryAfterNs, QuotaRemaining: o.QuotaRemaining,
-		QuotaResetNs: o.QuotaResetNs, QuotaStart: o.QuotaStart})
-}
-
-// UnmarshalResult implements WireOp.
-func (o *Reserve) UnmarshalResult(data []byte) error {
-	var m actorpb.ReserveResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.OK, o.Refused, o.Remaining, o.RetryAfterNs = m.Ok, BucketRefusal(m.Refused), m.Remaining, m.RetryAfterNs
-	o.QuotaRemaining, o.QuotaResetNs, o.QuotaStart = m.QuotaRemaining, m.QuotaResetNs, m.QuotaStart
-	return nil
-}
-
-// OpKind implements WireOp.
-func (*Refund) OpKind() string { return "bucket.refund" }
-
-// AppendOp implements WireOp.
-func (o *Refund) AppendOp(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Refund{Key: o.Key, Bucket: bucketConfigPB(o.Bucket),
-		Cost: o.Cost, QuotaStart: o.QuotaStart, QuotaLimit: o.QuotaLimit})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *Refund) UnmarshalOp(data []byte) error {
-	var m actorpb.Refund
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.Key, o.Bucket, o.Cost, o.QuotaStart, o.QuotaLimit = m.Key, bucketConfig(m.Bucket), m.Cost, m.QuotaStart, m.QuotaLimit
-	return nil
-}
-
-// AppendResult implements WireOp: a Refund has no result.
-func (o *Refund) AppendResult(b []byte) ([]byte, error) { return b, nil }
-
-// UnmarshalResult implements WireOp.
-func (o *Refund) UnmarshalResult([]byte) error { return nil }
 
 // Replicated implements Exporter: buckets live on their owner only; a
 // bucket lost with its owner restarts full (the documented trade-off).
@@ -88,24 +26,16 @@ func (t *bucketTable) Replicated() bool { return false }
 
 // Export implements Exporter.
 func (t *bucketTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.BucketSet{}
+	sets := newPartitionSets(in, out, func() *actorpb.BucketSet { return &actorpb.BucketSet{} })
 	for k, e := range t.m {
-		if !in(int(e.partition)) {
+		s, ok := sets.of(e.partition)
+		if !ok {
 			continue
-		}
-		s := sets[e.partition]
-		if s == nil {
-			s = &actorpb.BucketSet{}
-			sets[e.partition] = s
 		}
 		s.Entries = append(s.Entries, &actorpb.BucketEntry{Key: k, Cfg: bucketConfigPB(e.cfg), Tokens: e.b.Tokens, Last: e.b.Last,
 			QuotaStart: e.q.Start, QuotaUsed: e.q.Used, Window: uint32(e.window), Partition: uint32(e.partition)})
 	}
-	for p, s := range sets {
-		if b, err := gproto.Marshal(s); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter: an entry the new owner already holds keeps
@@ -117,7 +47,7 @@ func (t *bucketTable) Import(data []byte, now int64) error {
 		return err
 	}
 	for _, in := range s.Entries {
-		e := &bucketEntry{b: ratelimit.Bucket{Tokens: in.Tokens, Last: in.Last}, cfg: bucketConfig(in.Cfg),
+		e := &bucketEntry{b: ratelimit.Bucket{Tokens: in.Tokens, Last: in.Last}, cfg: bucketConfigOf(in.Cfg),
 			q: ratelimit.Quota{Start: in.QuotaStart, Used: in.QuotaUsed}, window: ratelimit.Window(in.Window), partition: int32(in.Partition)}
 		cur, ok := t.m[in.Key]
 		if !ok {

@@ -7,7 +7,7 @@ import (
 )
 
 // The wire side of the human-verification ops (redeem.go, velocity.go,
-// assessment.go), and the hand-off of redemption records, which are
+// verification.go), and the hand-off of redemption records, which are
 // replicated like markers.
 
 func outcomePB(o Outcome) *actorpb.Outcome {
@@ -22,53 +22,24 @@ func redemptionPB(id string, r *redemption) *actorpb.Redemption {
 	return &actorpb.Redemption{Id: id, Expires: r.expires, Key: r.key, Outcome: outcomePB(r.outcome), Partition: uint32(r.partition)}
 }
 
+// heldPB encodes the record a redemption met, under the op's id.
+func (o *Redeem) heldPB(r *redemption) *actorpb.Redemption {
+	if r == nil {
+		return nil
+	}
+	return redemptionPB(o.ID, r)
+}
+
+func heldOf(m *actorpb.Redemption) *redemption {
+	if m == nil {
+		return nil
+	}
+	r := redemptionOf(m)
+	return &r
+}
+
 func redemptionOf(m *actorpb.Redemption) redemption {
 	return redemption{expires: m.GetExpires(), key: m.GetKey(), outcome: outcomeOf(m.GetOutcome()), partition: int32(m.GetPartition())}
-}
-
-// OpKind implements WireOp.
-func (*Redeem) OpKind() string { return "redeem" }
-
-// AppendOp implements WireOp.
-func (o *Redeem) AppendOp(b []byte) ([]byte, error) {
-	m := &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome)}
-	if o.Record != nil {
-		m.Record = verificationPB(o.Record)
-	}
-	return appendPB(b, m)
-}
-
-// UnmarshalOp implements WireOp.
-func (o *Redeem) UnmarshalOp(data []byte) error {
-	var m actorpb.Redemption
-	err := gproto.Unmarshal(data, &m)
-	o.ID, o.Expires, o.Key, o.Outcome, o.Record = m.Id, m.Expires, m.Key, outcomeOf(m.Outcome), nil
-	if m.Record != nil {
-		v := verificationOf(m.Record)
-		o.Record = &v
-	}
-	return err
-}
-
-// AppendResult implements WireOp.
-func (o *Redeem) AppendResult(b []byte) ([]byte, error) {
-	m := &actorpb.RedeemResult{First: o.First, Replayed: o.Replayed, Outcome: outcomePB(o.Outcome)}
-	if o.held != nil {
-		m.Held = redemptionPB(o.ID, o.held)
-	}
-	return appendPB(b, m)
-}
-
-// UnmarshalResult implements WireOp.
-func (o *Redeem) UnmarshalResult(data []byte) error {
-	var m actorpb.RedeemResult
-	err := gproto.Unmarshal(data, &m)
-	o.First, o.Replayed, o.Outcome, o.held = m.First, m.Replayed, outcomeOf(m.Outcome), nil
-	if m.Held != nil {
-		r := redemptionOf(m.Held)
-		o.held = &r
-	}
-	return err
 }
 
 // Replicated implements Exporter: redemption records live on the owner and
@@ -77,23 +48,15 @@ func (t *redeemTable) Replicated() bool { return true }
 
 // Export implements Exporter.
 func (t *redeemTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.RedemptionSet{}
+	sets := newPartitionSets(in, out, func() *actorpb.RedemptionSet { return &actorpb.RedemptionSet{} })
 	for id, r := range t.m {
-		if !in(int(r.partition)) {
+		s, ok := sets.of(r.partition)
+		if !ok {
 			continue
-		}
-		s := sets[r.partition]
-		if s == nil {
-			s = &actorpb.RedemptionSet{}
-			sets[r.partition] = s
 		}
 		s.Entries = append(s.Entries, redemptionPB(id, &r))
 	}
-	for p, s := range sets {
-		if b, err := gproto.Marshal(s); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 // Import implements Exporter: a record the table already holds stays (it
@@ -116,40 +79,26 @@ func (t *redeemTable) Import(data []byte, now int64) error {
 	return nil
 }
 
-// OpKind implements WireOp.
-func (*Hit) OpKind() string { return "challenge_rate.hit" }
-
-// AppendOp implements WireOp.
-func (o *Hit) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Hit{Key: o.Key, Window: o.Window})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *Hit) UnmarshalOp(data []byte) error {
-	var m actorpb.Hit
-	err := gproto.Unmarshal(data, &m)
-	o.Key, o.Window = m.Key, m.Window
-	return err
-}
-
-// AppendResult implements WireOp.
-func (o *Hit) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.HitResult{Rate: o.Rate, Baseline: o.Baseline})
-}
-
-// UnmarshalResult implements WireOp.
-func (o *Hit) UnmarshalResult(data []byte) error {
-	var m actorpb.HitResult
-	err := gproto.Unmarshal(data, &m)
-	o.Rate, o.Baseline = m.Rate, m.Baseline
-	return err
-}
-
 func verificationPB(v *Verification) *actorpb.Verification {
 	return &actorpb.Verification{Id: v.ID, WorkspaceId: v.WorkspaceID, SiteId: v.SiteID, Hostname: v.Hostname,
 		Action: v.Action, ChallengeType: v.ChallengeType, Score: uint32(v.Score), Reasons: v.Reasons,
 		VerifiedAt: v.VerifiedAt, Expires: v.Expires, Method: v.Method, Assurance: uint32(v.Assurance), Bindings: v.Bindings,
 		SubjectHash: nilIfZero(v.SubjectHash[:]), OperationHash: nilIfZero(v.OperationHash[:])}
+}
+
+func verificationPtrPB(v *Verification) *actorpb.Verification {
+	if v == nil {
+		return nil
+	}
+	return verificationPB(v)
+}
+
+func verificationPtrOf(m *actorpb.Verification) *Verification {
+	if m == nil {
+		return nil
+	}
+	v := verificationOf(m)
+	return &v
 }
 
 func nilIfZero(b []byte) []byte {
@@ -169,33 +118,4 @@ func verificationOf(m *actorpb.Verification) Verification {
 	copy(v.SubjectHash[:], m.GetSubjectHash())
 	copy(v.OperationHash[:], m.GetOperationHash())
 	return v
-}
-
-// OpKind implements WireOp.
-func (*GetVerification) OpKind() string { return "verification.get" }
-
-// AppendOp implements WireOp.
-func (o *GetVerification) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.GetVerification{Id: o.ID})
-}
-
-// UnmarshalOp implements WireOp.
-func (o *GetVerification) UnmarshalOp(data []byte) error {
-	var m actorpb.GetVerification
-	err := gproto.Unmarshal(data, &m)
-	o.ID = m.Id
-	return err
-}
-
-// AppendResult implements WireOp.
-func (o *GetVerification) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.GetVerificationResult{Found: o.Found, Verification: verificationPB(&o.A)})
-}
-
-// UnmarshalResult implements WireOp.
-func (o *GetVerification) UnmarshalResult(data []byte) error {
-	var m actorpb.GetVerificationResult
-	err := gproto.Unmarshal(data, &m)
-	o.Found, o.A = m.Found, verificationOf(m.Verification)
-	return err
 }

@@ -89,38 +89,35 @@ func (s *leaseSet) nextFence(now int64) uint64 {
 
 // Sweep implements Sweeper.
 func (t *leaseTable) Sweep(now int64, budget int) {
-	for k, s := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
+	sweep(t.m, budget, func(s *leaseSet) bool {
 		s.purge(now)
-		if len(s.holders) == 0 && now-s.touched >= leaseIdleEvict {
-			delete(t.m, k)
-		}
-	}
+		return len(s.holders) == 0 && now-s.touched >= leaseIdleEvict
+	})
 }
 
 // LeaseReserve takes one slot of the constraint key Key for lease LeaseID
 // until Expires, if fewer than Capacity live leases hold one. Reserving a
 // lease ID that already holds a slot is a retry: it grants nothing new and
 // reports the existing holding.
+//
+//actors:wire lease.reserve LeaseReserve LeaseReserveResult
 type LeaseReserve struct {
-	Key      string
-	LeaseID  string
-	Capacity int
-	Expires  int64
+	Key      string `wire:"op"`
+	LeaseID  string `wire:"op"`
+	Capacity int    `wire:"op"`
+	Expires  int64  `wire:"op"`
 
-	Granted bool
+	Granted bool `wire:"result"`
 	// Existing reports that LeaseID already held its slot.
-	Existing bool
-	Fence    uint64
+	Existing bool   `wire:"result"`
+	Fence    uint64 `wire:"result"`
 	// HeldUntil is the holding's expiry (Expires, or the existing one).
-	HeldUntil int64
+	HeldUntil int64 `wire:"result"`
 	// InUse counts live holders after the op.
-	InUse int
+	InUse int `wire:"result"`
 	// RetryAfter is, when refused, how long until the earliest holder
 	// expires (a lower bound of the wait, as releases may come sooner).
-	RetryAfter int64
+	RetryAfter int64 `wire:"result"`
 }
 
 // Apply implements Op.
@@ -148,13 +145,15 @@ func (o *LeaseReserve) Apply(st *State) {
 // LeaseRenew moves the expiry of a live holding to Expires. Held is false
 // when the lease no longer holds the slot (expired, released, or the slot
 // now belongs to another grant under the same id with another fence).
+//
+//actors:wire lease.renew LeaseRef Flag
 type LeaseRenew struct {
-	Key     string
-	LeaseID string
-	Fence   uint64
-	Expires int64
+	Key     string `wire:"op"`
+	LeaseID string `wire:"op"`
+	Fence   uint64 `wire:"op"`
+	Expires int64  `wire:"op"`
 
-	Held bool
+	Held bool `wire:"result" wirename:"Yes"`
 }
 
 // Apply implements Op.
@@ -177,12 +176,14 @@ func (o *LeaseRenew) Apply(st *State) {
 
 // LeaseRelease frees the slot a lease holds. Released reports whether it
 // still held one; releasing twice is harmless.
+//
+//actors:wire lease.release LeaseRef Flag
 type LeaseRelease struct {
-	Key     string
-	LeaseID string
-	Fence   uint64
+	Key     string `wire:"op"`
+	LeaseID string `wire:"op"`
+	Fence   uint64 `wire:"op"`
 
-	Released bool
+	Released bool `wire:"result" wirename:"Yes"`
 }
 
 // Apply implements Op.
@@ -202,11 +203,13 @@ func (o *LeaseRelease) Apply(st *State) {
 }
 
 // LeaseUsage reports how many live leases hold slots of Key.
+//
+//actors:wire lease.usage LeaseRef LeaseUsageResult
 type LeaseUsage struct {
-	Key string
+	Key string `wire:"op"`
 
-	InUse int
-	Fence uint64
+	InUse int    `wire:"result"`
+	Fence uint64 `wire:"result"`
 }
 
 // Apply implements Op.

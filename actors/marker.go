@@ -30,14 +30,9 @@ type markerTable struct {
 func newMarkerTable() *markerTable { return &markerTable{m: make(map[string]marker)} }
 
 func (t *markerTable) Sweep(now int64, budget int) {
-	for id, mk := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if mk.expires <= now {
-			delete(t.m, id)
-		}
-	}
+	sweep(t.m, budget, func(mk marker) bool {
+		return mk.expires <= now
+	})
 }
 
 // mark records id as used until expires, keeping the later expiry of two.
@@ -51,23 +46,15 @@ func (t *markerTable) mark(id string, expires int64, partition int) {
 func (t *markerTable) Replicated() bool { return true }
 
 func (t *markerTable) Export(in func(int) bool, out func(int, []byte)) {
-	sets := map[int32]*actorpb.MarkerSet{}
+	sets := newPartitionSets(in, out, func() *actorpb.MarkerSet { return &actorpb.MarkerSet{} })
 	for id, mk := range t.m {
-		if !in(int(mk.partition)) {
+		s, ok := sets.of(mk.partition)
+		if !ok {
 			continue
-		}
-		s := sets[mk.partition]
-		if s == nil {
-			s = &actorpb.MarkerSet{}
-			sets[mk.partition] = s
 		}
 		s.Markers = append(s.Markers, &actorpb.Marker{Id: id, Expires: mk.expires, Partition: uint32(mk.partition)})
 	}
-	for p, s := range sets {
-		if b, err := gproto.Marshal(s); err == nil {
-			out(int(p), b)
-		}
-	}
+	sets.emit()
 }
 
 func (t *markerTable) Import(data []byte, now int64) error {
@@ -86,11 +73,13 @@ func (t *markerTable) Import(data []byte, now int64) error {
 // Consume marks ID as used until Expires. First reports whether this call
 // was the first use; a later call for the same ID, before expiry, reports
 // false.
+//
+//actors:wire marker.consume Marker MarkerResult
 type Consume struct {
-	ID      string
-	Expires int64
+	ID      string `wire:"op"`
+	Expires int64  `wire:"op"`
 
-	First bool
+	First bool `wire:"result" wirename:"Yes"`
 }
 
 // Apply implements Op.
@@ -105,34 +94,6 @@ func (o *Consume) Apply(st *State) {
 	}
 	t.mark(o.ID, o.Expires, st.Partition)
 	o.First = true
-}
-
-func (*Consume) OpKind() string { return "marker.consume" }
-
-func (o *Consume) AppendOp(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Marker{Id: o.ID, Expires: o.Expires})
-}
-
-func (o *Consume) UnmarshalOp(data []byte) error {
-	var m actorpb.Marker
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.ID, o.Expires = m.Id, m.Expires
-	return nil
-}
-
-func (o *Consume) AppendResult(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.MarkerResult{Yes: o.First})
-}
-
-func (o *Consume) UnmarshalResult(data []byte) error {
-	var m actorpb.MarkerResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.First = m.Yes
-	return nil
 }
 
 // ReplicaOp implements Replicated: only a first use needs the replica's
@@ -162,10 +123,12 @@ func (o *Consume) Revert() Op {
 }
 
 // Seen reports, without consuming, whether ID is marked as used.
+//
+//actors:wire marker.seen Marker MarkerResult
 type Seen struct {
-	ID string
+	ID string `wire:"op"`
 
-	Used bool
+	Used bool `wire:"result" wirename:"Yes"`
 }
 
 // Apply implements Op.
@@ -173,34 +136,6 @@ func (o *Seen) Apply(st *State) {
 	t := Slot(st, KindMarker, newMarkerTable)
 	mk, ok := t.m[o.ID]
 	o.Used = ok && mk.expires > st.Now
-}
-
-func (*Seen) OpKind() string { return "marker.seen" }
-
-func (o *Seen) AppendOp(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Marker{Id: o.ID})
-}
-
-func (o *Seen) UnmarshalOp(data []byte) error {
-	var m actorpb.Marker
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.ID = m.Id
-	return nil
-}
-
-func (o *Seen) AppendResult(b []byte) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.MarkerResult{Yes: o.Used})
-}
-
-func (o *Seen) UnmarshalResult(data []byte) error {
-	var m actorpb.MarkerResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	o.Used = m.Yes
-	return nil
 }
 
 // release forgets a marker: the owner's undo of a Consume whose replica

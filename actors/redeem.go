@@ -19,8 +19,8 @@ package actors
 type Outcome struct {
 	// Codes is a bit set of result codes of the caller's choosing.
 	Codes uint32
-	// Ref is a reference the caller needs to answer a replay alike (an
-	// assessment id, a record id).
+	// Ref is a reference the caller needs to answer a replay alike (a
+	// verification id, a record id).
 	Ref string
 	// At is when the first use happened, Unix ns.
 	At int64
@@ -40,38 +40,35 @@ type redeemTable struct {
 func newRedeemTable() *redeemTable { return &redeemTable{m: make(map[string]redemption)} }
 
 func (t *redeemTable) Sweep(now int64, budget int) {
-	for id, r := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if r.expires <= now {
-			delete(t.m, id)
-		}
-	}
+	sweep(t.m, budget, func(r redemption) bool {
+		return r.expires <= now
+	})
 }
 
 // Redeem consumes ID until Expires, storing Outcome on first use. A later
 // Redeem of the same ID is Replayed (and gets the stored Outcome) only when
 // both carry the same non-empty Key; otherwise it is neither First nor
 // Replayed: a duplicate.
+//
+//actors:wire redeem Redemption RedeemResult
 type Redeem struct {
-	ID      string
-	Expires int64
-	Key     string
-	Outcome Outcome
+	ID      string  `wire:"op"`
+	Expires int64   `wire:"op"`
+	Key     string  `wire:"op"`
+	Outcome Outcome `wire:"op,result" wirevia:"outcome"`
 	// Record, when set, is stored as a verification by the first use, in
 	// the same step: /siteverify consumes the token and keeps its
-	// assessment in one ask, and no assessment exists for a token that
-	// was not consumed. Its ID must route to this op's partition
+	// verification in one ask, and no verification exists for a token
+	// that was not consumed. Its ID must route to this op's partition
 	// (see VerificationPartition).
-	Record *Verification
+	Record *Verification `wire:"op" wirevia:"verificationPtr"`
 
-	First    bool
-	Replayed bool
+	First    bool `wire:"result"`
+	Replayed bool `wire:"result"`
 
 	// held is the stored record when the use was not first; it travels
 	// in the result so an owner can adopt its replica's record.
-	held *redemption
+	held *redemption `wire:"result" wireenc:"o.heldPB($)" wiredec:"heldOf"`
 	// adopt is the replica's record the owner takes over (MergeReplica).
 	adopt *redemption
 }

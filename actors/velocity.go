@@ -31,25 +31,22 @@ func newChallengeRateTable() *challengeRateTable {
 }
 
 func (t *challengeRateTable) Sweep(now int64, budget int) {
-	for k, v := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if now-v.seen > velocityIdle {
-			delete(t.m, k)
-		}
-	}
+	sweep(t.m, budget, func(v *velocity) bool {
+		return now-v.seen > velocityIdle
+	})
 }
 
 // Hit counts one event for Key with window Window (ns) and reports the
 // rate over the last window, this event included, and the average per
 // window before it (0 until a window has finished).
+//
+//actors:wire challenge_rate.hit Hit HitResult
 type Hit struct {
-	Key    string
-	Window int64
+	Key    string `wire:"op"`
+	Window int64  `wire:"op"`
 
-	Rate     float64
-	Baseline float64
+	Rate     float64 `wire:"result"`
+	Baseline float64 `wire:"result"`
 }
 
 // Apply implements Op.

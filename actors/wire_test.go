@@ -47,48 +47,54 @@ var sampleDependency = DependencyConfig{
 	MaxConcurrent: 8,
 }
 
+var sampleBucket = ratelimit.BucketConfig{Capacity: 10, RefillAmount: 2, RefillInterval: int64(time.Second)}
+
+// wireSamples is one op of every kind with every input and result field
+// set; wire_golden.txt holds their encodings.
+var wireSamples = []struct {
+	name string
+	op   WireOp
+}{
+	{"a consume keeps its id, expiry and first use", &Consume{ID: "tok", Expires: 42, First: true}},
+	{"a seen keeps its id and answer", &Seen{ID: "tok", Used: true}},
+	{"a reserve keeps its policy, cost and every result field", &Reserve{Key: "rl/ws/p/k", Bucket: sampleBucket, QuotaLimit: 50,
+		QuotaWindow: ratelimit.Hour, Cost: 3, OK: false, Refused: RefusedQuota, Remaining: 7, RetryAfterNs: 99,
+		QuotaRemaining: 1, QuotaResetNs: 1234, QuotaStart: 1000}},
+	{"a refund keeps its key, cost and quota window", &Refund{Key: "rl/ws/p/k", Bucket: sampleBucket, Cost: 3, QuotaStart: 1000, QuotaLimit: 50}},
+	{"a velocity hit keeps its window and count", &CountHit{Key: "v", WindowNs: 60e9, Count: 7, EndNs: 99}},
+	{"an idempotency claim keeps its fingerprint and outcome", &ClaimIdempotency{Key: "i", Fingerprint: [32]byte{1, 2, 3, 31: 9}, Expires: 5, Outcome: IdempotencyReplay}},
+	{"a stored assessment keeps every field", &PutAssessment{Assessment: sampleAssessment}},
+	{"a found assessment comes back whole", &GetAssessment{ID: "a1", Found: true, Assessment: sampleAssessment}},
+	{"an annotation keeps its feedback and answer", &AnnotateAssessment{ID: "a1", WorkspaceID: "w", FeedbackID: "f", Label: "fraud",
+		Reason: "chargeback", DedupNs: 10, Found: true, Duplicate: true, SubjectKey: "s"}},
+	{"a subject label keeps its expiry", &LabelSubject{Key: "s", Label: "fraud", Expires: 77}},
+	{"a subject label read keeps its answer", &SubjectLabel{Key: "s", Label: "fraud"}},
+	{"a first redemption keeps its key and outcome", &Redeem{ID: "tok/1", Expires: 9, Key: "idem", Outcome: Outcome{Codes: 5, Ref: "a1", At: 3}, First: true}},
+	{"a refused redemption carries the record it met", &Redeem{ID: "tok/1", Expires: 9, Key: "k2", Outcome: Outcome{Codes: 1},
+		held: &redemption{expires: 9, key: "k1", outcome: Outcome{Codes: 5, Ref: "a1", At: 3}}}},
+	{"a replayed redemption keeps the stored outcome", &Redeem{ID: "tok/1", Expires: 9, Key: "k1", Outcome: Outcome{Ref: "a1"}, Replayed: true,
+		held: &redemption{expires: 9, key: "k1", outcome: Outcome{Ref: "a1"}}}},
+	{"a challenge-rate hit keeps its window, rate and baseline", &Hit{Key: "vel/ip/s/x", Window: 60e9, Rate: 4.5, Baseline: 1.25}},
+	{"a redemption that stores a verification keeps every field of it", &Redeem{ID: "tok/2", Expires: 9, Outcome: Outcome{Ref: "v1"}, Record: &sampleVerification, First: true}},
+	{"a found verification comes back whole", &GetVerification{ID: "v1", Found: true, A: sampleVerification}},
+	{"a missing verification stays missing", &GetVerification{ID: "v2"}},
+	{"a lease reserve keeps its capacity and every result field", &LeaseReserve{Key: "cc/w/c/h", LeaseID: "l1", Capacity: 3, Expires: 77,
+		Granted: true, Existing: true, Fence: 1 << 40, HeldUntil: 70, InUse: 3, RetryAfter: 5}},
+	{"a lease renew keeps its fence and answer", &LeaseRenew{Key: "k", LeaseID: "l1", Fence: 12, Expires: 99, Held: true}},
+	{"a lease release keeps its fence and answer", &LeaseRelease{Key: "k", LeaseID: "l1", Fence: 12, Released: true}},
+	{"a lease usage keeps its count and fence", &LeaseUsage{Key: "k", InUse: 2, Fence: 12}},
+	{"a breaker admission keeps its config and every result field", &BreakerAdmit{Key: "dep/w/d", AdmissionID: "adm1", Retry: true,
+		Config: sampleDependency, Expires: 50, Admitted: false, Reason: AdmitBulkheadFull, State: resilience.HalfOpen, RetryAfter: 8,
+		Probe: true, Bulkhead: true, InFlight: 4, RetriesAvailable: 6}},
+	{"a breaker feedback keeps its outcome and answer", &BreakerFeedback{Key: "dep/w/d", AdmissionID: "adm1", Success: true,
+		Config: sampleDependency, Counted: true, State: resilience.Open}},
+	{"a breaker peek keeps its counts", &BreakerPeek{Key: "dep/w/d", State: resilience.Open, Calls: 20, Failures: 11, InFlight: 2}},
+	{"an account activity keeps its window and answer", &Activity{Key: "act/w/s", Member: "m", Record: true, Failed: true,
+		WindowNs: 60e9, RetainNs: 600e9, MaxMembers: 5, Failures: 3, Distinct: 2, Seen: true, Known: true}},
+}
+
 func TestWireOpsSurviveTheWire(t *testing.T) {
-	cfg := ratelimit.BucketConfig{Capacity: 10, RefillAmount: 2, RefillInterval: int64(time.Second)}
-	tests := []struct {
-		name string
-		op   WireOp
-	}{
-		{"a consume keeps its id, expiry and first use", &Consume{ID: "tok", Expires: 42, First: true}},
-		{"a seen keeps its id and answer", &Seen{ID: "tok", Used: true}},
-		{"a reserve keeps its policy, cost and every result field", &Reserve{Key: "rl/ws/p/k", Bucket: cfg, QuotaLimit: 50,
-			QuotaWindow: ratelimit.Hour, Cost: 3, OK: false, Refused: RefusedQuota, Remaining: 7, RetryAfterNs: 99,
-			QuotaRemaining: 1, QuotaResetNs: 1234, QuotaStart: 1000}},
-		{"a refund keeps its key, cost and quota window", &Refund{Key: "rl/ws/p/k", Bucket: cfg, Cost: 3, QuotaStart: 1000, QuotaLimit: 50}},
-		{"a velocity hit keeps its window and count", &CountHit{Key: "v", WindowNs: 60e9, Count: 7, EndNs: 99}},
-		{"an idempotency claim keeps its fingerprint and outcome", &ClaimIdempotency{Key: "i", Fingerprint: [32]byte{1, 2, 3, 31: 9}, Expires: 5, Outcome: IdempotencyReplay}},
-		{"a stored assessment keeps every field", &PutAssessment{Assessment: sampleAssessment}},
-		{"a found assessment comes back whole", &GetAssessment{ID: "a1", Found: true, Assessment: sampleAssessment}},
-		{"an annotation keeps its feedback and answer", &AnnotateAssessment{ID: "a1", WorkspaceID: "w", FeedbackID: "f", Label: "fraud",
-			Reason: "chargeback", DedupNs: 10, Found: true, Duplicate: true, SubjectKey: "s"}},
-		{"a subject label keeps its expiry", &LabelSubject{Key: "s", Label: "fraud", Expires: 77}},
-		{"a subject label read keeps its answer", &SubjectLabel{Key: "s", Label: "fraud"}},
-		{"a first redemption keeps its key and outcome", &Redeem{ID: "tok/1", Expires: 9, Key: "idem", Outcome: Outcome{Codes: 5, Ref: "a1", At: 3}, First: true}},
-		{"a refused redemption carries the record it met", &Redeem{ID: "tok/1", Expires: 9, Key: "k2", Outcome: Outcome{Codes: 1},
-			held: &redemption{expires: 9, key: "k1", outcome: Outcome{Codes: 5, Ref: "a1", At: 3}}}},
-		{"a replayed redemption keeps the stored outcome", &Redeem{ID: "tok/1", Expires: 9, Key: "k1", Outcome: Outcome{Ref: "a1"}, Replayed: true,
-			held: &redemption{expires: 9, key: "k1", outcome: Outcome{Ref: "a1"}}}},
-		{"a challenge-rate hit keeps its window, rate and baseline", &Hit{Key: "vel/ip/s/x", Window: 60e9, Rate: 4.5, Baseline: 1.25}},
-		{"a redemption that stores a verification keeps every field of it", &Redeem{ID: "tok/2", Expires: 9, Outcome: Outcome{Ref: "v1"}, Record: &sampleVerification, First: true}},
-		{"a found verification comes back whole", &GetVerification{ID: "v1", Found: true, A: sampleVerification}},
-		{"a missing verification stays missing", &GetVerification{ID: "v2"}},
-		{"a lease reserve keeps its capacity and every result field", &LeaseReserve{Key: "cc/w/c/h", LeaseID: "l1", Capacity: 3, Expires: 77,
-			Granted: true, Existing: true, Fence: 1 << 40, HeldUntil: 70, InUse: 3, RetryAfter: 5}},
-		{"a lease renew keeps its fence and answer", &LeaseRenew{Key: "k", LeaseID: "l1", Fence: 12, Expires: 99, Held: true}},
-		{"a lease release keeps its fence and answer", &LeaseRelease{Key: "k", LeaseID: "l1", Fence: 12, Released: true}},
-		{"a lease usage keeps its count and fence", &LeaseUsage{Key: "k", InUse: 2, Fence: 12}},
-		{"a breaker admission keeps its config and every result field", &BreakerAdmit{Key: "dep/w/d", AdmissionID: "adm1", Retry: true,
-			Config: sampleDependency, Expires: 50, Admitted: false, Reason: AdmitBulkheadFull, State: resilience.HalfOpen, RetryAfter: 8,
-			Probe: true, Bulkhead: true, InFlight: 4, RetriesAvailable: 6}},
-		{"a breaker feedback keeps its outcome and answer", &BreakerFeedback{Key: "dep/w/d", AdmissionID: "adm1", Success: true,
-			Config: sampleDependency, Counted: true, State: resilience.Open}},
-		{"a breaker peek keeps its counts", &BreakerPeek{Key: "dep/w/d", State: resilience.Open, Calls: 20, Failures: 11, InFlight: 2}},
-	}
-	for _, tc := range tests {
+	for _, tc := range wireSamples {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := roundTrip(t, tc.op); !reflect.DeepEqual(got, tc.op) {
 				t.Fatalf("got %+v, want %+v", got, tc.op)

@@ -58,35 +58,10 @@ type PutAgent struct {
 
 func (*PutAgent) Kind() string { return "agent.put" }
 func (c *PutAgent) Apply(tx *Tx) (any, error) {
-	a := c.Agent
-	if _, ok := tx.next.Workspaces[a.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, a.WorkspaceID)
-	}
-	cur, exists := tx.next.Agents[a.ID]
-	if exists && cur.WorkspaceID != a.WorkspaceID {
-		return nil, fmt.Errorf("%w: agent %s", ErrNotFound, a.ID)
-	}
-	if len(a.Keys) == 0 || len(a.Keys) > MaxAgentKeys {
+	if n := len(c.Agent.Keys); n == 0 || n > MaxAgentKeys {
 		return nil, fmt.Errorf("%w: an agent has 1 to %d keys", ErrConflict, MaxAgentKeys)
 	}
-	if !exists {
-		n := 0
-		for _, o := range tx.next.Agents {
-			if o.WorkspaceID == a.WorkspaceID {
-				n++
-			}
-		}
-		if n >= MaxAgentsPerWorkspace {
-			return nil, fmt.Errorf("%w: the workspace has %d agents, the most allowed", ErrConflict, n)
-		}
-	}
-	for _, o := range tx.next.Agents {
-		if o.WorkspaceID == a.WorkspaceID && o.Name == a.Name && o.ID != a.ID {
-			return nil, fmt.Errorf("%w: an agent named %q exists", ErrConflict, a.Name)
-		}
-	}
-	Writable(tx, "agents", &tx.next.Agents)[a.ID] = &a
-	return &a, nil
+	return agentsTable.put(tx, c.Agent)
 }
 
 // DeleteAgent removes an agent and, in the same command, every approval
@@ -103,11 +78,9 @@ type DeleteAgent struct {
 
 func (*DeleteAgent) Kind() string { return "agent.delete" }
 func (c *DeleteAgent) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.Agents[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: agent %s", ErrNotFound, c.ID)
+	if _, err := agentsTable.remove(tx, c.WorkspaceID, c.ID); err != nil {
+		return nil, err
 	}
-	delete(Writable(tx, "agents", &tx.next.Agents), c.ID)
 	res := &DeleteAgentResult{}
 	for id, a := range tx.next.Approvals {
 		if a.AgentID != c.ID {
@@ -135,5 +108,5 @@ type DeleteAgentResult struct {
 }
 
 func deleteAgentsOf(tx *Tx, workspaceID string) {
-	deleteOwned(tx, "agents", &tx.next.Agents, workspaceID, func(a *Agent) string { return a.WorkspaceID })
+	agentsTable.removeAllOf(tx, workspaceID)
 }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -47,19 +46,9 @@ type APIProtectionPolicy struct {
 // MaxAPIProtectionPolicies bounds a workspace's API Protection policies.
 const MaxAPIProtectionPolicies = 200
 
-func (tx *Tx) apiProtectionPolicies() map[string]*APIProtectionPolicy {
-	return Writable(tx, "api_protection_policies", &tx.next.APIProtectionPolicies)
-}
-
 // APIProtectionPoliciesOf lists a workspace's API Protection policies.
 func (c *Catalog) APIProtectionPoliciesOf(workspaceID string) []*APIProtectionPolicy {
-	var out []*APIProtectionPolicy
-	for _, p := range c.APIProtectionPolicies {
-		if p.WorkspaceID == workspaceID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return apiProtectionPoliciesTable.of(c, workspaceID)
 }
 
 // CreateAPIProtectionPolicy adds a policy.
@@ -69,22 +58,7 @@ type CreateAPIProtectionPolicy struct {
 
 func (*CreateAPIProtectionPolicy) Kind() string { return "api_protection_policy.create" }
 func (c *CreateAPIProtectionPolicy) Apply(tx *Tx) (any, error) {
-	p := c.Policy
-	if _, ok := tx.next.Workspaces[p.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, p.WorkspaceID)
-	}
-	if _, ok := tx.next.APIProtectionPolicies[p.ID]; ok {
-		return nil, fmt.Errorf("%w: policy %s exists", ErrConflict, p.ID)
-	}
-	if err := checkPolicyTarget(tx.next, p.WorkspaceID, p.Target); err != nil {
-		return nil, err
-	}
-	if len(tx.next.APIProtectionPoliciesOf(p.WorkspaceID)) >= MaxAPIProtectionPolicies {
-		return nil, fmt.Errorf("%w: workspace %s already has %d API Protection policies", ErrConflict, p.WorkspaceID, MaxAPIProtectionPolicies)
-	}
-	p.Revision = 1
-	tx.apiProtectionPolicies()[p.ID] = &p
-	return &p, nil
+	return apiProtectionPoliciesTable.create(tx, c.Policy)
 }
 
 // ReplaceAPIProtectionPolicy stores a changed policy.
@@ -94,17 +68,7 @@ type ReplaceAPIProtectionPolicy struct {
 
 func (*ReplaceAPIProtectionPolicy) Kind() string { return "api_protection_policy.replace" }
 func (c *ReplaceAPIProtectionPolicy) Apply(tx *Tx) (any, error) {
-	p := c.Policy
-	cur, ok := tx.next.APIProtectionPolicies[p.ID]
-	if !ok || cur.WorkspaceID != p.WorkspaceID {
-		return nil, fmt.Errorf("%w: API Protection policy %s", ErrNotFound, p.ID)
-	}
-	if err := checkPolicyTarget(tx.next, p.WorkspaceID, p.Target); err != nil {
-		return nil, err
-	}
-	p.CreatedAt, p.Revision = cur.CreatedAt, cur.Revision+1
-	tx.apiProtectionPolicies()[p.ID] = &p
-	return &p, nil
+	return apiProtectionPoliciesTable.replace(tx, c.Policy)
 }
 
 // DeleteAPIProtectionPolicy removes a policy.
@@ -115,15 +79,9 @@ type DeleteAPIProtectionPolicy struct {
 
 func (*DeleteAPIProtectionPolicy) Kind() string { return "api_protection_policy.delete" }
 func (c *DeleteAPIProtectionPolicy) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.APIProtectionPolicies[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: API Protection policy %s", ErrNotFound, c.ID)
-	}
-	delete(tx.apiProtectionPolicies(), c.ID)
-	return nil, nil
+	return apiProtectionPoliciesTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 func deleteAPIProtectionPolicies(tx *Tx, workspaceID string) {
-	deleteOwned(tx, "api_protection_policies", &tx.next.APIProtectionPolicies, workspaceID,
-		func(p *APIProtectionPolicy) string { return p.WorkspaceID })
+	apiProtectionPoliciesTable.removeAllOf(tx, workspaceID)
 }

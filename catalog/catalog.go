@@ -316,11 +316,5 @@ func (c *Catalog) KeyByID(purpose, id string) *SigningKey {
 
 // SitesOf lists the sites of a workspace.
 func (c *Catalog) SitesOf(workspaceID string) []*Site {
-	var out []*Site
-	for _, s := range c.Sites {
-		if s.WorkspaceID == workspaceID {
-			out = append(out, s)
-		}
-	}
-	return out
+	return sitesTable.of(c, workspaceID)
 }

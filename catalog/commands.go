@@ -190,9 +190,9 @@ func (c *DeleteWorkspace) Apply(tx *Tx) (any, error) {
 		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.ID)
 	}
 	delete(tx.workspaces(), c.ID)
-	deleteOwned(tx, "sites", &tx.next.Sites, c.ID, func(s *Site) string { return s.WorkspaceID })
-	deleteOwned(tx, "mobile_apps", &tx.next.MobileApps, c.ID, func(a *MobileApp) string { return a.WorkspaceID })
-	deleteOwned(tx, "credentials", &tx.next.Credentials, c.ID, func(cr *Credential) string { return cr.WorkspaceID })
+	sitesTable.removeAllOf(tx, c.ID)
+	mobileAppsTable.removeAllOf(tx, c.ID)
+	credentialsTable.removeAllOf(tx, c.ID)
 	for _, cascade := range workspaceCascades {
 		cascade(tx, c.ID)
 	}
@@ -232,15 +232,13 @@ type CreateSite struct {
 
 func (*CreateSite) Kind() string { return "site.create" }
 func (c *CreateSite) Apply(tx *Tx) (any, error) {
-	if _, ok := tx.next.Workspaces[c.Site.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.Site.WorkspaceID)
+	if err := needWorkspace(tx, c.Site.WorkspaceID); err != nil {
+		return nil, err
 	}
 	if _, ok := tx.next.Sites[c.Site.ID]; ok {
 		return nil, fmt.Errorf("%w: site %s exists", ErrConflict, c.Site.ID)
 	}
-	s := c.Site
-	tx.sites()[s.ID] = &s
-	return &s, nil
+	return sitesTable.store(tx, c.Site), nil
 }
 
 // SitePatch holds the fields a PATCH may change; nil means unchanged.
@@ -262,9 +260,9 @@ type UpdateSite struct {
 
 func (*UpdateSite) Kind() string { return "site.update" }
 func (c *UpdateSite) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.Sites[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: site %s", ErrNotFound, c.ID)
+	cur, err := sitesTable.get(tx, c.WorkspaceID, c.ID)
+	if err != nil {
+		return nil, err
 	}
 	s := *cur
 	p := c.Patch
@@ -274,8 +272,7 @@ func (c *UpdateSite) Apply(tx *Tx) (any, error) {
 	set(&s.ScoreThreshold, p.ScoreThreshold)
 	set(&s.TokenTTLSeconds, p.TokenTTLSeconds)
 	set(&s.ChallengeDifficulty, p.ChallengeDifficulty)
-	tx.sites()[s.ID] = &s
-	return &s, nil
+	return sitesTable.store(tx, s), nil
 }
 
 // DeleteSite removes a site.
@@ -286,12 +283,7 @@ type DeleteSite struct {
 
 func (*DeleteSite) Kind() string { return "site.delete" }
 func (c *DeleteSite) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.Sites[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: site %s", ErrNotFound, c.ID)
-	}
-	delete(tx.sites(), c.ID)
-	return nil, nil
+	return sitesTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 // RotateSiteSecret replaces a site's secret; the old one keeps working
@@ -305,15 +297,14 @@ type RotateSiteSecret struct {
 
 func (*RotateSiteSecret) Kind() string { return "site.rotate_secret" }
 func (c *RotateSiteSecret) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.Sites[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: site %s", ErrNotFound, c.ID)
+	cur, err := sitesTable.get(tx, c.WorkspaceID, c.ID)
+	if err != nil {
+		return nil, err
 	}
 	s := *cur
 	s.PrevSecretHash, s.PrevSecretUntil = s.SecretHash, c.GraceUntil
 	s.SecretHash = c.NewHash
-	tx.sites()[s.ID] = &s
-	return &s, nil
+	return sitesTable.store(tx, s), nil
 }
 
 // CreateMobileApp registers a mobile app.
@@ -323,17 +314,15 @@ type CreateMobileApp struct {
 
 func (*CreateMobileApp) Kind() string { return "mobile_app.create" }
 func (c *CreateMobileApp) Apply(tx *Tx) (any, error) {
-	if _, ok := tx.next.Workspaces[c.App.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.App.WorkspaceID)
+	if err := needWorkspace(tx, c.App.WorkspaceID); err != nil {
+		return nil, err
 	}
 	for _, a := range tx.next.MobileApps {
 		if a.WorkspaceID == c.App.WorkspaceID && a.Platform == c.App.Platform && a.AppID == c.App.AppID {
 			return nil, fmt.Errorf("%w: %s app %s is already registered", ErrConflict, a.Platform, a.AppID)
 		}
 	}
-	a := c.App
-	tx.apps()[a.ID] = &a
-	return &a, nil
+	return mobileAppsTable.store(tx, c.App), nil
 }
 
 // DeleteMobileApp removes a mobile app.
@@ -344,12 +333,7 @@ type DeleteMobileApp struct {
 
 func (*DeleteMobileApp) Kind() string { return "mobile_app.delete" }
 func (c *DeleteMobileApp) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.MobileApps[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: mobile app %s", ErrNotFound, c.ID)
-	}
-	delete(tx.apps(), c.ID)
-	return nil, nil
+	return mobileAppsTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 // CreateCredential adds a scoped server credential.
@@ -359,12 +343,10 @@ type CreateCredential struct {
 
 func (*CreateCredential) Kind() string { return "credential.create" }
 func (c *CreateCredential) Apply(tx *Tx) (any, error) {
-	if _, ok := tx.next.Workspaces[c.Credential.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.Credential.WorkspaceID)
+	if err := needWorkspace(tx, c.Credential.WorkspaceID); err != nil {
+		return nil, err
 	}
-	cr := c.Credential
-	tx.credentials()[cr.ID] = &cr
-	return &cr, nil
+	return credentialsTable.store(tx, c.Credential), nil
 }
 
 // DeleteCredential removes a credential.
@@ -375,10 +357,5 @@ type DeleteCredential struct {
 
 func (*DeleteCredential) Kind() string { return "credential.delete" }
 func (c *DeleteCredential) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.Credentials[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: credential %s", ErrNotFound, c.ID)
-	}
-	delete(tx.credentials(), c.ID)
-	return nil, nil
+	return credentialsTable.remove(tx, c.WorkspaceID, c.ID)
 }

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"fmt"
 	"sort"
 	"time"
 )
@@ -49,20 +48,7 @@ type PutConcurrencyConstraint struct {
 
 func (*PutConcurrencyConstraint) Kind() string { return "concurrency_constraint.put" }
 func (c *PutConcurrencyConstraint) Apply(tx *Tx) (any, error) {
-	k := c.Constraint
-	if _, ok := tx.next.Workspaces[k.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, k.WorkspaceID)
-	}
-	if cur, ok := tx.next.ConcurrencyConstraints[k.ID]; ok && cur.WorkspaceID != k.WorkspaceID {
-		return nil, fmt.Errorf("%w: constraint %s", ErrNotFound, k.ID)
-	}
-	for _, o := range tx.next.ConcurrencyConstraints {
-		if o.WorkspaceID == k.WorkspaceID && o.Name == k.Name && o.ID != k.ID {
-			return nil, fmt.Errorf("%w: a concurrency constraint named %q exists", ErrConflict, k.Name)
-		}
-	}
-	Writable(tx, "concurrency_constraints", &tx.next.ConcurrencyConstraints)[k.ID] = &k
-	return &k, nil
+	return constraintsTable.put(tx, c.Constraint)
 }
 
 // DeleteConcurrencyConstraint removes a constraint. Leases held on it stay
@@ -74,17 +60,11 @@ type DeleteConcurrencyConstraint struct {
 
 func (*DeleteConcurrencyConstraint) Kind() string { return "concurrency_constraint.delete" }
 func (c *DeleteConcurrencyConstraint) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.ConcurrencyConstraints[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: constraint %s", ErrNotFound, c.ID)
-	}
-	delete(Writable(tx, "concurrency_constraints", &tx.next.ConcurrencyConstraints), c.ID)
-	return nil, nil
+	return constraintsTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 func deleteConcurrencyConstraintsOf(tx *Tx, workspaceID string) {
-	deleteOwned(tx, "concurrency_constraints", &tx.next.ConcurrencyConstraints, workspaceID,
-		func(k *ConcurrencyConstraint) string { return k.WorkspaceID })
+	constraintsTable.removeAllOf(tx, workspaceID)
 }
 
 // ConstraintsOf lists a workspace's concurrency constraints ordered by ID,

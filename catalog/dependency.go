@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -51,20 +50,7 @@ type PutDependency struct {
 
 func (*PutDependency) Kind() string { return "dependency.put" }
 func (c *PutDependency) Apply(tx *Tx) (any, error) {
-	d := c.Dependency
-	if _, ok := tx.next.Workspaces[d.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, d.WorkspaceID)
-	}
-	if cur, ok := tx.next.Dependencies[d.ID]; ok && cur.WorkspaceID != d.WorkspaceID {
-		return nil, fmt.Errorf("%w: dependency %s", ErrNotFound, d.ID)
-	}
-	for _, o := range tx.next.Dependencies {
-		if o.WorkspaceID == d.WorkspaceID && o.Name == d.Name && o.ID != d.ID {
-			return nil, fmt.Errorf("%w: a dependency named %q exists", ErrConflict, d.Name)
-		}
-	}
-	Writable(tx, "dependencies", &tx.next.Dependencies)[d.ID] = &d
-	return &d, nil
+	return dependenciesTable.put(tx, c.Dependency)
 }
 
 // DeleteDependency removes a dependency; its breaker state is forgotten
@@ -76,17 +62,11 @@ type DeleteDependency struct {
 
 func (*DeleteDependency) Kind() string { return "dependency.delete" }
 func (c *DeleteDependency) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.Dependencies[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: dependency %s", ErrNotFound, c.ID)
-	}
-	delete(Writable(tx, "dependencies", &tx.next.Dependencies), c.ID)
-	return nil, nil
+	return dependenciesTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 func deleteDependenciesOf(tx *Tx, workspaceID string) {
-	deleteOwned(tx, "dependencies", &tx.next.Dependencies, workspaceID,
-		func(d *Dependency) string { return d.WorkspaceID })
+	dependenciesTable.removeAllOf(tx, workspaceID)
 }
 
 // DependencyByName finds a workspace's dependency by name.

@@ -66,19 +66,9 @@ type RateLimitPolicy struct {
 // one check.
 const MaxRateLimitPolicies = 200
 
-func (tx *Tx) rateLimitPolicies() map[string]*RateLimitPolicy {
-	return Writable(tx, "rate_limit_policies", &tx.next.RateLimitPolicies)
-}
-
 // RateLimitPoliciesOf lists a workspace's policies, in no particular order.
 func (c *Catalog) RateLimitPoliciesOf(workspaceID string) []*RateLimitPolicy {
-	var out []*RateLimitPolicy
-	for _, p := range c.RateLimitPolicies {
-		if p.WorkspaceID == workspaceID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return rateLimitPoliciesTable.of(c, workspaceID)
 }
 
 // checkPolicyTarget reports a target naming a site or app that is not in
@@ -106,22 +96,7 @@ type CreateRateLimitPolicy struct {
 
 func (*CreateRateLimitPolicy) Kind() string { return "rate_limit_policy.create" }
 func (c *CreateRateLimitPolicy) Apply(tx *Tx) (any, error) {
-	p := c.Policy
-	if _, ok := tx.next.Workspaces[p.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, p.WorkspaceID)
-	}
-	if _, ok := tx.next.RateLimitPolicies[p.ID]; ok {
-		return nil, fmt.Errorf("%w: policy %s exists", ErrConflict, p.ID)
-	}
-	if err := checkPolicyTarget(tx.next, p.WorkspaceID, p.Target); err != nil {
-		return nil, err
-	}
-	if len(tx.next.RateLimitPoliciesOf(p.WorkspaceID)) >= MaxRateLimitPolicies {
-		return nil, fmt.Errorf("%w: workspace %s already has %d rate-limit policies", ErrConflict, p.WorkspaceID, MaxRateLimitPolicies)
-	}
-	p.Revision = 1
-	tx.rateLimitPolicies()[p.ID] = &p
-	return &p, nil
+	return rateLimitPoliciesTable.create(tx, c.Policy)
 }
 
 // ReplaceRateLimitPolicy stores a changed policy (the admin API merges a
@@ -132,17 +107,7 @@ type ReplaceRateLimitPolicy struct {
 
 func (*ReplaceRateLimitPolicy) Kind() string { return "rate_limit_policy.replace" }
 func (c *ReplaceRateLimitPolicy) Apply(tx *Tx) (any, error) {
-	p := c.Policy
-	cur, ok := tx.next.RateLimitPolicies[p.ID]
-	if !ok || cur.WorkspaceID != p.WorkspaceID {
-		return nil, fmt.Errorf("%w: rate-limit policy %s", ErrNotFound, p.ID)
-	}
-	if err := checkPolicyTarget(tx.next, p.WorkspaceID, p.Target); err != nil {
-		return nil, err
-	}
-	p.CreatedAt, p.Revision = cur.CreatedAt, cur.Revision+1
-	tx.rateLimitPolicies()[p.ID] = &p
-	return &p, nil
+	return rateLimitPoliciesTable.replace(tx, c.Policy)
 }
 
 // DeleteRateLimitPolicy removes a policy. Its buckets are left to refill
@@ -154,15 +119,9 @@ type DeleteRateLimitPolicy struct {
 
 func (*DeleteRateLimitPolicy) Kind() string { return "rate_limit_policy.delete" }
 func (c *DeleteRateLimitPolicy) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.RateLimitPolicies[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: rate-limit policy %s", ErrNotFound, c.ID)
-	}
-	delete(tx.rateLimitPolicies(), c.ID)
-	return nil, nil
+	return rateLimitPoliciesTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 func deleteRateLimitPolicies(tx *Tx, workspaceID string) {
-	deleteOwned(tx, "rate_limit_policies", &tx.next.RateLimitPolicies, workspaceID,
-		func(p *RateLimitPolicy) string { return p.WorkspaceID })
+	rateLimitPoliciesTable.removeAllOf(tx, workspaceID)
 }

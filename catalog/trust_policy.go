@@ -36,34 +36,17 @@ type PutTrustPolicy struct {
 func (*PutTrustPolicy) Kind() string { return "trust_policy.put" }
 func (c *PutTrustPolicy) Apply(tx *Tx) (any, error) {
 	p := c.Policy
-	if _, ok := tx.next.Workspaces[p.WorkspaceID]; !ok {
-		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, p.WorkspaceID)
-	}
 	if len(p.Condition) > 2048 || len(p.Name) > 64 || len(p.ReasonCode) > 64 {
 		return nil, fmt.Errorf("%w: trust policy fields over their limits", ErrConflict)
 	}
-	cur, exists := tx.next.TrustPolicies[p.ID]
-	if exists && cur.WorkspaceID != p.WorkspaceID {
-		return nil, fmt.Errorf("%w: trust policy %s", ErrNotFound, p.ID)
+	cur, err := trustPoliciesTable.checkPut(tx, &p)
+	if err != nil {
+		return nil, err
 	}
-	n := 0
-	for _, o := range tx.next.TrustPolicies {
-		if o.WorkspaceID != p.WorkspaceID {
-			continue
-		}
-		n++
-		if o.Name == p.Name && o.ID != p.ID {
-			return nil, fmt.Errorf("%w: a trust policy named %q exists", ErrConflict, p.Name)
-		}
-	}
-	if !exists && n >= MaxTrustPoliciesPerWorkspace {
-		return nil, fmt.Errorf("%w: the workspace has %d trust policies, the most allowed", ErrConflict, n)
-	}
-	if exists {
+	if cur != nil {
 		p.CreatedAt = cur.CreatedAt
 	}
-	Writable(tx, "trust_policies", &tx.next.TrustPolicies)[p.ID] = &p
-	return &p, nil
+	return trustPoliciesTable.store(tx, p), nil
 }
 
 // DeleteTrustPolicy removes a trust policy.
@@ -74,25 +57,14 @@ type DeleteTrustPolicy struct {
 
 func (*DeleteTrustPolicy) Kind() string { return "trust_policy.delete" }
 func (c *DeleteTrustPolicy) Apply(tx *Tx) (any, error) {
-	cur, ok := tx.next.TrustPolicies[c.ID]
-	if !ok || cur.WorkspaceID != c.WorkspaceID {
-		return nil, fmt.Errorf("%w: trust policy %s", ErrNotFound, c.ID)
-	}
-	delete(Writable(tx, "trust_policies", &tx.next.TrustPolicies), c.ID)
-	return nil, nil
+	return trustPoliciesTable.remove(tx, c.WorkspaceID, c.ID)
 }
 
 // TrustPoliciesOf lists a workspace's trust policies (unordered).
 func (c *Catalog) TrustPoliciesOf(workspaceID string) []*TrustPolicy {
-	var out []*TrustPolicy
-	for _, p := range c.TrustPolicies {
-		if p.WorkspaceID == workspaceID {
-			out = append(out, p)
-		}
-	}
-	return out
+	return trustPoliciesTable.of(c, workspaceID)
 }
 
 func deleteTrustPoliciesOf(tx *Tx, workspaceID string) {
-	deleteOwned(tx, "trust_policies", &tx.next.TrustPolicies, workspaceID, func(p *TrustPolicy) string { return p.WorkspaceID })
+	trustPoliciesTable.removeAllOf(tx, workspaceID)
 }

@@ -54,10 +54,3 @@ func Writable[K comparable, V any](tx *Tx, name string, m *map[K]V) map[K]V {
 func (tx *Tx) workspaces() map[string]*Workspace {
 	return Writable(tx, "workspaces", &tx.next.Workspaces)
 }
-func (tx *Tx) sites() map[string]*Site { return Writable(tx, "sites", &tx.next.Sites) }
-func (tx *Tx) apps() map[string]*MobileApp {
-	return Writable(tx, "mobile_apps", &tx.next.MobileApps)
-}
-func (tx *Tx) credentials() map[string]*Credential {
-	return Writable(tx, "credentials", &tx.next.Credentials)
-}

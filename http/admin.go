@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -174,7 +175,7 @@ func (c *Call) workspace() *catalog.Workspace {
 func (s *Server) adminRoutes() []Route {
 	ws := "/workspaces/{workspace_id}"
 	a := []Auth{AuthAdmin}
-	return []Route{
+	rs := []Route{
 		{Method: "POST", Path: "/workspaces", Admin: true, ID: "createWorkspace", Tag: "Admin", Auth: a, Summary: "Create a workspace.",
 			Body: &WorkspaceInput{}, Status: 201, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.createWorkspace)},
 		{Method: "GET", Path: "/workspaces", Admin: true, ID: "listWorkspaces", Tag: "Admin", Auth: a, Summary: "List workspaces.",
@@ -195,54 +196,13 @@ func (s *Server) adminRoutes() []Route {
 					}
 				}
 			})},
-		{Method: "POST", Path: ws + "/sites", Admin: true, ID: "createSite", Tag: "Admin", Auth: a, Summary: "Create a site; the answer holds its secret, once.",
-			Body: &SiteInput{}, Status: 201, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.createSite)},
-		{Method: "GET", Path: ws + "/sites", Admin: true, ID: "listSites", Tag: "Admin", Auth: a, Summary: "List a workspace's sites.",
-			Result: &SiteList{}, Errors: adminErrors, Handle: s.admin(s.listSites)},
-		{Method: "GET", Path: ws + "/sites/{site_id}", Admin: true, ID: "getSite", Tag: "Admin", Auth: a, Summary: "Read a site.",
-			Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if st := c.site(); st != nil {
-					c.ok(siteView(st, ""))
-				}
-			})},
-		{Method: "PATCH", Path: ws + "/sites/{site_id}", Admin: true, ID: "updateSite", Tag: "Admin", Auth: a, Summary: "Change a site.",
-			Body: &SiteInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.updateSite)},
-		{Method: "DELETE", Path: ws + "/sites/{site_id}", Admin: true, ID: "deleteSite", Tag: "Admin", Auth: a, Summary: "Delete a site.",
-			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if st := c.site(); st != nil {
-					if _, ok := c.apply(&catalog.DeleteSite{WorkspaceID: st.WorkspaceID, ID: st.ID}); ok {
-						c.noContent()
-					}
-				}
-			})},
 		{Method: "POST", Path: ws + "/sites/{site_id}/rotate-secret", Admin: true, ID: "rotateSiteSecret", Tag: "Admin", Auth: a,
 			Summary: "Issue a new site secret; the old one keeps working for a grace period.",
 			Body:    &RotateInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.rotateSecret)},
-		{Method: "POST", Path: ws + "/mobile-apps", Admin: true, ID: "createMobileApp", Tag: "Admin", Auth: a, Summary: "Register a mobile app; the answer holds its server secret, once.",
-			Body: &MobileAppInput{}, Status: 201, Result: &MobileAppView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.createMobileApp)},
-		{Method: "GET", Path: ws + "/mobile-apps", Admin: true, ID: "listMobileApps", Tag: "Admin", Auth: a, Summary: "List mobile apps.",
-			Result: &MobileAppList{}, Errors: adminErrors, Handle: s.admin(s.listMobileApps)},
-		{Method: "DELETE", Path: ws + "/mobile-apps/{mobile_app_id}", Admin: true, ID: "deleteMobileApp", Tag: "Admin", Auth: a, Summary: "Delete a mobile app.",
-			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					if _, ok := c.apply(&catalog.DeleteMobileApp{WorkspaceID: w.ID, ID: c.Param("mobile_app_id")}); ok {
-						c.noContent()
-					}
-				}
-			})},
-		{Method: "POST", Path: ws + "/credentials", Admin: true, ID: "createCredential", Tag: "Admin", Auth: a, Summary: "Create a scoped server credential; the answer holds it, once.",
-			Body: &CredentialInput{}, Status: 201, Result: &CredentialView{}, Errors: adminErrors, Handle: s.admin(s.createCredential)},
-		{Method: "GET", Path: ws + "/credentials", Admin: true, ID: "listCredentials", Tag: "Admin", Auth: a, Summary: "List credentials.",
-			Result: &CredentialList{}, Errors: adminErrors, Handle: s.admin(s.listCredentials)},
-		{Method: "DELETE", Path: ws + "/credentials/{credential_id}", Admin: true, ID: "deleteCredential", Tag: "Admin", Auth: a, Summary: "Delete a credential.",
-			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					if _, ok := c.apply(&catalog.DeleteCredential{WorkspaceID: w.ID, ID: c.Param("credential_id")}); ok {
-						c.noContent()
-					}
-				}
-			})},
 	}
+	rs = append(rs, sites.routes(s)...)
+	rs = append(rs, mobileApps.routes(s)...)
+	return append(rs, credentials.routes(s)...)
 }
 
 func workspaceView(w *catalog.Workspace) *WorkspaceView {
@@ -357,8 +317,28 @@ func inWorkspace[T any](c *Call, table map[string]*T, param, what string, owner 
 }
 
 // site resolves {workspace_id} and {site_id}, answering 404 itself.
-func (c *Call) site() *catalog.Site {
-	return inWorkspace(c, c.cat.Sites, "site_id", "site", func(v *catalog.Site) string { return v.WorkspaceID })
+func (c *Call) site() *catalog.Site { return sites.find(c) }
+
+// sites is the admin CRUD of sites; rotate-secret is its one extra
+// operation (adminRoutes).
+var sites = &resource[catalog.Site, SiteInput, SiteView, SiteList]{
+	what: "site", path: "/workspaces/{workspace_id}/sites", param: "site_id", id: "Site", ids: "Sites",
+	summary: map[string]string{"create": "Create a site; the answer holds its secret, once.", "list": "List a workspace's sites.",
+		"update": "Change a site."},
+	table:  func(c *catalog.Catalog) map[string]*catalog.Site { return c.Sites },
+	owner:  func(st *catalog.Site) string { return st.WorkspaceID },
+	build:  buildSite,
+	create: func(st catalog.Site) catalog.Command { return &catalog.CreateSite{Site: st} },
+	update: func(in *SiteInput, st catalog.Site) catalog.Command {
+		return &catalog.UpdateSite{WorkspaceID: st.WorkspaceID, ID: st.ID, Patch: catalog.SitePatch{Name: in.Name, Hostnames: in.Hostnames,
+			ChallengeMode: in.ChallengeMode, ScoreThreshold: in.ScoreThreshold, TokenTTLSeconds: in.TokenTTLSeconds, ChallengeDifficulty: in.ChallengeDifficulty}}
+	},
+	delete: func(st *catalog.Site, _ time.Time) catalog.Command {
+		return &catalog.DeleteSite{WorkspaceID: st.WorkspaceID, ID: st.ID}
+	},
+	view:   func(_ *Call, st *catalog.Site, secret string) *SiteView { return siteView(st, secret) },
+	sortID: func(v *SiteView) string { return v.SiteID },
+	list:   func(vs []SiteView) *SiteList { return &SiteList{Sites: vs} },
 }
 
 func siteView(st *catalog.Site, secret string) *SiteView {
@@ -438,14 +418,21 @@ func (in *SiteInput) validate(create bool, env string) error {
 	return nil
 }
 
-func (s *Server) createSite(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	var in SiteInput
-	if !c.decode(&in) {
-		return
+// buildSite validates a site input: on create it makes the site, its
+// public key and its secret (returned once; the site keeps its hash); on
+// update it checks the patch against the site, which update then applies.
+func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (catalog.Site, string, error) {
+	if cur != nil {
+		if in.Environment != nil && *in.Environment != cur.Environment {
+			return *cur, "", invalid("environment", "is fixed at creation; create another site")
+		}
+		if err := in.validate(false, cur.Environment); err != nil {
+			return *cur, "", err
+		}
+		if in.Hostnames != nil && len(*in.Hostnames) == 0 && !cur.Sandbox() {
+			return *cur, "", invalid("hostnames", "at least one hostname is required")
+		}
+		return *cur, "", nil
 	}
 	env := catalog.EnvProduction
 	if in.Environment != nil {
@@ -453,33 +440,26 @@ func (s *Server) createSite(c *Call) {
 		switch env {
 		case catalog.EnvProduction, catalog.EnvStaging, catalog.EnvDevelopment, catalog.EnvSandbox:
 		default:
-			c.failErr(invalid("environment", "must be production, staging, development or sandbox"))
-			return
+			return catalog.Site{}, "", invalid("environment", "must be production, staging, development or sandbox")
 		}
 	}
 	if err := in.validate(true, env); err != nil {
-		c.failErr(err)
-		return
+		return catalog.Site{}, "", err
 	}
-	keyPfx, secPfx := "site_", "sk_live_"
+	keyPfx := "site_"
 	if env == catalog.EnvSandbox {
-		keyPfx, secPfx = "site_sandbox_", "sk_sandbox_"
-	} else if env != catalog.EnvProduction {
-		secPfx = "sk_" + env[:4] + "_"
+		keyPfx = "site_sandbox_"
 	}
-	secret := NewSecret(secPfx)
-	st := catalog.Site{ID: uuid.NewString(), WorkspaceID: w.ID, Name: strings.TrimSpace(*in.Name),
+	secret := NewSecret(siteSecretPrefix(env))
+	st := catalog.Site{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: strings.TrimSpace(*in.Name),
 		SiteKey: NewSecret(keyPfx), SecretHash: catalog.HashSecret(secret), Environment: env,
 		ChallengeMode: catalog.ModeCheckbox, ScoreThreshold: 0.5, TokenTTLSeconds: 300, CreatedAt: c.Now().UTC()}
 	if in.Hostnames != nil {
 		st.Hostnames = *in.Hostnames
 	}
-	set := func(dst *string, v *string) {
-		if v != nil {
-			*dst = *v
-		}
+	if in.ChallengeMode != nil {
+		st.ChallengeMode = *in.ChallengeMode
 	}
-	set(&st.ChallengeMode, in.ChallengeMode)
 	if in.ScoreThreshold != nil {
 		st.ScoreThreshold = *in.ScoreThreshold
 	}
@@ -489,50 +469,19 @@ func (s *Server) createSite(c *Call) {
 	if in.ChallengeDifficulty != nil {
 		st.ChallengeDifficulty = *in.ChallengeDifficulty
 	}
-	if v, ok := c.apply(&catalog.CreateSite{Site: st}); ok {
-		c.ok(siteView(v.(*catalog.Site), secret))
-	}
+	return st, secret, nil
 }
 
-func (s *Server) listSites(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
+// siteSecretPrefix names a site secret's environment: sk_live_,
+// sk_sandbox_, or sk_ and the environment's first four letters.
+func siteSecretPrefix(env string) string {
+	switch env {
+	case catalog.EnvProduction:
+		return "sk_live_"
+	case catalog.EnvSandbox:
+		return "sk_sandbox_"
 	}
-	out := SiteList{Sites: []SiteView{}}
-	for _, st := range c.cat.SitesOf(w.ID) {
-		out.Sites = append(out.Sites, *siteView(st, ""))
-	}
-	sort.Slice(out.Sites, func(i, j int) bool { return out.Sites[i].SiteID < out.Sites[j].SiteID })
-	c.ok(&out)
-}
-
-func (s *Server) updateSite(c *Call) {
-	st := c.site()
-	if st == nil {
-		return
-	}
-	var in SiteInput
-	if !c.decode(&in) {
-		return
-	}
-	if in.Environment != nil && *in.Environment != st.Environment {
-		c.failErr(invalid("environment", "is fixed at creation; create another site"))
-		return
-	}
-	if err := in.validate(false, st.Environment); err != nil {
-		c.failErr(err)
-		return
-	}
-	if in.Hostnames != nil && len(*in.Hostnames) == 0 && !st.Sandbox() {
-		c.failErr(invalid("hostnames", "at least one hostname is required"))
-		return
-	}
-	p := catalog.SitePatch{Name: in.Name, Hostnames: in.Hostnames, ChallengeMode: in.ChallengeMode,
-		ScoreThreshold: in.ScoreThreshold, TokenTTLSeconds: in.TokenTTLSeconds, ChallengeDifficulty: in.ChallengeDifficulty}
-	if v, ok := c.apply(&catalog.UpdateSite{WorkspaceID: st.WorkspaceID, ID: st.ID, Patch: p}); ok {
-		c.ok(siteView(v.(*catalog.Site), ""))
-	}
+	return "sk_" + env[:4] + "_"
 }
 
 func (s *Server) rotateSecret(c *Call) {
@@ -552,13 +501,7 @@ func (s *Server) rotateSecret(c *Call) {
 		}
 		grace = *in.GracePeriodSeconds
 	}
-	pfx := "sk_live_"
-	if st.Sandbox() {
-		pfx = "sk_sandbox_"
-	} else if st.Environment != catalog.EnvProduction {
-		pfx = "sk_" + st.Environment[:4] + "_"
-	}
-	secret := NewSecret(pfx)
+	secret := NewSecret(siteSecretPrefix(st.Environment))
 	cmd := &catalog.RotateSiteSecret{WorkspaceID: st.WorkspaceID, ID: st.ID, NewHash: catalog.HashSecret(secret),
 		GraceUntil: c.Now().UTC().Add(time.Duration(grace) * time.Second)}
 	if v, ok := c.apply(cmd); ok {
@@ -566,9 +509,38 @@ func (s *Server) rotateSecret(c *Call) {
 	}
 }
 
-func mobileView(a *catalog.MobileApp, secret string) MobileAppView {
-	return MobileAppView{MobileAppID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Platform: a.Platform,
-		AppID: a.AppID, MobileSecret: secret, CreatedAt: a.CreatedAt}
+// mobileApps is the admin API of mobile apps: create, list, delete.
+var mobileApps = &resource[catalog.MobileApp, MobileAppInput, MobileAppView, MobileAppList]{
+	what: "mobile app", path: "/workspaces/{workspace_id}/mobile-apps", param: "mobile_app_id", id: "MobileApp", ids: "MobileApps",
+	noGet:        true,
+	summary:      map[string]string{"create": "Register a mobile app; the answer holds its server secret, once.", "list": "List mobile apps."},
+	createErrors: []ErrorCode{ErrConflict},
+	table:        func(c *catalog.Catalog) map[string]*catalog.MobileApp { return c.MobileApps },
+	owner:        func(a *catalog.MobileApp) string { return a.WorkspaceID },
+	build: func(c *Call, in *MobileAppInput, _ *catalog.MobileApp, workspaceID string) (catalog.MobileApp, string, error) {
+		if err := validName("name", &in.Name); err != nil {
+			return catalog.MobileApp{}, "", err
+		}
+		if in.Platform != "android" && in.Platform != "ios" {
+			return catalog.MobileApp{}, "", invalid("platform", "must be android or ios")
+		}
+		if !validAppID(in.AppID) {
+			return catalog.MobileApp{}, "", invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'")
+		}
+		secret := NewSecret("ms_")
+		return catalog.MobileApp{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: in.Name, Platform: in.Platform,
+			AppID: in.AppID, SecretHash: catalog.HashSecret(secret), CreatedAt: c.Now().UTC()}, secret, nil
+	},
+	create: func(a catalog.MobileApp) catalog.Command { return &catalog.CreateMobileApp{App: a} },
+	delete: func(a *catalog.MobileApp, _ time.Time) catalog.Command {
+		return &catalog.DeleteMobileApp{WorkspaceID: a.WorkspaceID, ID: a.ID}
+	},
+	view: func(_ *Call, a *catalog.MobileApp, secret string) *MobileAppView {
+		return &MobileAppView{MobileAppID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Platform: a.Platform,
+			AppID: a.AppID, MobileSecret: secret, CreatedAt: a.CreatedAt}
+	},
+	sortID: func(v *MobileAppView) string { return v.MobileAppID },
+	list:   func(vs []MobileAppView) *MobileAppList { return &MobileAppList{MobileApps: vs} },
 }
 
 func validAppID(id string) bool {
@@ -584,103 +556,38 @@ func validAppID(id string) bool {
 	return true
 }
 
-func (s *Server) createMobileApp(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	var in MobileAppInput
-	if !c.decode(&in) {
-		return
-	}
-	if err := validName("name", &in.Name); err != nil {
-		c.failErr(err)
-		return
-	}
-	if in.Platform != "android" && in.Platform != "ios" {
-		c.failErr(invalid("platform", "must be android or ios"))
-		return
-	}
-	if !validAppID(in.AppID) {
-		c.failErr(invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'"))
-		return
-	}
-	secret := NewSecret("ms_")
-	app := catalog.MobileApp{ID: uuid.NewString(), WorkspaceID: w.ID, Name: in.Name, Platform: in.Platform,
-		AppID: in.AppID, SecretHash: catalog.HashSecret(secret), CreatedAt: c.Now().UTC()}
-	if v, ok := c.apply(&catalog.CreateMobileApp{App: app}); ok {
-		mv := mobileView(v.(*catalog.MobileApp), secret)
-		c.ok(&mv)
-	}
-}
-
-func (s *Server) listMobileApps(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	out := MobileAppList{MobileApps: []MobileAppView{}}
-	for _, a := range c.cat.MobileApps {
-		if a.WorkspaceID == w.ID {
-			out.MobileApps = append(out.MobileApps, mobileView(a, ""))
+// credentials is the admin API of scoped server credentials: create,
+// list, delete; the token is shown once, in the create answer.
+var credentials = &resource[catalog.Credential, CredentialInput, CredentialView, CredentialList]{
+	what: "credential", path: "/workspaces/{workspace_id}/credentials", param: "credential_id", id: "Credential", ids: "Credentials",
+	noGet:   true,
+	summary: map[string]string{"create": "Create a scoped server credential; the answer holds it, once.", "list": "List credentials."},
+	table:   func(c *catalog.Catalog) map[string]*catalog.Credential { return c.Credentials },
+	owner:   func(cr *catalog.Credential) string { return cr.WorkspaceID },
+	build: func(c *Call, in *CredentialInput, _ *catalog.Credential, workspaceID string) (catalog.Credential, string, error) {
+		if err := validName("name", &in.Name); err != nil {
+			return catalog.Credential{}, "", err
 		}
-	}
-	sort.Slice(out.MobileApps, func(i, j int) bool { return out.MobileApps[i].MobileAppID < out.MobileApps[j].MobileAppID })
-	c.ok(&out)
-}
-
-func credentialView(cr *catalog.Credential, token string) CredentialView {
-	return CredentialView{CredentialID: cr.ID, WorkspaceID: cr.WorkspaceID, Name: cr.Name, Scopes: cr.Scopes,
-		Credential: token, CreatedAt: cr.CreatedAt}
-}
-
-func (s *Server) createCredential(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	var in CredentialInput
-	if !c.decode(&in) {
-		return
-	}
-	if err := validName("name", &in.Name); err != nil {
-		c.failErr(err)
-		return
-	}
-	if len(in.Scopes) == 0 {
-		c.failErr(invalid("scopes", "at least one scope is required"))
-		return
-	}
-	for _, sc := range in.Scopes {
-		known := false
-		for _, k := range knownScopes {
-			known = known || k == sc
+		if len(in.Scopes) == 0 {
+			return catalog.Credential{}, "", invalid("scopes", "at least one scope is required")
 		}
-		if !known {
-			c.failErr(invalid("scopes", "unknown scope "+sc+" (known: "+strings.Join(knownScopes, ", ")+")"))
-			return
+		for _, sc := range in.Scopes {
+			if !slices.Contains(knownScopes, sc) {
+				return catalog.Credential{}, "", invalid("scopes", "unknown scope "+sc+" (known: "+strings.Join(knownScopes, ", ")+")")
+			}
 		}
-	}
-	token := NewSecret("cred_")
-	cr := catalog.Credential{ID: uuid.NewString(), WorkspaceID: w.ID, Name: in.Name, Scopes: in.Scopes,
-		TokenHash: catalog.HashSecret(token), CreatedAt: c.Now().UTC()}
-	if v, ok := c.apply(&catalog.CreateCredential{Credential: cr}); ok {
-		cv := credentialView(v.(*catalog.Credential), token)
-		c.ok(&cv)
-	}
-}
-
-func (s *Server) listCredentials(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	out := CredentialList{Credentials: []CredentialView{}}
-	for _, cr := range c.cat.Credentials {
-		if cr.WorkspaceID == w.ID {
-			out.Credentials = append(out.Credentials, credentialView(cr, ""))
-		}
-	}
-	sort.Slice(out.Credentials, func(i, j int) bool { return out.Credentials[i].CredentialID < out.Credentials[j].CredentialID })
-	c.ok(&out)
+		token := NewSecret("cred_")
+		return catalog.Credential{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: in.Name, Scopes: in.Scopes,
+			TokenHash: catalog.HashSecret(token), CreatedAt: c.Now().UTC()}, token, nil
+	},
+	create: func(cr catalog.Credential) catalog.Command { return &catalog.CreateCredential{Credential: cr} },
+	delete: func(cr *catalog.Credential, _ time.Time) catalog.Command {
+		return &catalog.DeleteCredential{WorkspaceID: cr.WorkspaceID, ID: cr.ID}
+	},
+	view: func(_ *Call, cr *catalog.Credential, token string) *CredentialView {
+		return &CredentialView{CredentialID: cr.ID, WorkspaceID: cr.WorkspaceID, Name: cr.Name, Scopes: cr.Scopes,
+			Credential: token, CreatedAt: cr.CreatedAt}
+	},
+	sortID: func(v *CredentialView) string { return v.CredentialID },
+	list:   func(vs []CredentialView) *CredentialList { return &CredentialList{Credentials: vs} },
 }

@@ -164,23 +164,9 @@ func (s *Server) agentRoutes() []Route {
 	ws := "/workspaces/{workspace_id}"
 	ag := ws + "/agents/{agent_id}"
 	a := []Auth{AuthAdmin}
-	aerr := append(append([]ErrorCode(nil), adminErrors...), moduleCode(agents.ErrInvalidAgent), ErrConflict)
+	aerr := agentAdmin.errors
 	sig := []Auth{AuthAgent, AuthAgentHTTPSig}
-	return []Route{
-		{Method: "POST", Path: ws + "/agents", Admin: true, ID: "createAgent", Tag: "Agent Trust", Auth: a, Summary: "Register an agent; the answer holds its HMAC secret, once.",
-			Body: &AgentInput{}, Status: 201, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.createAgent)},
-		{Method: "GET", Path: ws + "/agents", Admin: true, ID: "listAgents", Tag: "Agent Trust", Auth: a, Summary: "List a workspace's agents.",
-			Result: &AgentList{}, Errors: aerr, Handle: s.admin(s.listAgents)},
-		{Method: "GET", Path: ag, Admin: true, ID: "getAgent", Tag: "Agent Trust", Auth: a, Summary: "Read an agent.",
-			Result: &AgentView{}, Errors: aerr, Handle: s.admin(func(c *Call) {
-				if x := c.agent(); x != nil {
-					c.ok(agentView(x, "", c.s.clock()))
-				}
-			})},
-		{Method: "PUT", Path: ag, Admin: true, ID: "updateAgent", Tag: "Agent Trust", Auth: a, Summary: "Replace an agent's settings (not its secret or status).",
-			Body: &AgentInput{}, Result: &AgentView{}, Errors: aerr, Handle: s.admin(s.updateAgent)},
-		{Method: "DELETE", Path: ag, Admin: true, ID: "deleteAgent", Tag: "Agent Trust", Auth: a, Summary: "Delete an agent and its approval requests: pending ones can no longer be approved, approved unconsumed ones no longer consumed.",
-			Result: &AgentDeleted{}, Errors: aerr, Handle: s.admin(s.deleteAgent)},
+	return append(agentAdmin.routes(s), []Route{
 		{Method: "POST", Path: ag + "/suspend", Admin: true, ID: "suspendAgent", Tag: "Agent Trust", Auth: a, Summary: "Suspend an agent: its requests are refused with agent-suspended.",
 			Result: &AgentView{}, Errors: aerr, Handle: s.admin(func(c *Call) { c.setAgentStatus(agents.StatusSuspended) })},
 		{Method: "POST", Path: ag + "/activate", Admin: true, ID: "activateAgent", Tag: "Agent Trust", Auth: a, Summary: "Reactivate a suspended agent.",
@@ -197,22 +183,58 @@ func (s *Server) agentRoutes() []Route {
 			Body: &AgentDecisionInput{}, Result: &AgentDecision{}, Errors: agentErrors(), Handle: s.agentDecision},
 		{Method: "POST", Path: "/agents/approval/status", ID: "agentApprovalStatus", Tag: "Agent Trust", Auth: sig, Summary: "Read, and on the first read after approval consume, an approval request (signed request).",
 			Body: &ApprovalStatusInput{}, Result: &ApprovalStatus{}, Errors: agentErrors(), Handle: s.agentApprovalStatus},
-	}
+	}...)
 }
 
 func (s *Server) sealer() *agents.Sealer { return agents.NewSealer(s.cfg.SealKey) }
 
-func (c *Call) agent() *catalog.Agent {
-	w := c.workspace()
-	if w == nil {
-		return nil
-	}
-	a := c.cat.Agents[c.Param("agent_id")]
-	if a == nil || a.WorkspaceID != w.ID {
-		c.failErr(agents.ErrAgentMissing)
-		return nil
-	}
-	return a
+// agent resolves {workspace_id} and {agent_id}, answering
+// agent-not-found itself.
+func (c *Call) agent() *catalog.Agent { return agentAdmin.find(c) }
+
+// agentAdmin is the admin CRUD of agents; suspend, activate and
+// rotate-secret are its extra operations (agentRoutes). The HMAC secret is
+// made by agents.New and shown once, in the create answer.
+var agentAdmin = &resource[catalog.Agent, AgentInput, AgentView, AgentList]{
+	what: "agent", path: "/workspaces/{workspace_id}/agents", param: "agent_id", id: "Agent", ids: "Agents",
+	tag: "Agent Trust", updateMethod: "PUT", notFound: agents.ErrAgentMissing,
+	errors: append(append([]ErrorCode(nil), adminErrors...), moduleCode(agents.ErrInvalidAgent), ErrConflict),
+	summary: map[string]string{
+		"create": "Register an agent; the answer holds its HMAC secret, once.",
+		"list":   "List a workspace's agents.",
+		"get":    "Read an agent.",
+		"update": "Replace an agent's settings (not its secret or status).",
+		"delete": "Delete an agent and its approval requests: pending ones can no longer be approved, approved unconsumed ones no longer consumed.",
+	},
+	table: func(c *catalog.Catalog) map[string]*catalog.Agent { return c.Agents },
+	owner: func(a *catalog.Agent) string { return a.WorkspaceID },
+	build: func(c *Call, in *AgentInput, cur *catalog.Agent, workspaceID string) (catalog.Agent, string, error) {
+		if cur == nil {
+			return agents.New(c.s.sealer(), workspaceID, in.spec(), c.Now().UTC())
+		}
+		a, err := agents.Update(*cur, in.spec(), c.Now().UTC())
+		return a, "", err
+	},
+	create: func(a catalog.Agent) catalog.Command { return &catalog.PutAgent{Agent: a} },
+	update: func(_ *AgentInput, a catalog.Agent) catalog.Command { return &catalog.PutAgent{Agent: a} },
+	// The agent and its approvals go in one Raft command. Its signed
+	// requests then answer agent-unknown on every node; its nonces,
+	// idempotency records and behaviour counters are actor state keyed by
+	// its agent_id (never reused) and expire on their own.
+	delete: func(a *catalog.Agent, now time.Time) catalog.Command {
+		return &catalog.DeleteAgent{WorkspaceID: a.WorkspaceID, ID: a.ID, At: now}
+	},
+	deleted: func(a *catalog.Agent, v any) any {
+		r := v.(*catalog.DeleteAgentResult)
+		return AgentDeleted{AgentID: a.ID, ApprovalsDeleted: r.Approvals, Pending: r.Pending, ApprovedUnconsumed: r.ApprovedUnconsumed}
+	},
+	deletedView: &AgentDeleted{},
+	view: func(c *Call, a *catalog.Agent, secret string) *AgentView {
+		v := agentView(a, secret, c.Now())
+		return &v
+	},
+	sortID: func(v *AgentView) string { return v.Name },
+	list:   func(vs []AgentView) *AgentList { return &AgentList{Agents: vs} },
 }
 
 func agentView(a *catalog.Agent, secret string, now time.Time) AgentView {
@@ -235,53 +257,6 @@ func (in AgentInput) spec() agents.Spec {
 		AllowedScopes: in.AllowedScopes, ApprovalRules: in.ApprovalRules}
 }
 
-func (s *Server) createAgent(c *Call) {
-	w := c.workspace()
-	var in AgentInput
-	if w == nil || !c.decode(&in) {
-		return
-	}
-	a, secret, err := agents.New(s.sealer(), w.ID, in.spec(), s.clock().UTC())
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	if v, ok := c.apply(&catalog.PutAgent{Agent: a}); ok {
-		c.json(201, agentView(v.(*catalog.Agent), secret, s.clock()))
-	}
-}
-
-func (s *Server) listAgents(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	out := AgentList{Agents: []AgentView{}}
-	for _, a := range c.cat.Agents {
-		if a.WorkspaceID == w.ID {
-			out.Agents = append(out.Agents, agentView(a, "", s.clock()))
-		}
-	}
-	sort.Slice(out.Agents, func(i, j int) bool { return out.Agents[i].Name < out.Agents[j].Name })
-	c.ok(out)
-}
-
-func (s *Server) updateAgent(c *Call) {
-	cur := c.agent()
-	var in AgentInput
-	if cur == nil || !c.decode(&in) {
-		return
-	}
-	a, err := agents.Update(*cur, in.spec(), s.clock().UTC())
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	if v, ok := c.apply(&catalog.PutAgent{Agent: a}); ok {
-		c.ok(agentView(v.(*catalog.Agent), "", s.clock()))
-	}
-}
-
 func (c *Call) setAgentStatus(status string) {
 	cur := c.agent()
 	if cur == nil {
@@ -290,23 +265,6 @@ func (c *Call) setAgentStatus(status string) {
 	if v, ok := c.apply(&catalog.PutAgent{Agent: agents.SetStatus(*cur, status, c.s.clock().UTC())}); ok {
 		c.ok(agentView(v.(*catalog.Agent), "", c.s.clock()))
 	}
-}
-
-// deleteAgent removes the agent and its approvals in one Raft command.
-// Its signed requests then answer agent-unknown on every node; its nonces,
-// idempotency records and behaviour counters are actor state keyed by its
-// agent_id (never reused) and expire on their own.
-func (s *Server) deleteAgent(c *Call) {
-	cur := c.agent()
-	if cur == nil {
-		return
-	}
-	v, ok := c.apply(&catalog.DeleteAgent{WorkspaceID: cur.WorkspaceID, ID: cur.ID, At: s.clock().UTC()})
-	if !ok {
-		return
-	}
-	r := v.(*catalog.DeleteAgentResult)
-	c.ok(AgentDeleted{AgentID: cur.ID, ApprovalsDeleted: r.Approvals, Pending: r.Pending, ApprovedUnconsumed: r.ApprovedUnconsumed})
 }
 
 func (s *Server) rotateAgent(c *Call) {

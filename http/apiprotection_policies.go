@@ -116,24 +116,12 @@ func (in *APIProtectionPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID s
 }
 
 func (in *APIProtectionPolicyInput) withDefaults() {
-	if in.Target == nil {
-		in.Target = &PolicyTargetBody{Type: catalog.TargetWorkspace}
-	}
-	if in.Method == nil {
-		in.Method = ptr("*")
-	}
-	if in.Limits == nil {
-		in.Limits = &APILimitsBody{}
-	}
-	if in.Velocity == nil {
-		in.Velocity = &APIVelocityBody{}
-	}
-	if in.EnforcementMode == nil {
-		in.EnforcementMode = ptr("observe")
-	}
-	if in.RequireAuthentication == nil {
-		in.RequireAuthentication = ptr(false)
-	}
+	defaultTo(&in.Target, PolicyTargetBody{Type: catalog.TargetWorkspace})
+	defaultTo(&in.Method, "*")
+	defaultTo(&in.Limits, APILimitsBody{})
+	defaultTo(&in.Velocity, APIVelocityBody{})
+	defaultTo(&in.EnforcementMode, "observe")
+	defaultTo(&in.RequireAuthentication, false)
 }
 
 // mergeInto overlays a patch on current; nested objects are replaced whole.
@@ -141,30 +129,14 @@ func (in *APIProtectionPolicyInput) mergeInto(cur *catalog.APIProtectionPolicy) 
 	v := apPolicyView(cur)
 	out := &APIProtectionPolicyInput{Name: &v.Name, Target: &v.Target, PathPattern: &v.PathPattern, Method: &v.Method,
 		RequireAuthentication: &v.RequireAuthentication, Limits: &v.Limits, Velocity: &v.Velocity, EnforcementMode: &v.EnforcementMode}
-	if in.Name != nil {
-		out.Name = in.Name
-	}
-	if in.Target != nil {
-		out.Target = in.Target
-	}
-	if in.PathPattern != nil {
-		out.PathPattern = in.PathPattern
-	}
-	if in.Method != nil {
-		out.Method = in.Method
-	}
-	if in.RequireAuthentication != nil {
-		out.RequireAuthentication = in.RequireAuthentication
-	}
-	if in.Limits != nil {
-		out.Limits = in.Limits
-	}
-	if in.Velocity != nil {
-		out.Velocity = in.Velocity
-	}
-	if in.EnforcementMode != nil {
-		out.EnforcementMode = in.EnforcementMode
-	}
+	overlay(&out.Name, in.Name)
+	overlay(&out.Target, in.Target)
+	overlay(&out.PathPattern, in.PathPattern)
+	overlay(&out.Method, in.Method)
+	overlay(&out.RequireAuthentication, in.RequireAuthentication)
+	overlay(&out.Limits, in.Limits)
+	overlay(&out.Velocity, in.Velocity)
+	overlay(&out.EnforcementMode, in.EnforcementMode)
 	return out
 }
 
@@ -174,12 +146,14 @@ var apiProtectionPolicies = &resource[catalog.APIProtectionPolicy, APIProtection
 	id: "APIProtectionPolicy", ids: "APIProtectionPolicies",
 	table: func(c *catalog.Catalog) map[string]*catalog.APIProtectionPolicy { return c.APIProtectionPolicies },
 	owner: func(p *catalog.APIProtectionPolicy) string { return p.WorkspaceID },
-	build: func(c *Call, in *APIProtectionPolicyInput, cur *catalog.APIProtectionPolicy, workspaceID string) (catalog.APIProtectionPolicy, error) {
+	build: func(c *Call, in *APIProtectionPolicyInput, cur *catalog.APIProtectionPolicy, workspaceID string) (catalog.APIProtectionPolicy, string, error) {
 		if cur == nil {
 			in.withDefaults()
-			return in.toPolicy(c.cat, workspaceID)
+		} else {
+			in = in.mergeInto(cur)
 		}
-		return in.mergeInto(cur).toPolicy(c.cat, workspaceID)
+		p, err := in.toPolicy(c.cat, workspaceID)
+		return p, "", err
 	},
 	stamp: func(p, cur *catalog.APIProtectionPolicy, now time.Time) {
 		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.APIProtectionPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
@@ -187,14 +161,15 @@ var apiProtectionPolicies = &resource[catalog.APIProtectionPolicy, APIProtection
 	create: func(p catalog.APIProtectionPolicy) catalog.Command {
 		return &catalog.CreateAPIProtectionPolicy{Policy: p}
 	},
-	update: func(p catalog.APIProtectionPolicy) catalog.Command {
+	update: func(_ *APIProtectionPolicyInput, p catalog.APIProtectionPolicy) catalog.Command {
 		return &catalog.ReplaceAPIProtectionPolicy{Policy: p}
 	},
-	delete: func(p *catalog.APIProtectionPolicy) catalog.Command {
+	delete: func(p *catalog.APIProtectionPolicy, _ time.Time) catalog.Command {
 		return &catalog.DeleteAPIProtectionPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:   apPolicyView,
-	sortID: func(v *APIProtectionPolicyView) string { return v.PolicyID },
+	view:         viewOf(apPolicyView),
+	sortID:       func(v *APIProtectionPolicyView) string { return v.PolicyID },
+	createErrors: []ErrorCode{ErrConflict},
 	list: func(vs []APIProtectionPolicyView) *APIProtectionPolicyList {
 		return &APIProtectionPolicyList{Policies: vs}
 	},

@@ -224,21 +224,11 @@ func ptr[T any](v T) *T { return &v }
 
 // withDefaults fills what a create may leave out.
 func (in *RateLimitPolicyInput) withDefaults() {
-	if in.Method == nil {
-		in.Method = ptr("*")
-	}
-	if in.DefaultCost == nil {
-		in.DefaultCost = ptr(int64(1))
-	}
-	if in.Mode == nil {
-		in.Mode = ptr("workspace_default")
-	}
-	if in.DegradedBehaviour == nil {
-		in.DegradedBehaviour = ptr("fail_open")
-	}
-	if in.EnforcePercentage == nil {
-		in.EnforcePercentage = ptr(100)
-	}
+	defaultTo(&in.Method, "*")
+	defaultTo(&in.DefaultCost, int64(1))
+	defaultTo(&in.Mode, "workspace_default")
+	defaultTo(&in.DegradedBehaviour, "fail_open")
+	defaultTo(&in.EnforcePercentage, 100)
 }
 
 // mergeInto overlays a patch on the input form of current.
@@ -247,37 +237,22 @@ func (in *RateLimitPolicyInput) mergeInto(cur *catalog.RateLimitPolicy, removeQu
 	out := &RateLimitPolicyInput{Name: &v.Name, Target: &v.Target, ActionPattern: &v.ActionPattern, Method: &v.Method,
 		Scope: &v.Scope, Bucket: &v.Bucket, DefaultCost: &v.DefaultCost, Quota: v.Quota, AdaptiveCost: &v.AdaptiveCost,
 		Mode: &v.Mode, DegradedBehaviour: &v.DegradedBehaviour, EnforcePercentage: &v.EnforcePercentage}
-	over := func(dst **string, src *string) {
-		if src != nil {
-			*dst = src
-		}
-	}
-	over(&out.Name, in.Name)
-	over(&out.ActionPattern, in.ActionPattern)
-	over(&out.Method, in.Method)
-	over(&out.Scope, in.Scope)
-	over(&out.Mode, in.Mode)
-	over(&out.DegradedBehaviour, in.DegradedBehaviour)
-	if in.Target != nil {
-		out.Target = in.Target
-	}
-	if in.Bucket != nil {
-		out.Bucket = in.Bucket
-	}
-	if in.DefaultCost != nil {
-		out.DefaultCost = in.DefaultCost
-	}
+	overlay(&out.Name, in.Name)
+	overlay(&out.ActionPattern, in.ActionPattern)
+	overlay(&out.Method, in.Method)
+	overlay(&out.Scope, in.Scope)
+	overlay(&out.Mode, in.Mode)
+	overlay(&out.DegradedBehaviour, in.DegradedBehaviour)
+	overlay(&out.Target, in.Target)
+	overlay(&out.Bucket, in.Bucket)
+	overlay(&out.DefaultCost, in.DefaultCost)
 	if in.Quota != nil {
 		out.Quota = in.Quota
 	} else if removeQuota {
 		out.Quota = nil
 	}
-	if in.AdaptiveCost != nil {
-		out.AdaptiveCost = in.AdaptiveCost
-	}
-	if in.EnforcePercentage != nil {
-		out.EnforcePercentage = in.EnforcePercentage
-	}
+	overlay(&out.AdaptiveCost, in.AdaptiveCost)
+	overlay(&out.EnforcePercentage, in.EnforcePercentage)
 	return out
 }
 
@@ -390,24 +365,29 @@ var rateLimitPolicies = &resource[catalog.RateLimitPolicy, RateLimitPolicyInput,
 	id: "RateLimitPolicy", ids: "RateLimitPolicies",
 	table: func(c *catalog.Catalog) map[string]*catalog.RateLimitPolicy { return c.RateLimitPolicies },
 	owner: func(p *catalog.RateLimitPolicy) string { return p.WorkspaceID },
-	build: func(c *Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, error) {
+	build: func(c *Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, string, error) {
 		if cur == nil {
 			in.withDefaults()
-			return in.toPolicy(c.cat, workspaceID)
+		} else {
+			in = in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota"))
 		}
-		return in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota")).toPolicy(c.cat, workspaceID)
+		p, err := in.toPolicy(c.cat, workspaceID)
+		return p, "", err
 	},
 	stamp: func(p, cur *catalog.RateLimitPolicy, now time.Time) {
 		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.RateLimitPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
 	},
 	create: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.CreateRateLimitPolicy{Policy: p} },
-	update: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.ReplaceRateLimitPolicy{Policy: p} },
-	delete: func(p *catalog.RateLimitPolicy) catalog.Command {
+	update: func(_ *RateLimitPolicyInput, p catalog.RateLimitPolicy) catalog.Command {
+		return &catalog.ReplaceRateLimitPolicy{Policy: p}
+	},
+	delete: func(p *catalog.RateLimitPolicy, _ time.Time) catalog.Command {
 		return &catalog.DeleteRateLimitPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:   policyView,
-	sortID: func(v *RateLimitPolicyView) string { return v.PolicyID },
-	list:   func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
+	view:         viewOf(policyView),
+	sortID:       func(v *RateLimitPolicyView) string { return v.PolicyID },
+	createErrors: []ErrorCode{ErrConflict},
+	list:         func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
 }
 
 func (s *Server) rateLimitRoutes() []Route {

@@ -2,7 +2,6 @@ package http
 
 import (
 	"errors"
-	"sort"
 	"strconv"
 	"time"
 
@@ -120,108 +119,75 @@ type DependencyList struct {
 }
 
 func (s *Server) trafficAdminRoutes() []Route {
-	ws := "/workspaces/{workspace_id}"
-	a := []Auth{AuthAdmin}
-	errs := append([]ErrorCode{ErrConflict}, adminErrors...)
-	return []Route{
-		{Method: "POST", Path: ws + "/concurrency-constraints", Admin: true, ID: "createConcurrencyConstraint", Tag: "Admin", Auth: a,
-			Summary: "Create a concurrency constraint.", Body: &ConcurrencyConstraintInput{}, Status: 201,
-			Result: &ConcurrencyConstraintView{}, Errors: errs, Handle: s.admin(s.putConstraint)},
-		{Method: "GET", Path: ws + "/concurrency-constraints", Admin: true, ID: "listConcurrencyConstraints", Tag: "Admin", Auth: a,
-			Summary: "List a workspace's concurrency constraints.", Result: &ConcurrencyConstraintList{}, Errors: adminErrors,
-			Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					out := ConcurrencyConstraintList{Constraints: []ConcurrencyConstraintView{}}
-					for _, k := range c.cat.ConstraintsOf(w.ID) {
-						out.Constraints = append(out.Constraints, constraintView(k))
-					}
-					c.ok(&out)
-				}
-			})},
-		{Method: "GET", Path: ws + "/concurrency-constraints/{constraint_id}", Admin: true, ID: "getConcurrencyConstraint", Tag: "Admin", Auth: a,
-			Summary: "Read a concurrency constraint.", Result: &ConcurrencyConstraintView{}, Errors: adminErrors,
-			Handle: s.admin(func(c *Call) {
-				if k := c.constraint(); k != nil {
-					v := constraintView(k)
-					c.ok(&v)
-				}
-			})},
-		{Method: "PATCH", Path: ws + "/concurrency-constraints/{constraint_id}", Admin: true, ID: "updateConcurrencyConstraint", Tag: "Admin", Auth: a,
-			Summary: "Change a concurrency constraint; held leases keep their slots, new acquires see the change.",
-			Body:    &ConcurrencyConstraintInput{}, Result: &ConcurrencyConstraintView{}, Errors: errs, Handle: s.admin(s.putConstraint)},
-		{Method: "DELETE", Path: ws + "/concurrency-constraints/{constraint_id}", Admin: true, ID: "deleteConcurrencyConstraint", Tag: "Admin", Auth: a,
-			Summary: "Delete a concurrency constraint.", Status: 204, Errors: adminErrors,
-			Handle: s.admin(func(c *Call) {
-				if k := c.constraint(); k != nil {
-					if _, ok := c.apply(&catalog.DeleteConcurrencyConstraint{WorkspaceID: k.WorkspaceID, ID: k.ID}); ok {
-						c.noContent()
-					}
-				}
-			})},
-		{Method: "POST", Path: ws + "/dependencies", Admin: true, ID: "createDependency", Tag: "Admin", Auth: a,
-			Summary: "Configure a dependency's circuit breaker, retry budget and bulkhead.", Body: &DependencyInput{}, Status: 201,
-			Result: &DependencyView{}, Errors: errs, Handle: s.admin(s.putDependency)},
-		{Method: "GET", Path: ws + "/dependencies", Admin: true, ID: "listDependencies", Tag: "Admin", Auth: a,
-			Summary: "List a workspace's dependencies.", Result: &DependencyList{}, Errors: adminErrors,
-			Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					out := DependencyList{Dependencies: []DependencyView{}}
-					for _, d := range c.cat.Dependencies {
-						if d.WorkspaceID == w.ID {
-							out.Dependencies = append(out.Dependencies, dependencyView(d))
-						}
-					}
-					sort.Slice(out.Dependencies, func(i, j int) bool { return out.Dependencies[i].Name < out.Dependencies[j].Name })
-					c.ok(&out)
-				}
-			})},
-		{Method: "GET", Path: ws + "/dependencies/{dependency_id}", Admin: true, ID: "getDependency", Tag: "Admin", Auth: a,
-			Summary: "Read a dependency and its breaker's live state.", Result: &DependencyView{}, Errors: adminErrors,
-			Handle: s.admin(func(c *Call) {
-				d := c.dependency()
-				if d == nil {
-					return
-				}
-				v := dependencyView(d)
-				peek := &actors.BreakerPeek{Key: actors.BreakerKey(d.WorkspaceID, d.ID)}
-				if err := s.router.Ask(peek.Key, peek); err == nil {
-					v.Live = &DependencyLive{State: peek.State.String(), Calls: peek.Calls, Failures: peek.Failures, InFlight: peek.InFlight}
-				}
-				c.ok(&v)
-			})},
-		{Method: "PATCH", Path: ws + "/dependencies/{dependency_id}", Admin: true, ID: "updateDependency", Tag: "Admin", Auth: a,
-			Summary: "Change a dependency; the next admission uses the new settings.", Body: &DependencyInput{},
-			Result: &DependencyView{}, Errors: errs, Handle: s.admin(s.putDependency)},
-		{Method: "DELETE", Path: ws + "/dependencies/{dependency_id}", Admin: true, ID: "deleteDependency", Tag: "Admin", Auth: a,
-			Summary: "Delete a dependency.", Status: 204, Errors: adminErrors,
-			Handle: s.admin(func(c *Call) {
-				if d := c.dependency(); d != nil {
-					if _, ok := c.apply(&catalog.DeleteDependency{WorkspaceID: d.WorkspaceID, ID: d.ID}); ok {
-						c.noContent()
-					}
-				}
-			})},
-	}
+	return append(constraints.routes(s), dependencies.routes(s)...)
 }
 
-// constraint resolves {workspace_id} and {constraint_id}, answering 404 itself.
-func (c *Call) constraint() *catalog.ConcurrencyConstraint {
-	return inWorkspace(c, c.cat.ConcurrencyConstraints, "constraint_id", "concurrency constraint", func(v *catalog.ConcurrencyConstraint) string { return v.WorkspaceID })
+// constraints is the admin CRUD of concurrency constraints.
+var constraints = &resource[catalog.ConcurrencyConstraint, ConcurrencyConstraintInput, ConcurrencyConstraintView, ConcurrencyConstraintList]{
+	what: "concurrency constraint", path: "/workspaces/{workspace_id}/concurrency-constraints", param: "constraint_id",
+	id: "ConcurrencyConstraint", ids: "ConcurrencyConstraints",
+	summary: map[string]string{"list": "List a workspace's concurrency constraints.",
+		"update": "Change a concurrency constraint; held leases keep their slots, new acquires see the change."},
+	createErrors: []ErrorCode{ErrConflict}, updateErrors: []ErrorCode{ErrConflict},
+	table: func(c *catalog.Catalog) map[string]*catalog.ConcurrencyConstraint { return c.ConcurrencyConstraints },
+	owner: func(k *catalog.ConcurrencyConstraint) string { return k.WorkspaceID },
+	build: buildConstraint,
+	create: func(k catalog.ConcurrencyConstraint) catalog.Command {
+		return &catalog.PutConcurrencyConstraint{Constraint: k}
+	},
+	update: func(_ *ConcurrencyConstraintInput, k catalog.ConcurrencyConstraint) catalog.Command {
+		return &catalog.PutConcurrencyConstraint{Constraint: k}
+	},
+	delete: func(k *catalog.ConcurrencyConstraint, _ time.Time) catalog.Command {
+		return &catalog.DeleteConcurrencyConstraint{WorkspaceID: k.WorkspaceID, ID: k.ID}
+	},
+	view:   viewOf(constraintView),
+	sortID: func(v *ConcurrencyConstraintView) string { return v.ConstraintID },
+	list: func(vs []ConcurrencyConstraintView) *ConcurrencyConstraintList {
+		return &ConcurrencyConstraintList{Constraints: vs}
+	},
 }
 
-// dependency resolves {workspace_id} and {dependency_id}, answering 404 itself.
-func (c *Call) dependency() *catalog.Dependency {
-	return inWorkspace(c, c.cat.Dependencies, "dependency_id", "dependency", func(v *catalog.Dependency) string { return v.WorkspaceID })
+// dependencies is the admin CRUD of dependencies; GET of one adds its
+// breaker's live state.
+var dependencies = &resource[catalog.Dependency, DependencyInput, DependencyView, DependencyList]{
+	what: "dependency", path: "/workspaces/{workspace_id}/dependencies", param: "dependency_id",
+	id: "Dependency", ids: "Dependencies",
+	summary: map[string]string{"create": "Configure a dependency's circuit breaker, retry budget and bulkhead.",
+		"list": "List a workspace's dependencies.", "get": "Read a dependency and its breaker's live state.",
+		"update": "Change a dependency; the next admission uses the new settings."},
+	createErrors: []ErrorCode{ErrConflict}, updateErrors: []ErrorCode{ErrConflict},
+	table:  func(c *catalog.Catalog) map[string]*catalog.Dependency { return c.Dependencies },
+	owner:  func(d *catalog.Dependency) string { return d.WorkspaceID },
+	build:  buildDependency,
+	create: func(d catalog.Dependency) catalog.Command { return &catalog.PutDependency{Dependency: d} },
+	update: func(_ *DependencyInput, d catalog.Dependency) catalog.Command {
+		return &catalog.PutDependency{Dependency: d}
+	},
+	delete: func(d *catalog.Dependency, _ time.Time) catalog.Command {
+		return &catalog.DeleteDependency{WorkspaceID: d.WorkspaceID, ID: d.ID}
+	},
+	view: viewOf(dependencyView),
+	get: func(c *Call, d *catalog.Dependency) *DependencyView {
+		v := dependencyView(d)
+		peek := &actors.BreakerPeek{Key: actors.BreakerKey(d.WorkspaceID, d.ID)}
+		if err := c.s.router.Ask(peek.Key, peek); err == nil {
+			v.Live = &DependencyLive{State: peek.State.String(), Calls: peek.Calls, Failures: peek.Failures, InFlight: peek.InFlight}
+		}
+		return v
+	},
+	sortID: func(v *DependencyView) string { return v.Name },
+	list:   func(vs []DependencyView) *DependencyList { return &DependencyList{Dependencies: vs} },
 }
 
-func constraintView(k *catalog.ConcurrencyConstraint) ConcurrencyConstraintView {
-	return ConcurrencyConstraintView{ConstraintID: k.ID, WorkspaceID: k.WorkspaceID, Name: k.Name, Scope: k.Scope,
+func constraintView(k *catalog.ConcurrencyConstraint) *ConcurrencyConstraintView {
+	return &ConcurrencyConstraintView{ConstraintID: k.ID, WorkspaceID: k.WorkspaceID, Name: k.Name, Scope: k.Scope,
 		ApplicationID: k.ApplicationID, ActionPattern: k.ActionPattern, Capacity: k.Capacity, MinTTLMs: k.MinTTLMs,
 		MaxTTLMs: k.MaxTTLMs, DefaultTTLMs: k.DefaultTTLMs, CreatedAt: k.CreatedAt, UpdatedAt: k.UpdatedAt}
 }
 
-func dependencyView(d *catalog.Dependency) DependencyView {
-	return DependencyView{DependencyID: d.ID, WorkspaceID: d.WorkspaceID, Name: d.Name, WindowSize: d.WindowSize,
+func dependencyView(d *catalog.Dependency) *DependencyView {
+	return &DependencyView{DependencyID: d.ID, WorkspaceID: d.WorkspaceID, Name: d.Name, WindowSize: d.WindowSize,
 		MinimumCalls: d.MinimumCalls, FailureRateThreshold: d.FailureRateThreshold, ConsecutiveFailures: d.ConsecutiveFailures,
 		OpenDurationMs: d.OpenDurationMs, HalfOpenProbes: d.HalfOpenProbes, SlowCallMs: d.SlowCallMs, RetryRatio: d.RetryRatio,
 		RetryMinPerSecond: d.RetryMinPerSecond, RetryTTLMs: d.RetryTTLMs, MaxConcurrent: d.MaxConcurrent,
@@ -248,28 +214,15 @@ func setIf[T any](dst *T, v *T) {
 	}
 }
 
-func (s *Server) putConstraint(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	create := c.route.Method == "POST"
-	k := catalog.ConcurrencyConstraint{ID: uuid.NewString(), WorkspaceID: w.ID, Scope: catalog.ScopeWorkspace,
+// buildConstraint lays the input over the defaults (create) or the stored
+// constraint (update) and validates the result whole.
+func buildConstraint(c *Call, in *ConcurrencyConstraintInput, cur *catalog.ConcurrencyConstraint, workspaceID string) (catalog.ConcurrencyConstraint, string, error) {
+	k := catalog.ConcurrencyConstraint{ID: uuid.NewString(), WorkspaceID: workspaceID, Scope: catalog.ScopeWorkspace,
 		MinTTLMs: 1000, MaxTTLMs: 300_000, DefaultTTLMs: 30_000, CreatedAt: c.Now().UTC()}
-	if !create {
-		cur := c.constraint()
-		if cur == nil {
-			return
-		}
+	if cur != nil {
 		k = *cur
-	}
-	var in ConcurrencyConstraintInput
-	if !c.decode(&in) {
-		return
-	}
-	if create && (in.Name == nil || in.ActionPattern == nil || in.Capacity == nil) {
-		c.failErr(invalid("name, action_pattern, capacity", "required"))
-		return
+	} else if in.Name == nil || in.ActionPattern == nil || in.Capacity == nil {
+		return k, "", invalid("name, action_pattern, capacity", "required")
 	}
 	setIf(&k.Name, in.Name)
 	setIf(&k.Scope, in.Scope)
@@ -281,17 +234,12 @@ func (s *Server) putConstraint(c *Call) {
 	setIf(&k.DefaultTTLMs, in.DefaultTTLMs)
 	k.UpdatedAt = c.Now().UTC()
 	if err := validateConstraint(c.cat, &k); err != nil {
-		c.failErr(err)
-		return
+		return k, "", err
 	}
-	if create && len(c.cat.ConstraintsOf(w.ID)) >= token.MaxLeaseSlots {
-		c.failErr(invalid("name", "a workspace holds at most "+strconv.Itoa(token.MaxLeaseSlots)+" concurrency constraints"))
-		return
+	if cur == nil && len(c.cat.ConstraintsOf(workspaceID)) >= token.MaxLeaseSlots {
+		return k, "", invalid("name", "a workspace holds at most "+strconv.Itoa(token.MaxLeaseSlots)+" concurrency constraints")
 	}
-	if v, ok := c.apply(&catalog.PutConcurrencyConstraint{Constraint: k}); ok {
-		out := constraintView(v.(*catalog.ConcurrencyConstraint))
-		c.ok(&out)
-	}
+	return k, "", nil
 }
 
 func validateConstraint(cat *catalog.Catalog, k *catalog.ConcurrencyConstraint) error {
@@ -321,34 +269,21 @@ func validateConstraint(cat *catalog.Catalog, k *catalog.ConcurrencyConstraint) 
 	return nil
 }
 
-func (s *Server) putDependency(c *Call) {
-	w := c.workspace()
-	if w == nil {
-		return
-	}
-	create := c.route.Method == "POST"
-	d := catalog.Dependency{ID: uuid.NewString(), WorkspaceID: w.ID, FailureRateThreshold: 0.5, OpenDurationMs: 60_000,
+// buildDependency lays the input over the defaults (create) or the stored
+// dependency (update) and validates the result whole.
+func buildDependency(c *Call, in *DependencyInput, cur *catalog.Dependency, workspaceID string) (catalog.Dependency, string, error) {
+	d := catalog.Dependency{ID: uuid.NewString(), WorkspaceID: workspaceID, FailureRateThreshold: 0.5, OpenDurationMs: 60_000,
 		HalfOpenProbes: 10, WindowSize: 100, RetryRatio: 0.2, RetryMinPerSecond: 10, RetryTTLMs: 10_000,
 		AdmissionTTLMs: 30_000, CreatedAt: c.Now().UTC()}
-	if !create {
-		cur := c.dependency()
-		if cur == nil {
-			return
-		}
+	if cur != nil {
 		d = *cur
-	}
-	var in DependencyInput
-	if !c.decode(&in) {
-		return
-	}
-	if create && in.Name == nil {
-		c.failErr(invalid("name", "required"))
-		return
+	} else if in.Name == nil {
+		return d, "", invalid("name", "required")
 	}
 	setIf(&d.Name, in.Name)
 	setIf(&d.WindowSize, in.WindowSize)
 	setIf(&d.MinimumCalls, in.MinimumCalls)
-	if create && in.MinimumCalls == nil {
+	if cur == nil && in.MinimumCalls == nil {
 		d.MinimumCalls = d.WindowSize
 	}
 	setIf(&d.FailureRateThreshold, in.FailureRateThreshold)
@@ -362,14 +297,7 @@ func (s *Server) putDependency(c *Call) {
 	setIf(&d.MaxConcurrent, in.MaxConcurrent)
 	setIf(&d.AdmissionTTLMs, in.AdmissionTTLMs)
 	d.UpdatedAt = c.Now().UTC()
-	if err := validateDependency(&d); err != nil {
-		c.failErr(err)
-		return
-	}
-	if v, ok := c.apply(&catalog.PutDependency{Dependency: d}); ok {
-		out := dependencyView(v.(*catalog.Dependency))
-		c.ok(&out)
-	}
+	return d, "", validateDependency(&d)
 }
 
 func validateDependency(d *catalog.Dependency) error {

@@ -1,11 +1,16 @@
 package actors
 
-// Assessments: the server-side record of one successful verification,
-// named by an assessment id (a UUID handed to the customer's backend). The
+// Verification records: the server-side record of one successful human
+// verification or trust proof, under its verification id (a UUID handed to
+// the customer's backend, which the public API calls assessment_id). The
 // trust API, edge pre-clearance and detection feedback look it up; it
 // expires with its TTL and is never a verification token itself. Records
 // are stored by the Redeem that consumes the token (Redeem.Record), in the
-// token's partition, which the assessment id names.
+// token's partition, which the verification id names.
+//
+// In this package "assessment" means only an API Protection assessment
+// (apiprotection.go, KindAssessment, the assessment.* ops); this file's
+// records are verifications (KindVerification, verification.get).
 
 import (
 	"crypto/rand"
@@ -13,7 +18,7 @@ import (
 )
 
 // Verification is one successful human verification, kept under its
-// assessment id.
+// verification id.
 type Verification struct {
 	ID            string
 	WorkspaceID   string
@@ -47,22 +52,19 @@ func newVerificationTable() *verificationTable {
 }
 
 func (t *verificationTable) Sweep(now int64, budget int) {
-	for id, a := range t.m {
-		if budget--; budget == 0 {
-			return
-		}
-		if a.Expires <= now {
-			delete(t.m, id)
-		}
-	}
+	sweep(t.m, budget, func(a Verification) bool {
+		return a.Expires <= now
+	})
 }
 
-// GetVerification finds the unexpired assessment ID.
+// GetVerification finds the unexpired verification ID.
+//
+//actors:wire verification.get GetVerification GetVerificationResult
 type GetVerification struct {
-	ID string
+	ID string `wire:"op"`
 
-	A     Verification
-	Found bool
+	A     Verification `wire:"result" wirename:"Verification" wireenc:"verificationPB(&$)" wiredec:"verificationOf"`
+	Found bool         `wire:"result"`
 }
 
 // Apply implements Op.
@@ -76,7 +78,7 @@ func (o *GetVerification) Apply(st *State) {
 	}
 }
 
-// NewVerificationID returns a random assessment id (UUID form) that routes
+// NewVerificationID returns a random verification id (UUID form) that routes
 // to partition p: its last three hex digits carry p, the other 110 random
 // bits keep it unguessable. Storing the verification with the token's
 // single-use marker needs both in one partition.
@@ -100,7 +102,7 @@ func NewVerificationID(p int) string {
 	return string(s[:])
 }
 
-// VerificationPartition is the partition an assessment id made by
+// VerificationPartition is the partition a verification id made by
 // NewVerificationID routes to; ok is false for anything else.
 func VerificationPartition(id string, partitions int) (p int, ok bool) {
 	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
