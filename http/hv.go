@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/netip"
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,44 +101,6 @@ func (m *hvModule) allowedHost(cat *catalog.Catalog, host string) bool {
 	}
 	_, ok := idx.hosts[host]
 	return ok
-}
-
-// originHost returns the lowercase hostname of the request's Origin
-// header, or "" when it is missing, "null" or not an http(s) origin.
-func (c *Call) originHost() (origin, host string) {
-	o := string(c.Ctx.Request.Header.Peek("Origin"))
-	if o == "" || o == "null" || len(o) > 300 {
-		return "", ""
-	}
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.User != nil {
-		return "", ""
-	}
-	return o, strings.ToLower(u.Hostname())
-}
-
-// cors answers with Access-Control-Allow-Origin when the request's origin
-// is one some site allows, and returns the origin's hostname ("" when the
-// origin is absent or foreign). Per-site checks come after.
-func (c *Call) cors() string {
-	origin, host := c.originHost()
-	if host == "" || !c.s.mods.hv.allowedHost(c.cat, host) {
-		return ""
-	}
-	h := &c.Ctx.Response.Header
-	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Vary", "Origin")
-	return host
-}
-
-// clientAddr is the caller's address in canonical form (IPv4-mapped IPv6
-// unmapped), the value tokens bind.
-func (c *Call) clientAddr() string {
-	a, ok := netip.AddrFromSlice(c.Ctx.RemoteIP())
-	if !ok {
-		return ""
-	}
-	return a.Unmap().String()
 }
 
 // canonicalIP parses a remoteip value; ok is false when it is not an IP.

@@ -18,6 +18,7 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/pow"
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 // memStore is a Store without Raft: commands are encoded and decoded as
@@ -191,20 +192,20 @@ func browserFetch(origin string) map[string]string {
 }
 
 // challenge asks for a challenge for action and returns the parsed answer.
-func (e *hvEnv) challenge(action string) ChallengeView {
+func (e *hvEnv) challenge(action string) verify.ChallengeView {
 	e.t.Helper()
 	r := e.widget("/v1/challenge", map[string]any{"sitekey": "site_pub", "action": action, "cdata": "sess-1"})
 	if r.status != 200 {
 		e.t.Fatalf("challenge: %d %s", r.status, r.body)
 	}
-	var cv ChallengeView
+	var cv verify.ChallengeView
 	if err := json.Unmarshal(r.body, &cv); err != nil {
 		e.t.Fatal(err)
 	}
 	return cv
 }
 
-func solve(t testing.TB, cv ChallengeView) string {
+func solve(t testing.TB, cv verify.ChallengeView) string {
 	t.Helper()
 	salt, err := base64.RawURLEncoding.DecodeString(cv.Pow.Salt)
 	if err != nil {
@@ -232,7 +233,7 @@ func (e *hvEnv) tokenFor(action string, signals map[string]any) string {
 	if r.status != 200 {
 		e.t.Fatalf("redeem: %d %s", r.status, r.body)
 	}
-	var rv RedeemView
+	var rv verify.RedeemView
 	if err := json.Unmarshal(r.body, &rv); err != nil || !rv.Success || !strings.HasPrefix(rv.Token, token.LivePrefix) {
 		e.t.Fatalf("redeem answer %s (%v)", r.body, err)
 	}

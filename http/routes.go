@@ -1,6 +1,8 @@
 package http
 
 import (
+	"time"
+
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
@@ -9,6 +11,7 @@ import (
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
+	"github.com/trustd/trustd/verify"
 )
 
 // modules holds the product modules the route files call, one per line.
@@ -21,6 +24,7 @@ type modules struct {
 	account   *account.Module
 	pw        *passwords.Module
 	hv        *hvModule
+	verify    *verify.Module
 	docs      *documents.Screener
 	trust     *trust.Module
 }
@@ -34,6 +38,7 @@ func newModules(s *Server) modules {
 		account:   newAccountModule(s),
 		pw:        newPasswordModule(s),
 		hv:        newHVModule(),
+		verify:    verify.New(s.router, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}),
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
 	}
