@@ -47,8 +47,6 @@ type hvModule struct {
 	// hosts indexes the hostnames of every non-sandbox site, for CORS
 	// preflights, rebuilt when the catalog changes.
 	hosts atomic.Pointer[hostIndex]
-	// bufs are scratch buffers of /siteverify.
-	bufs sync.Pool
 }
 
 type hostIndex struct {
@@ -57,9 +55,7 @@ type hostIndex struct {
 }
 
 func newHVModule() *hvModule {
-	m := &hvModule{}
-	m.bufs.New = func() any { return &svBuf{} }
-	return m
+	return &hvModule{}
 }
 
 // key returns the token key for a catalog key, creating it once.

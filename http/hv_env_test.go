@@ -106,7 +106,7 @@ func mustNewHVEnv(t testing.TB) *hvEnv {
 		}
 	}
 	e.refresh()
-	e.liveKey = e.s.mods.hv.signer(e.store.Catalog(), catalog.KeyLive)
+	e.liveKey = e.s.mods.verify.Signer(e.store.Catalog(), catalog.KeyLive)
 	return e
 }
 
@@ -243,8 +243,8 @@ func (e *hvEnv) tokenFor(action string, signals map[string]any) string {
 // mint signs a live token directly, as a redeem would.
 func (e *hvEnv) mint(mod func(*token.Response)) string {
 	now := time.Unix(0, e.now.Load()).Unix()
-	t := token.Response{ID: randomID(), SiteID: "site-1", Hostname: testHost, Action: "login", HasIP: true,
-		IPHash: ipHash(e.liveKey, e.ip.String()), Mode: token.ModeCheckbox, Score: 900, Issued: now, Expires: now + 300}
+	t := token.Response{ID: verify.RandomID(), SiteID: "site-1", Hostname: testHost, Action: "login", HasIP: true,
+		IPHash: verify.IPHash(e.liveKey, e.ip.String()), Mode: token.ModeCheckbox, Score: 900, Issued: now, Expires: now + 300}
 	if mod != nil {
 		mod(&t)
 	}
@@ -270,7 +270,7 @@ func urlEscape(s string) string {
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
 			b.WriteByte(c)
 		} else {
-			b.WriteString("%" + string(hexDigits[c>>4]) + string(hexDigits[c&0xf]))
+			b.WriteString("%" + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&0xf]))
 		}
 	}
 	return b.String()

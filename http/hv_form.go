@@ -3,6 +3,9 @@ package http
 import (
 	"bytes"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/trustd/trustd/verify"
 )
 
 // Hand-written parsing of /siteverify bodies: the operation runs on every
@@ -12,16 +15,13 @@ import (
 // buffer sized to the body (unescaping never grows a value, so the buffer
 // never moves and earlier slices stay valid).
 
-// svRequest holds the fields of a siteverify request.
+// svRequest holds the fields of a siteverify request: the secret, which
+// the transport authenticates, and the module's request.
 type svRequest struct {
-	secret, response, remoteip, action, idem []byte
+	secret []byte
+	verify.Request
 	// seen marks fields present, to refuse a field sent twice.
 	seen uint8
-	// ipSignal makes a remoteip that differs from the token's a signal
-	// rather than a failure, as the Turnstile and reCAPTCHA dialects
-	// document it (libraries send X-Forwarded-For addresses, and behind a
-	// proxy every token would otherwise fail and be used up).
-	ipSignal bool
 }
 
 // set stores a known field; false means the field was sent twice.
@@ -32,13 +32,13 @@ func (q *svRequest) set(name, v []byte) bool {
 	case "secret":
 		dst, bit = &q.secret, 1
 	case "response":
-		dst, bit = &q.response, 2
+		dst, bit = &q.Response, 2
 	case "remoteip":
-		dst, bit = &q.remoteip, 4
+		dst, bit = &q.RemoteIP, 4
 	case "action":
-		dst, bit = &q.action, 8
+		dst, bit = &q.Action, 8
 	case "idempotency_key":
-		dst, bit = &q.idem, 16
+		dst, bit = &q.IdempotencyKey, 16
 	default:
 		return true // unknown fields are ignored, as the drop-in services do
 	}
@@ -395,4 +395,13 @@ func (p *jsonScan) number() bool {
 		}
 	}
 	return true
+}
+
+// bstr views b as a string without copying; the caller must not keep it
+// past the request.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
