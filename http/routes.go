@@ -23,7 +23,6 @@ type modules struct {
 	ap        *apiprotection.Module
 	account   *account.Module
 	pw        *passwords.Module
-	hv        *hvModule
 	verify    *verify.Module
 	docs      *documents.Screener
 	trust     *trust.Module
@@ -37,8 +36,7 @@ func newModules(s *Server) modules {
 		ap:        apiprotection.New(s.router, s.clock),
 		account:   newAccountModule(s),
 		pw:        newPasswordModule(s),
-		hv:        newHVModule(),
-		verify:    verify.New(s.router, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}),
+		verify:    verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}),
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
 	}

@@ -282,8 +282,8 @@ func (c *Call) exchangeProof(who trust.Caller, siteID string, in *TrustSiteverif
 	var res trust.ProofResult
 	switch {
 	case strings.HasPrefix(in.Response, token.ProofPrefix):
-		hv, cat := c.s.mods.hv, c.cat
-		r, err := m.VerifyProof(who, siteID, req, func(id string) *token.Key { return hv.verifier(cat, catalog.KeyLive, id) })
+		hv, cat := c.s.mods.verify, c.cat
+		r, err := m.VerifyProof(who, siteID, req, func(id string) *token.Key { return hv.Verifier(cat, catalog.KeyLive, id) })
 		if err != nil {
 			c.failErr(err)
 			return

@@ -149,8 +149,8 @@ func (m *Module) Challenge(cat *catalog.Catalog, b Browser, in *ChallengeInput, 
 // so an outage never makes challenges cheaper.
 func (m *Module) challengeLoad(cat *catalog.Catalog, site *catalog.Site, ip [16]byte) humanscore.Load {
 	l := humanscore.Load{Floor: site.ChallengeDifficulty}
-	ipHit := &actors.Hit{Key: spaceVelocityIP + site.ID + "/" + markerKey("", ip), Window: velocityWindow}
-	siteHit := &actors.Hit{Key: spaceVelocitySite + site.ID, Window: velocityWindow}
+	ipHit := &actors.Hit{Key: actors.SpaceVelocity + "ip/" + site.ID + "/" + actors.MarkerKey("", ip), Window: velocityWindow}
+	siteHit := &actors.Hit{Key: actors.SpaceVelocity + "site/" + site.ID, Window: velocityWindow}
 	if err := m.ask.Ask(ipHit.Key, ipHit); err != nil {
 		l.IPPerMinute = 11
 	} else {
@@ -200,7 +200,7 @@ func (m *Module) Redeem(cat *catalog.Catalog, b Browser, in *RedeemInput) (*Rede
 	}
 	// Consume before checking a visual answer, so a wrong guess burns the
 	// puzzle and answers cannot be brute-forced against one challenge.
-	used := &actors.Consume{ID: markerKey(spaceChallenge, ch.ID), Expires: ch.Expires*1e9 + markerSkew}
+	used := &actors.Consume{ID: actors.MarkerKey(actors.SpaceChallenge, ch.ID), Expires: ch.Expires*1e9 + markerSkew}
 	if err := m.ask.Ask(used.ID, used); err != nil {
 		return nil, err
 	}

@@ -174,7 +174,7 @@ func TestAnOutageNeverMakesChallengesCheaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := New(downAsker{}, e.m.now, Config{})
+	down := New(downAsker{}, nil, e.m.now, Config{})
 	dv, err := down.Challenge(e.cat, b, &ChallengeInput{Sitekey: "site_pub"}, "/p/")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 // moves.
 type env struct {
 	t    testing.TB
+	mu   sync.Mutex
 	m    *Module
 	cat  *catalog.Catalog
 	now  atomic.Int64
@@ -38,7 +41,7 @@ func mustNewEnv(t testing.TB) *env {
 	e.now.Store(time.Date(2026, 8, 8, 12, 0, 0, 0, time.UTC).UnixNano())
 	sys := actors.NewSystem(actors.Config{Shards: 2, SweepEvery: time.Hour}, func() int64 { return e.now.Load() })
 	t.Cleanup(sys.Stop)
-	e.m = New(cluster.SingleNode("n1", sys, time.Second), func() time.Time { return time.Unix(0, e.now.Load()) }, Config{})
+	e.m = New(cluster.SingleNode("n1", sys, time.Second), e, func() time.Time { return time.Unix(0, e.now.Load()) }, Config{})
 	created := time.Unix(0, e.now.Load()).UTC()
 	e.apply(
 		&catalog.AddSigningKey{Key: catalog.SigningKey{ID: "live1", Purpose: catalog.KeyLive, Secret: []byte("live-secret-live-secret-live-sec"), CreatedAt: created}},
@@ -66,6 +69,28 @@ func (e *env) apply(cmds ...catalog.Command) {
 		}
 		e.cat = tx.Commit(e.cat.Index + 1)
 	}
+}
+
+// Apply is the env's Store: commands apply in order to the catalog, after
+// the encoding round trip the Raft log makes.
+func (e *env) Apply(_ context.Context, cmd catalog.Command) (any, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	body, err := catalog.Encode(cmd)
+	if err != nil {
+		return nil, err
+	}
+	dec, err := catalog.Decode(cmd.Kind(), body)
+	if err != nil {
+		return nil, err
+	}
+	tx := catalog.Begin(e.cat)
+	v, err := dec.Apply(tx)
+	if err != nil {
+		return nil, err
+	}
+	e.cat = tx.Commit(e.cat.Index + 1)
+	return v, nil
 }
 
 func (e *env) advance(d time.Duration) { e.now.Add(int64(d)) }

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -50,9 +49,10 @@ type Config struct {
 // Module is human verification. Its own state is caches only; everything
 // else lives in the catalog or in actors.
 type Module struct {
-	ask Asker
-	now func() time.Time
-	cfg Config
+	ask   Asker
+	store Store
+	now   func() time.Time
+	cfg   Config
 	// keys caches a token.Key per signing-key id. A key's secret never
 	// changes under its id (the catalog refuses a duplicate id), so a
 	// cached entry is never stale; retirement is checked in the catalog
@@ -68,9 +68,10 @@ type hostIndex struct {
 	hosts map[string]struct{}
 }
 
-// New returns the module. now is read on every call, so a test may move it.
-func New(ask Asker, now func() time.Time, cfg Config) *Module {
-	return &Module{ask: ask, now: now, cfg: cfg}
+// New returns the module. now is read on every call, so a test may move
+// it; store takes detection feedback's tally updates.
+func New(ask Asker, store Store, now func() time.Time, cfg Config) *Module {
+	return &Module{ask: ask, store: store, now: now, cfg: cfg}
 }
 
 // errNoKey is a catalog without a signing key of the purpose yet.
@@ -140,30 +141,11 @@ func RandomID() (id [16]byte) {
 	return id
 }
 
-// markerKey is the router key of a single-use id in the named space; the
-// sandbox has its own spaces, so its ids never meet live ones.
-func markerKey(space string, id [16]byte) string {
-	var b [48]byte
-	n := copy(b[:], space)
-	n += hex.Encode(b[n:], id[:])
-	return string(b[:n])
-}
-
-// The key spaces of actor state this module uses, each declared once:
-//
-//	chl/<id>        Consume  a challenge's single use, until it expires
-//	tok/<id>        Redeem   a live token's single use and first outcome, with its verification
-//	sbx/tok/<id>    Redeem   the same for sandbox tokens
-//	fb/<assessment> Redeem   the one feedback label of an assessment, for its lifetime
-//	vel/ip/<site>/<hash>, vel/site/<site>  Hit  challenge velocity, one minute
-const (
-	spaceChallenge    = "chl/"
-	spaceToken        = "tok/"
-	spaceSandboxToken = "sbx/tok/"
-	spaceFeedback     = "fb/"
-	spaceVelocityIP   = "vel/ip/"
-	spaceVelocitySite = "vel/site/"
-)
+// Key spaces of the actor state this module uses are declared in
+// actors/keys.go: actors.SpaceChallenge (Consume), SpaceToken and
+// SpaceSandboxTok (Redeem, with the verification), SpaceFeedback (Redeem,
+// the one label of an assessment) and SpaceVelocity (Hit, per IP and per
+// site).
 
 // feedbackOf turns a site's feedback tally into score relief.
 func feedbackOf(t *catalog.FeedbackTally) *humanscore.Feedback {
@@ -215,4 +197,11 @@ func (m *Module) getVerification(id string) (*actors.GetVerification, error) {
 		return get, nil
 	}
 	return get, m.ask.AskPartition(p, get)
+}
+
+// Verifier finds an unretired signing key of purpose by its id, for
+// another module that checks a token signed with the service's keys (the
+// Trust API's proofs).
+func (m *Module) Verifier(cat *catalog.Catalog, purpose, id string) *token.Key {
+	return m.verifier(cat, purpose, id)
 }

@@ -140,7 +140,7 @@ func (m *Module) SandboxIssue(cat *catalog.Catalog, in *SandboxIssueInput) (*San
 	case scenarioExpired:
 		t.Issued, t.Expires = now-600, now-300
 	case scenarioReplay:
-		used := &actors.Redeem{ID: markerKey(spaceSandboxToken, t.ID), Expires: t.Expires*1e9 + markerSkew}
+		used := &actors.Redeem{ID: actors.MarkerKey(actors.SpaceSandboxTok, t.ID), Expires: t.Expires*1e9 + markerSkew}
 		if err := m.ask.Ask(used.ID, used); err != nil {
 			return nil, err
 		}

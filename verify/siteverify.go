@@ -125,9 +125,9 @@ func bstr(b []byte) string {
 // a simulated outage (ErrSandboxServiceError).
 func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request, scratch []byte) (Verdict, error) {
 	v := Verdict{Site: site}
-	prefix, purpose, space := token.LivePrefix, catalog.KeyLive, spaceToken
+	prefix, purpose, space := token.LivePrefix, catalog.KeyLive, actors.SpaceToken
 	if q.Sandbox {
-		prefix, purpose, space = token.SandboxPrefix, catalog.KeySandbox, spaceSandboxToken
+		prefix, purpose, space = token.SandboxPrefix, catalog.KeySandbox, actors.SpaceSandboxTok
 	}
 	tok, err := token.DecodeResponse(bstr(q.Response), prefix, func(id string) *token.Key { return m.verifier(cat, purpose, id) }, scratch)
 	if err != nil || tok.SiteID != site.ID {
@@ -159,7 +159,7 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 	if tok.Mode == token.ModeScoreEnforced && float64(tok.Score) < site.ScoreThreshold*1000-1e-9 {
 		v.Codes |= CodeLowScore
 	}
-	op := &actors.Redeem{ID: markerKey(space, tok.ID), Expires: tok.Expires*1e9 + markerSkew}
+	op := &actors.Redeem{ID: actors.MarkerKey(space, tok.ID), Expires: tok.Expires*1e9 + markerSkew}
 	if v.Codes == 0 {
 		// The assessment is stored by the same op that consumes the token,
 		// on the token's partition (its id names that partition), so one

@@ -83,7 +83,7 @@ func TestSiteverifyConsumesOnceAndReplaysWithAKey(t *testing.T) {
 	if err != nil || !get.Found || get.A.SiteID != "site-1" {
 		t.Fatalf("the verification was not kept: %+v %v", get, err)
 	}
-	down := New(downAsker{}, e.m.now, Config{})
+	down := New(downAsker{}, nil, e.m.now, Config{})
 	if _, err := down.Siteverify(e.cat, e.site(), &Request{Response: []byte(e.mint(nil))}, make([]byte, 512)); code(err) != "unavailable" {
 		t.Fatalf("an unreachable owner: %v", err)
 	}
@@ -153,7 +153,7 @@ func TestTestSecretsOnlyInDevOrSandbox(t *testing.T) {
 	if e.m.IsTestSecret(pass, false) || !e.m.IsTestSecret(pass, true) || e.m.IsTestSecret([]byte(testSecret), true) {
 		t.Fatal("a production module honours test secrets only at the sandbox")
 	}
-	dev := New(downAsker{}, e.m.now, Config{Dev: true})
+	dev := New(downAsker{}, nil, e.m.now, Config{Dev: true})
 	if !dev.IsTestSecret(fail, false) {
 		t.Fatal("a dev module honours test secrets everywhere")
 	}
