@@ -22,9 +22,10 @@ var (
 
 // svBuf is the pooled scratch of one siteverify.
 type svBuf struct {
-	scratch []byte // unescaped form and JSON values
-	tok     []byte // the decoded token's strings
-	out     []byte // the answer
+	obj     flatObject // a JSON body's members
+	scratch []byte     // unescaped form values
+	tok     []byte     // the decoded token's strings
+	out     []byte     // the answer
 }
 
 func (s *Server) siteverifyRoutes() []Route {
@@ -87,7 +88,7 @@ func (c *Call) readVerifyRequest(b *svBuf, q *svRequest) bool {
 	case len(ct) == 0 || bytes.EqualFold(ct, []byte("application/x-www-form-urlencoded")):
 		return parseForm(body, &b.scratch, q)
 	case bytes.EqualFold(ct, []byte("application/json")):
-		return parseJSONBody(body, &b.scratch, q)
+		return parseJSONBody(&b.obj, body, q)
 	case bytes.EqualFold(ct, []byte("multipart/form-data")):
 		form, err := c.Ctx.MultipartForm()
 		if err != nil {
