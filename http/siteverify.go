@@ -8,7 +8,7 @@ import (
 )
 
 // POST /siteverify, its drop-in dialects and the sandbox's: transport
-// only. The body is read without reflection (hv_form.go), the secret
+// only. The body is read without reflection (siteverify_form.go), the secret
 // authenticated here, the verdict is verify.Siteverify's and its answer is
 // appended by verify into a pooled buffer, because this runs on every
 // protected form post. Request errors keep the spec's {success:false,error}
