@@ -53,7 +53,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.apiProtectionRoutes()...)
-	rs = append(rs, s.hvRoutes()...)
+	rs = append(rs, s.verifyRoutes()...)
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)

@@ -17,7 +17,7 @@ import (
 // verify_*.go files. This file also holds what they share: the Origin
 // and CORS, and the client address tokens bind.
 
-func (s *Server) hvRoutes() []Route {
+func (s *Server) verifyRoutes() []Route {
 	siteKey := []Auth{AuthSiteKey}
 	challengeErrors := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
 		ErrInvalidSitekey, ErrInvalidOrigin, ErrUnavailable}
