@@ -21,7 +21,7 @@ import (
 //	tok/       single-use response token (+verdict)    Redeem                                token expiry + skew
 //	sbx/tok/   the same for sandbox tokens             Redeem                                token expiry + skew
 //	chl/       single-use challenge                    Consume                               challenge expiry + skew
-//	fb/        detection-feedback de-duplication       Consume                               5 minutes
+//	fb/        the one detection-feedback label        Redeem                                the assessment's, ≥ 5 minutes
 //	vel/       challenge velocity per IP and per site  Hit                                   velocity window
 //	apa/       API Protection assessment               PutAssessment, GetAssessment, Annotate 24 h
 //	apv/       API Protection velocity counters        CountHit                              policy window

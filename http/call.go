@@ -10,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/valyala/fasthttp"
 
+	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
 )
 
@@ -80,6 +81,9 @@ func (c *Call) RequestID() string { return c.reqID }
 
 // Now is the server clock.
 func (c *Call) Now() time.Time { return c.s.clock() }
+
+// ask runs op on the owner of key.
+func (c *Call) ask(key string, op actors.Op) error { return c.s.router.Ask(key, op) }
 
 // ClientIP is the address of the peer.
 func (c *Call) ClientIP() string { return c.Ctx.RemoteIP().String() }

@@ -2,32 +2,20 @@ package http
 
 import (
 	"bytes"
-	"crypto/rand"
-	_ "embed" // the demo template
-	"encoding/base64"
 	"html/template"
 	"net/url"
-	"strconv"
 	"strings"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/verify/widget"
 )
 
-// The --dev demo: a login form protected by the widget. Its server side
-// does what a customer backend must do (spec 7.2): send the token to
-// /siteverify with the site's secret and the visitor's IP, then validate
-// the whole result before "signing in". The /siteverify call goes through
-// this node's own request handler, so it runs the exact production path
-// (routing, ingress limit, metrics) without a network round trip.
-//
-// Both pages are CSP-clean: a fresh nonce per answer, no 'unsafe-inline',
-// and Trusted Types required, which the widget honours (it never writes
-// HTML from strings).
-
-//go:embed widget/demo.html
-var demoTemplates string
+// The --dev demo's transport: a login form protected by the widget, and
+// its backend, which calls /siteverify through this node's own request
+// handler (the exact production path: routing, ingress limit, metrics,
+// without a network round trip) and shows the checks of spec 7.2 that
+// verify/widget applies to the answer.
 
 // DemoLoginForm is the demo's login form.
 type DemoLoginForm struct {
@@ -36,49 +24,9 @@ type DemoLoginForm struct {
 	ServiceResponse string `json:"service-response" required:"true" doc:"The widget's response token."`
 }
 
-// demoSiteverify is the part of the /siteverify answer (spec 2.2) the
-// demo validates; the page shows the whole answer as received.
-type demoSiteverify struct {
-	Success        bool     `json:"success"`
-	Hostname       *string  `json:"hostname"`
-	Action         *string  `json:"action"`
-	Score          float64  `json:"score"`
-	ScoreThreshold float64  `json:"score_threshold"`
-	ScoreEnforced  bool     `json:"score_enforced"`
-	ErrorCodes     []string `json:"error-codes"`
-}
-
-// demoAction is the action the demo's widget binds its token to.
-const demoAction = "login"
-
-var demoThemes = []string{"auto", "light", "dark"}
-var demoLanguages = []string{"en", "de", "fr", "es"}
-var demoSizes = []string{"normal", "compact", "flexible"}
-
-type demoPage struct {
-	Nonce, ScriptURL, SiteKey, Action string
-	Theme, Language, Size             string
-	Themes, Languages, Sizes          []string
-	Error                             string
-}
-
-type demoCheck struct {
-	Name string
-	OK   bool
-}
-
-type demoResult struct {
-	Nonce    string
-	Accepted bool
-	Username string
-	Status   int
-	Checks   []demoCheck
-	JSON     string
-}
-
-func (s *Server) demoRoutes(assets widgetAssets) []Route {
-	tpl := template.Must(template.New("demo").Parse(demoTemplates))
-	scriptURL := PublicBase + "/widget/api.js?v=" + assets.js.version
+func (s *Server) demoRoutes(assets widget.Assets) []Route {
+	tpl := template.Must(widget.DemoTemplates())
+	scriptURL := PublicBase + "/widget/api.js?v=" + assets.JS.Version
 	return []Route{
 		{Method: "GET", Path: "/demo", ID: "getDemo", Tag: "Developer demo",
 			Summary:     "--dev only: a login form protected by the widget. Query theme=auto|light|dark, language=en|de|fr|es, size=normal|compact|flexible.",
@@ -90,14 +38,8 @@ func (s *Server) demoRoutes(assets widgetAssets) []Route {
 					return
 				}
 				q := c.Ctx.QueryArgs()
-				p := demoPage{
-					Nonce: newNonce(), ScriptURL: scriptURL, SiteKey: siteKey, Action: demoAction,
-					Theme:    pick(string(q.Peek("theme")), demoThemes),
-					Language: pick(string(q.Peek("language")), demoLanguages),
-					Size:     pick(string(q.Peek("size")), demoSizes),
-					Themes:   demoThemes, Languages: demoLanguages, Sizes: demoSizes,
-				}
-				s.renderDemo(c, tpl, "page", p.Nonce, &p)
+				p := widget.NewDemoPage(scriptURL, siteKey, string(q.Peek("theme")), string(q.Peek("language")), string(q.Peek("size")))
+				s.renderDemo(c, tpl, "page", p.Nonce, p)
 			}},
 		{Method: "POST", Path: "/demo/login", ID: "postDemoLogin", Tag: "Developer demo",
 			Summary: "--dev only: the demo form's backend. Verifies service-response at /siteverify with the dev secret and shows the whole result and each check of spec 7.2.",
@@ -115,11 +57,11 @@ func (s *Server) demoRoutes(assets widgetAssets) []Route {
 				}
 				status, body := s.siteverifyLocal(c, url.Values{
 					"secret": {secret}, "response": {in.ServiceResponse},
-					"remoteip": {c.ClientIP()}, "action": {demoAction},
+					"remoteip": {c.ClientIP()}, "action": {widget.DemoAction},
 				})
-				r := demoResult{Nonce: newNonce(), Username: in.Username, Status: status, JSON: indentJSON(body)}
-				r.Checks, r.Accepted = s.demoChecks(c, siteKey, status, body)
-				s.renderDemo(c, tpl, "result", r.Nonce, &r)
+				site := c.Catalog().SiteByKey(siteKey)
+				r := widget.NewDemoResult(in.Username, status, body, func(h string) bool { return site != nil && site.AllowsHost(h) })
+				s.renderDemo(c, tpl, "result", r.Nonce, r)
 			}},
 	}
 }
@@ -175,40 +117,6 @@ func (s *Server) siteverifyLocal(c *Call, form url.Values) (int, []byte) {
 	return inner.Response.StatusCode(), append([]byte(nil), inner.Response.Body()...)
 }
 
-// demoChecks applies the client validation order of spec 7.2.
-func (s *Server) demoChecks(c *Call, siteKey string, status int, body []byte) ([]demoCheck, bool) {
-	var v demoSiteverify
-	validJSON := json.Unmarshal(body, &v, json.RejectUnknownMembers(false)) == nil
-	hostOK := false
-	if site := c.Catalog().SiteByKey(siteKey); site != nil && v.Hostname != nil {
-		hostOK = site.AllowsHost(*v.Hostname)
-	}
-	checks := []demoCheck{
-		{"request completed with HTTP 200", status == 200},
-		{"body is valid JSON", validJSON},
-		{"success is exactly true", validJSON && v.Success},
-		{"error-codes is empty", validJSON && v.ErrorCodes != nil && len(v.ErrorCodes) == 0},
-		{"action equals \"" + demoAction + "\"", v.Action != nil && *v.Action == demoAction},
-		{"hostname is on the site's allow-list (exact match)", hostOK},
-		{scoreCheck(v), v.ScoreEnforced || v.Score >= v.ScoreThreshold},
-	}
-	ok := true
-	for _, ch := range checks {
-		ok = ok && ch.OK
-	}
-	return checks, ok
-}
-
-// scoreCheck names the score check with its numbers: when the service did
-// not enforce the threshold, the backend applies it itself.
-func scoreCheck(v demoSiteverify) string {
-	if v.ScoreEnforced {
-		return "score threshold already enforced by the service (score_enforced is true)"
-	}
-	return "score " + strconv.FormatFloat(v.Score, 'f', 3, 64) + " meets the threshold " +
-		strconv.FormatFloat(v.ScoreThreshold, 'f', 3, 64) + " (the backend's own check: score_enforced is false)"
-}
-
 func (s *Server) renderDemo(c *Call, tpl *template.Template, name, nonce string, data any) {
 	var buf bytes.Buffer
 	if err := tpl.ExecuteTemplate(&buf, name, data); err != nil {
@@ -216,44 +124,10 @@ func (s *Server) renderDemo(c *Call, tpl *template.Template, name, nonce string,
 		return
 	}
 	h := &c.Ctx.Response.Header
-	h.Set("Content-Security-Policy", demoCSP(nonce))
+	h.Set("Content-Security-Policy", widget.DemoCSP(nonce))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	c.Ctx.SetStatusCode(200)
 	c.Ctx.SetContentType("text/html; charset=utf-8")
 	c.Ctx.SetBody(buf.Bytes())
-}
-
-// demoCSP is a strict policy: scripts and inline styles only with the
-// nonce, the widget's stylesheet, images and API calls from this origin.
-func demoCSP(nonce string) string {
-	n := "'nonce-" + nonce + "'"
-	return "default-src 'none'; script-src " + n + " 'strict-dynamic'; style-src 'self' " + n +
-		"; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'" +
-		"; require-trusted-types-for 'script'"
-}
-
-// newNonce is 144 random bits in base64url, which CSP accepts and HTML
-// attributes carry without escaping.
-func newNonce() string {
-	var b [18]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-func pick(v string, allowed []string) string {
-	for _, a := range allowed {
-		if v == a {
-			return v
-		}
-	}
-	return allowed[0]
-}
-
-func indentJSON(b []byte) string {
-	v := jsontext.Value(append([]byte(nil), b...))
-	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
-		return string(b)
-	}
-	return string(v)
 }

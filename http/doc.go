@@ -5,11 +5,11 @@
 // server operations (auth.go), the one admin CRUD path of workspace-owned
 // records (admin_resource.go) and one route file per product module.
 //
-// Decisions live in the product modules (traffic/ratecheck, traffic/lease,
-// traffic/admission, risk/apiprotection, identity/documents, agents, …):
-// a route file decodes, authenticates, calls the module and encodes, and
-// errors.go maps a module's errcode domain errors to statuses in one
-// table. Human verification (hv_*.go) is the one product area whose logic
-// is still here, reaching actors through cluster.Router; it moves to
-// verify/ next.
+// Decisions live in the product modules (verify, verify/widget,
+// traffic/ratecheck, traffic/lease, traffic/admission, risk/apiprotection,
+// identity/documents, agents, …): a route file decodes, authenticates,
+// calls the module and encodes, and errors.go maps a module's errcode
+// domain errors to statuses in one table. The hand-written hot body
+// reader (flatjson.go: the rate-limit check and siteverify) is the one
+// strict JSON scanner besides the reflective DecodeStrict (codec.go).
 package http

@@ -20,6 +20,7 @@ import (
 	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
+	"github.com/trustd/trustd/verify"
 )
 
 // ErrorCode is a stable, documented error code. Its HTTP status is fixed
@@ -54,15 +55,15 @@ var (
 	ErrInternal      = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
 
 	// Human verification (challenge protocol, sandbox, edge, feedback).
-	ErrInvalidSitekey     = ErrorCode{"invalid-sitekey", 400, "The site key is unknown, or belongs to the wrong environment for this operation (sandbox keys only at /sandbox, others never there)."}
-	ErrInvalidOrigin      = ErrorCode{"invalid-origin", 403, "The Origin header is missing, malformed, or its hostname is not on the site's allow-list (exact match, no suffix matching)."}
-	ErrInvalidChallenge   = ErrorCode{"invalid-challenge", 400, "The challenge is malformed, forged, of another site, or redeemed from another origin or client address."}
-	ErrChallengeExpired   = ErrorCode{"challenge-expired", 400, "The challenge's lifetime elapsed; request a new one."}
-	ErrChallengeUsed      = ErrorCode{"challenge-used", 409, "The challenge was already redeemed; a challenge is single-use."}
-	ErrInvalidSolution    = ErrorCode{"invalid-solution", 400, "The proof-of-work nonce or the visual answer is wrong."}
-	ErrUnknownAssessment  = ErrorCode{"unknown-assessment", 404, "No successful verification of this site has this assessment_id (or it expired)."}
+	ErrInvalidSitekey     = moduleCode(verify.ErrInvalidSitekey)
+	ErrInvalidOrigin      = moduleCode(verify.ErrInvalidOrigin)
+	ErrInvalidChallenge   = moduleCode(verify.ErrInvalidChallenge)
+	ErrChallengeExpired   = moduleCode(verify.ErrChallengeExpired)
+	ErrChallengeUsed      = moduleCode(verify.ErrChallengeUsed)
+	ErrInvalidSolution    = moduleCode(verify.ErrInvalidSolution)
+	ErrUnknownAssessment  = moduleCode(verify.ErrUnknownAssessment)
 	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or application identifier does not match the registration of the mobile secret."}
-	ErrClearanceRequired  = ErrorCode{"clearance-required", 401, "No valid pre-clearance for this request: missing, forged, expired, or bound to another site, host, path, action, subject or device."}
+	ErrClearanceRequired  = moduleCode(verify.ErrClearanceRequired)
 	// Concurrency leases and dependency resilience.
 	ErrInvalidLease         = moduleCode(lease.ErrInvalid)
 	ErrLeaseExpired         = moduleCode(lease.ErrExpired)

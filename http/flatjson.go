@@ -6,14 +6,17 @@ import (
 	"unicode/utf8"
 )
 
-// flatObject is a strict, allocation-free reader for the one body shape of
-// the hot operations: a single JSON object whose members are scalars
-// (string, number, boolean or null). It keeps the strictness of
-// DecodeStrict (invalid UTF-8, trailing data and malformed syntax are
-// refused here; the caller refuses unknown and duplicate names, which it
-// can do with a bitmask because it knows its fields) without reflection.
-// Member names and string values are slices of the body, or of scratch
-// when they held escapes; they are valid until the next scan.
+// flatObject is the service's one hand-written strict JSON scanner: an
+// allocation-free reader for the body shape of the hot operations (the
+// rate-limit check, siteverify), a single JSON object whose members are
+// scalars (string, number, boolean or null). It keeps the strictness of
+// DecodeStrict (invalid UTF-8, lone surrogates, trailing data and malformed
+// syntax are refused here; the caller refuses unknown and duplicate names,
+// which it can do with a bitmask because it knows its fields) without
+// reflection. scanKnown is the variant for bodies whose unknown members
+// may hold any JSON value (the siteverify dialects ignore them). Member
+// names and string values are slices of the body, or of scratch when they
+// held escapes; they are valid until the next scan.
 type flatObject struct {
 	members [maxFlatMembers]flatMember
 	n       int
@@ -63,8 +66,16 @@ var (
 	errFlatSize   = errors.New("the body has too many members")
 )
 
+// maxSkipDepth bounds the nesting of an ignored member's value.
+const maxSkipDepth = 32
+
 // scan parses body. On success o.members[:o.n] hold the members in order.
-func (o *flatObject) scan(body []byte) error {
+func (o *flatObject) scan(body []byte) error { return o.scanKnown(body, nil) }
+
+// scanKnown is scan where, when known is not nil, only members whose name
+// it knows and whose value is not null are kept: the others are checked
+// (any JSON value, nested at most maxSkipDepth deep) and dropped.
+func (o *flatObject) scanKnown(body []byte, known func(name []byte) bool) error {
 	o.n = 0
 	if !utf8.Valid(body) {
 		return errFlatUTF8
@@ -106,6 +117,12 @@ func (o *flatObject) scan(body []byte) error {
 			return errFlatSyntax
 		}
 		m := flatMember{name: name}
+		if known != nil && !known(name) {
+			if i, err = o.skip(body, i, 0); err != nil {
+				return err
+			}
+			goto next
+		}
 		switch c := body[i]; {
 		case c == '"':
 			m.kind = flatString
@@ -130,11 +147,15 @@ func (o *flatObject) scan(body []byte) error {
 		if err != nil {
 			return err
 		}
+		if known != nil && m.kind == flatNull {
+			goto next
+		}
 		if o.n == maxFlatMembers {
 			return errFlatSize
 		}
 		o.members[o.n] = m
 		o.n++
+	next:
 		i = skipSpace(body, i)
 		if i >= len(body) {
 			return errFlatSyntax
@@ -147,6 +168,72 @@ func (o *flatObject) scan(body []byte) error {
 		}
 		i = skipSpace(body, i+1)
 	}
+}
+
+// skip passes over the JSON value starting at body[i], returning the index
+// after it.
+func (o *flatObject) skip(body []byte, i, depth int) (int, error) {
+	if depth > maxSkipDepth || i >= len(body) {
+		return 0, errFlatSyntax
+	}
+	switch c := body[i]; {
+	case c == '"':
+		mark := len(o.scratch)
+		_, next, err := o.str(body, i)
+		o.scratch = o.scratch[:mark]
+		return next, err
+	case c == '-' || isDigit(c):
+		return number(body, i)
+	case c == 't':
+		return i + 4, literal(body, i, "true")
+	case c == 'f':
+		return i + 5, literal(body, i, "false")
+	case c == 'n':
+		return i + 4, literal(body, i, "null")
+	case c == '{' || c == '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		i = skipSpace(body, i+1)
+		if i < len(body) && body[i] == closer {
+			return i + 1, nil
+		}
+		for {
+			if c == '{' {
+				if i >= len(body) || body[i] != '"' {
+					return 0, errFlatSyntax
+				}
+				mark := len(o.scratch)
+				_, next, err := o.str(body, i)
+				o.scratch = o.scratch[:mark]
+				if err != nil {
+					return 0, err
+				}
+				i = skipSpace(body, next)
+				if i >= len(body) || body[i] != ':' {
+					return 0, errFlatSyntax
+				}
+				i = skipSpace(body, i+1)
+			}
+			var err error
+			if i, err = o.skip(body, i, depth+1); err != nil {
+				return 0, err
+			}
+			i = skipSpace(body, i)
+			if i >= len(body) {
+				return 0, errFlatSyntax
+			}
+			if body[i] == closer {
+				return i + 1, nil
+			}
+			if body[i] != ',' {
+				return 0, errFlatSyntax
+			}
+			i = skipSpace(body, i+1)
+		}
+	}
+	return 0, errFlatSyntax
 }
 
 // end refuses anything but whitespace after the object.

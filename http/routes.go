@@ -1,6 +1,8 @@
 package http
 
 import (
+	"time"
+
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
@@ -9,6 +11,7 @@ import (
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
+	"github.com/trustd/trustd/verify"
 )
 
 // modules holds the product modules the route files call, one per line.
@@ -20,7 +23,7 @@ type modules struct {
 	ap        *apiprotection.Module
 	account   *account.Module
 	pw        *passwords.Module
-	hv        *hvModule
+	verify    *verify.Module
 	docs      *documents.Screener
 	trust     *trust.Module
 }
@@ -33,7 +36,7 @@ func newModules(s *Server) modules {
 		ap:        apiprotection.New(s.router, s.clock),
 		account:   newAccountModule(s),
 		pw:        newPasswordModule(s),
-		hv:        newHVModule(),
+		verify:    verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}),
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
 	}
@@ -50,7 +53,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.apiProtectionRoutes()...)
-	rs = append(rs, s.hvRoutes()...)
+	rs = append(rs, s.verifyRoutes()...)
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.documentRoutes()...)
 	rs = append(rs, s.agentRoutes()...)

@@ -107,6 +107,7 @@ type Server struct {
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
 	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
+	svBufs       sync.Pool // *svBuf of the siteverify transport
 	mods         modules
 	console      *console.Console
 	reg          prometheus.Registerer
@@ -132,6 +133,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	}
 	s.calls.New = func() any { return &Call{s: s} }
 	s.rlScratch.New = func() any { return new(rlScratch) }
+	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
 	if s.router != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 // Trust API transport (spec 4.9, 2.8): decode, authenticate, call
@@ -281,8 +282,8 @@ func (c *Call) exchangeProof(who trust.Caller, siteID string, in *TrustSiteverif
 	var res trust.ProofResult
 	switch {
 	case strings.HasPrefix(in.Response, token.ProofPrefix):
-		hv, cat := c.s.mods.hv, c.cat
-		r, err := m.VerifyProof(who, siteID, req, func(id string) *token.Key { return hv.verifier(cat, catalog.KeyLive, id) })
+		hv, cat := c.s.mods.verify, c.cat
+		r, err := m.VerifyProof(who, siteID, req, func(id string) *token.Key { return hv.Verifier(cat, catalog.KeyLive, id) })
 		if err != nil {
 			c.failErr(err)
 			return
@@ -311,40 +312,35 @@ func (c *Call) exchangeProof(who trust.Caller, siteID string, in *TrustSiteverif
 }
 
 // exchangeWidgetToken consumes a human-verification response token of
-// site through verifyToken (the /siteverify path, unchanged), then applies
+// site through verify.Siteverify (the /siteverify path, unchanged), then applies
 // the trust requirements to it as a proof of presence. The widget's own
 // failures keep their /siteverify codes. When only the trust requirements
-// fail, the verification verifyToken kept is never handed out: its id is
+// fail, the verification Siteverify kept is never handed out: its id is
 // dropped here and the record expires with its TTL.
 func (c *Call) exchangeWidgetToken(site *catalog.Site, req trust.SiteverifyRequest) (trust.ProofResult, error) {
 	if site == nil {
 		return trust.ProofResult{Codes: []string{trust.CodeInvalidResponse}}, nil
 	}
-	b := c.s.mods.hv.bufs.Get().(*svBuf)
-	defer c.s.mods.hv.bufs.Put(b)
-	q := svRequest{response: []byte(req.Response), action: []byte(req.Action)}
-	v, err := c.s.verifyToken(c, site, &q, false, b)
+	b := c.s.svBufs.Get().(*svBuf)
+	defer c.s.svBufs.Put(b)
+	q := verify.Request{Response: []byte(req.Response), Action: []byte(req.Action)}
+	v, err := c.s.mods.verify.Siteverify(c.cat, site, &q, b.tokenScratch())
 	if err != nil {
 		return trust.ProofResult{}, err
 	}
-	if !v.known {
+	if !v.Known {
 		return trust.ProofResult{Codes: []string{trust.CodeInvalidResponse}}, nil
 	}
 	// A widget token proves presence at its issue time: assurance none.
-	a := trust.Achieved{Method: trust.MethodHuman, Assurance: trust.LevelNone, Action: v.tok.Action, AuthTime: time.Unix(v.tok.Issued, 0)}
-	res := trust.ProofResult{Known: true, Achieved: a, Codes: []string{}}
-	for i := 0; i < numVC; i++ {
-		if v.codes&(1<<i) != 0 {
-			res.Codes = append(res.Codes, vcNames[i])
-		}
-	}
-	if v.codes&vcTimeoutOrDuplicate == 0 {
-		// The action was checked by verifyToken; the rest here.
+	a := trust.Achieved{Method: trust.MethodHuman, Assurance: trust.LevelNone, Action: v.Token.Action, AuthTime: time.Unix(v.Token.Issued, 0)}
+	res := trust.ProofResult{Known: true, Achieved: a, Codes: v.CodeNames([]string{})}
+	if v.Codes&verify.CodeTimeoutOrDuplicate == 0 {
+		// The action was checked by Siteverify; the rest here.
 		req.Action = ""
 		res.Codes = append(res.Codes, trust.Check(req, a, [16]byte{}, c.Now())...)
 	}
 	if len(res.Codes) == 0 {
-		res.AssessmentID = v.assessmentID
+		res.AssessmentID = v.AssessmentID
 	}
 	return res, nil
 }

@@ -4,7 +4,10 @@
 // accepted by all of them. It never allocates.
 package ident
 
-import "unicode/utf8"
+import (
+	"net/netip"
+	"unicode/utf8"
+)
 
 // MaxLen is the longest identifier in bytes.
 const MaxLen = 256
@@ -83,6 +86,36 @@ func Route[T ~string | ~[]byte](v T) bool {
 		if c := v[i]; c <= 0x20 || c == 0x7f || c == '?' || c == '#' {
 			return false
 		}
+	}
+	return true
+}
+
+// Hostname reports whether h is a site hostname as the catalog stores
+// them: a lowercase DNS name (labels of 1 to 63 of a-z 0-9 '-', not
+// starting or ending with '-'), localhost, or an IP literal; at most 253
+// bytes. It is the rule of a site's allow-list and of every hostname a
+// token or clearance binds.
+func Hostname(h string) bool {
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.Zone() == ""
+	}
+	label := 0
+	for i := 0; i <= len(h); i++ {
+		if i == len(h) || h[i] == '.' {
+			if label == 0 || h[i-1] == '-' || h[i-label] == '-' || label > 63 {
+				return false
+			}
+			label = 0
+			continue
+		}
+		ch := h[i]
+		if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-') {
+			return false
+		}
+		label++
 	}
 	return true
 }

@@ -45,3 +45,21 @@ func BenchmarkValidBytes(b *testing.B) {
 		}
 	}
 }
+
+func TestHostname(t *testing.T) {
+	tests := []struct {
+		h  string
+		ok bool
+	}{
+		{"shop.example.com", true}, {"localhost", true}, {"a-b.c", true}, {"127.0.0.1", true}, {"::1", true},
+		{"2001:db8::1", true}, {"", false}, {"Shop.example.com", false}, {"-a.com", false}, {"a-.com", false},
+		{"a..com", false}, {".a.com", false}, {"a.com.", false}, {"a_b.com", false}, {"fe80::1%eth0", false},
+		{strings.Repeat("a", 64) + ".com", false}, {strings.Repeat("a", 63) + ".com", true},
+		{strings.Repeat("a.", 127) + "a", false}, {"host:80", false}, {"ex ample.com", false},
+	}
+	for _, tc := range tests {
+		if got := Hostname(tc.h); got != tc.ok {
+			t.Errorf("Hostname(%q) = %v, want %v", tc.h, got, tc.ok)
+		}
+	}
+}

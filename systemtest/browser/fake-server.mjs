@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from './lib.mjs';
 
-const widgetDir = join(repoRoot, 'http', 'widget');
+const widgetDir = join(repoRoot, 'verify', 'widget');
 
 // Site keys and what they do.
 export const SITES = {

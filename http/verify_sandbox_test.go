@@ -8,12 +8,13 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 func TestSandboxScenarios(t *testing.T) {
 	e := mustNewHVEnv(t)
 	list := e.do(req{method: "GET", path: "/v1/sandbox/scenarios"})
-	var sl SandboxScenarioList
+	var sl verify.SandboxScenarioList
 	if err := json.Unmarshal(list.body, &sl); err != nil || len(sl.Scenarios) != 9 {
 		t.Fatalf("scenario list: %v %s", err, list.body)
 	}
@@ -24,7 +25,7 @@ func TestSandboxScenarios(t *testing.T) {
 			if r.status != 200 {
 				t.Fatalf("issue: %d %s", r.status, r.body)
 			}
-			var iv SandboxIssueView
+			var iv verify.SandboxIssueView
 			if err := json.Unmarshal(r.body, &iv); err != nil || !strings.HasPrefix(iv.Token, token.SandboxPrefix) {
 				t.Fatalf("issue answer %s", r.body)
 			}
@@ -49,11 +50,11 @@ func TestSandboxScenarios(t *testing.T) {
 			}
 			switch sc.Name {
 			case "hostname_mismatch":
-				if m["hostname"] != sandboxOtherHost {
+				if m["hostname"] != "hostname-mismatch.sandbox.invalid" {
 					t.Fatalf("hostname %v", m["hostname"])
 				}
 			case "action_mismatch":
-				if m["action"] != sandboxOtherAction {
+				if m["action"] != "sandbox-other-action" {
 					t.Fatalf("the bound action must be returned: %v", m["action"])
 				}
 			case "invalid_input":
@@ -79,7 +80,7 @@ func TestSandboxIsolation(t *testing.T) {
 	if r := e.verify("/v1/sandbox/siteverify", "secret", e.sbxSec, "response", e.mint(nil)); !slices.Equal(codesOf(checkResult(t, r)), []string{"invalid-input-response"}) {
 		t.Fatalf("a live token at /sandbox/siteverify: %s", r.body)
 	}
-	var iv SandboxIssueView
+	var iv verify.SandboxIssueView
 	if err := json.Unmarshal(issue("site_sandbox_pub").body, &iv); err != nil {
 		t.Fatal(err)
 	}

@@ -1,20 +1,22 @@
-package http
+package verify
 
 import (
 	"encoding/base64"
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/token"
 )
 
 // The developer sandbox (spec 4.11): a sandbox site's key and secret mint
-// and verify tokens that exercise each outcome of /siteverify without a
+// and verify tokens that exercise each outcome of siteverify without a
 // browser. Sandbox tokens carry their own prefix, are signed with the
 // sandbox key, use their own marker key space (sbx/…), never create
 // assessments, and are refused by the production endpoints, which refuse
-// sandbox secrets as well. /sandbox/siteverify runs the production
-// verifier itself, so what a scenario teaches holds in production.
+// sandbox secrets as well. The sandbox's siteverify is Siteverify itself
+// with Request.Sandbox, so what a scenario teaches holds in production.
 
 // Sandbox scenarios, as carried in a sandbox token.
 const (
@@ -73,6 +75,9 @@ type SandboxScenarioList struct {
 	Scenarios []SandboxScenario `json:"scenarios" required:"true"`
 }
 
+// Scenarios lists the sandbox scenarios.
+func Scenarios() *SandboxScenarioList { return &SandboxScenarioList{Scenarios: sandboxScenarios} }
+
 // SandboxIssueInput asks for a sandbox token.
 type SandboxIssueInput struct {
 	SiteKey  string `json:"site_key" required:"true" doc:"A sandbox site's key."`
@@ -89,30 +94,12 @@ type SandboxIssueView struct {
 	Expect    SandboxScenario `json:"expect" required:"true" doc:"What /sandbox/siteverify will answer."`
 }
 
-func (s *Server) sandboxRoutes() []Route {
-	issueErrors := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrInvalidSitekey, ErrUnavailable}
-	return []Route{
-		{Method: "GET", Path: "/sandbox/scenarios", ID: "listSandboxScenarios", Tag: "Sandbox",
-			Summary: "The sandbox scenarios and what /sandbox/siteverify answers for each.",
-			Result:  &SandboxScenarioList{}, Handle: func(c *Call) { c.ok(&SandboxScenarioList{Scenarios: sandboxScenarios}) }},
-		{Method: "POST", Path: "/sandbox/issue", ID: "issueSandboxToken", Tag: "Sandbox", Auth: []Auth{AuthSiteKey},
-			Summary: "Mint a sandbox response token for a scenario with a sandbox site key (no browser, no challenge).",
-			Body:    &SandboxIssueInput{}, Result: &SandboxIssueView{}, Errors: issueErrors, Handle: s.sandboxIssue},
-		{Method: "POST", Path: "/sandbox/siteverify", ID: "sandboxSiteverify", Tag: "Sandbox", Auth: []Auth{AuthBodySecret}, Form: true, SpecErrors: true,
-			Summary: "Verify a sandbox token with a sandbox secret: the production verifier and the section 2.2 shape, in the sandbox's own key space.",
-			Body:    &SiteverifyInput{}, Result: &SiteverifyResult{}, Errors: siteverifyErrors, Handle: s.sandboxSiteverify},
-	}
-}
-
-func (s *Server) sandboxIssue(c *Call) {
-	var in SandboxIssueInput
-	if !c.decode(&in) {
-		return
-	}
-	site := c.cat.SiteByKey(in.SiteKey)
+// SandboxIssue mints a sandbox token for a scenario; the sandbox site key
+// is the caller's credential.
+func (m *Module) SandboxIssue(cat *catalog.Catalog, in *SandboxIssueInput) (*SandboxIssueView, error) {
+	site := cat.SiteByKey(in.SiteKey)
 	if site == nil || !site.Sandbox() {
-		c.fail(ErrInvalidSitekey, "a sandbox site key is required")
-		return
+		return nil, ErrInvalidSitekey.With("a sandbox site key is required")
 	}
 	var sc *SandboxScenario
 	for i := range sandboxScenarios {
@@ -121,28 +108,25 @@ func (s *Server) sandboxIssue(c *Call) {
 		}
 	}
 	if sc == nil {
-		c.failErr(invalid("scenario", "unknown scenario; see GET /sandbox/scenarios"))
-		return
+		return nil, errcode.Field("scenario", "unknown scenario; see GET /sandbox/scenarios")
 	}
-	if !validAction(in.Action) {
-		c.failErr(invalid("action", "up to 64 of A-Z a-z 0-9 _ - . /"))
-		return
+	if !ValidAction(in.Action) {
+		return nil, errcode.Field("action", "up to 64 of A-Z a-z 0-9 _ - . /")
 	}
-	if in.Hostname == "" {
-		in.Hostname = "localhost"
+	hostname := in.Hostname
+	if hostname == "" {
+		hostname = "localhost"
 	}
-	if !validHostname(in.Hostname) {
-		c.failErr(invalid("hostname", "a lowercase hostname or IP literal"))
-		return
+	if !ident.Hostname(hostname) {
+		return nil, errcode.Field("hostname", "a lowercase hostname or IP literal")
 	}
-	k := s.mods.hv.signer(c.cat, catalog.KeySandbox)
+	k := m.Signer(cat, catalog.KeySandbox)
 	if k == nil {
-		c.fail(ErrUnavailable, "no sandbox signing key yet")
-		return
+		return nil, errNoKey(catalog.KeySandbox)
 	}
 	ttl := min(max(site.TokenTTLSeconds, 30), 300)
-	now := c.Now().Unix()
-	t := token.Response{ID: randomID(), SiteID: site.ID, Hostname: in.Hostname, Action: in.Action, Mode: token.ModeCheckbox,
+	now := m.now().Unix()
+	t := token.Response{ID: RandomID(), SiteID: site.ID, Hostname: hostname, Action: in.Action, Mode: token.ModeCheckbox,
 		Score: 900, Issued: now, Expires: now + int64(ttl), Scenario: sc.code}
 	switch sc.code {
 	case scenarioLowScore:
@@ -152,22 +136,19 @@ func (s *Server) sandboxIssue(c *Call) {
 	case scenarioHostnameMismatch:
 		t.Hostname = sandboxOtherHost
 	case scenarioRemoteIPMismatch:
-		t.HasIP, t.IPHash = true, ipHash(k, sandboxBoundIP)
+		t.HasIP, t.IPHash = true, IPHash(k, sandboxBoundIP)
 	case scenarioExpired:
 		t.Issued, t.Expires = now-600, now-300
 	case scenarioReplay:
-		used := &actors.Redeem{ID: markerKey("sbx/tok/", t.ID), Expires: t.Expires*1e9 + markerSkew}
-		if err := c.ask(used.ID, used); err != nil {
-			c.failErr(err)
-			return
+		used := &actors.Redeem{ID: actors.MarkerKey(actors.SpaceSandboxTok, t.ID), Expires: t.Expires*1e9 + markerSkew}
+		if err := m.ask.Ask(used.ID, used); err != nil {
+			return nil, err
 		}
 	}
 	text := t.Sign(k, token.SandboxPrefix)
 	if sc.code == scenarioInvalidInput {
-		junk := randomID()
+		junk := RandomID()
 		text = token.SandboxPrefix + base64.RawURLEncoding.EncodeToString(junk[:])
 	}
-	c.ok(&SandboxIssueView{Token: text, Scenario: sc.Name, ExpiresIn: int(t.Expires - now), Expect: *sc})
+	return &SandboxIssueView{Token: text, Scenario: sc.Name, ExpiresIn: int(t.Expires - now), Expect: *sc}, nil
 }
-
-func (s *Server) sandboxSiteverify(c *Call) { s.verifyResponse(c, true) }

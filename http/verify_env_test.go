@@ -18,6 +18,7 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/pow"
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 // memStore is a Store without Raft: commands are encoded and decoded as
@@ -105,7 +106,7 @@ func mustNewHVEnv(t testing.TB) *hvEnv {
 		}
 	}
 	e.refresh()
-	e.liveKey = e.s.mods.hv.signer(e.store.Catalog(), catalog.KeyLive)
+	e.liveKey = e.s.mods.verify.Signer(e.store.Catalog(), catalog.KeyLive)
 	return e
 }
 
@@ -191,20 +192,20 @@ func browserFetch(origin string) map[string]string {
 }
 
 // challenge asks for a challenge for action and returns the parsed answer.
-func (e *hvEnv) challenge(action string) ChallengeView {
+func (e *hvEnv) challenge(action string) verify.ChallengeView {
 	e.t.Helper()
 	r := e.widget("/v1/challenge", map[string]any{"sitekey": "site_pub", "action": action, "cdata": "sess-1"})
 	if r.status != 200 {
 		e.t.Fatalf("challenge: %d %s", r.status, r.body)
 	}
-	var cv ChallengeView
+	var cv verify.ChallengeView
 	if err := json.Unmarshal(r.body, &cv); err != nil {
 		e.t.Fatal(err)
 	}
 	return cv
 }
 
-func solve(t testing.TB, cv ChallengeView) string {
+func solve(t testing.TB, cv verify.ChallengeView) string {
 	t.Helper()
 	salt, err := base64.RawURLEncoding.DecodeString(cv.Pow.Salt)
 	if err != nil {
@@ -232,7 +233,7 @@ func (e *hvEnv) tokenFor(action string, signals map[string]any) string {
 	if r.status != 200 {
 		e.t.Fatalf("redeem: %d %s", r.status, r.body)
 	}
-	var rv RedeemView
+	var rv verify.RedeemView
 	if err := json.Unmarshal(r.body, &rv); err != nil || !rv.Success || !strings.HasPrefix(rv.Token, token.LivePrefix) {
 		e.t.Fatalf("redeem answer %s (%v)", r.body, err)
 	}
@@ -242,8 +243,8 @@ func (e *hvEnv) tokenFor(action string, signals map[string]any) string {
 // mint signs a live token directly, as a redeem would.
 func (e *hvEnv) mint(mod func(*token.Response)) string {
 	now := time.Unix(0, e.now.Load()).Unix()
-	t := token.Response{ID: randomID(), SiteID: "site-1", Hostname: testHost, Action: "login", HasIP: true,
-		IPHash: ipHash(e.liveKey, e.ip.String()), Mode: token.ModeCheckbox, Score: 900, Issued: now, Expires: now + 300}
+	t := token.Response{ID: verify.RandomID(), SiteID: "site-1", Hostname: testHost, Action: "login", HasIP: true,
+		IPHash: verify.IPHash(e.liveKey, e.ip.String()), Mode: token.ModeCheckbox, Score: 900, Issued: now, Expires: now + 300}
 	if mod != nil {
 		mod(&t)
 	}
@@ -269,7 +270,7 @@ func urlEscape(s string) string {
 		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
 			b.WriteByte(c)
 		} else {
-			b.WriteString("%" + string(hexDigits[c>>4]) + string(hexDigits[c&0xf]))
+			b.WriteString("%" + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&0xf]))
 		}
 	}
 	return b.String()

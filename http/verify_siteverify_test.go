@@ -12,6 +12,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 var (
@@ -34,7 +35,7 @@ func checkResult(t *testing.T, r resp) map[string]any {
 	if r.status != 200 {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	var typed SiteverifyResult
+	var typed verify.SiteverifyResult
 	if err := json.Unmarshal(r.body, &typed, json.RejectUnknownMembers(true)); err != nil {
 		t.Fatalf("answer does not match the contract type: %v\n%s", err, r.body)
 	}
@@ -92,9 +93,9 @@ func TestSiteverifyTokenFailures(t *testing.T) {
 	enforced := func(score uint16) func(*token.Response) {
 		return func(tr *token.Response) { tr.Mode, tr.Score = token.ModeScoreEnforced, score }
 	}
-	sbxKey := e.s.mods.hv.signer(e.store.Catalog(), catalog.KeySandbox)
+	sbxKey := e.s.mods.verify.Signer(e.store.Catalog(), catalog.KeySandbox)
 	sandboxTok := func() string {
-		tr := token.Response{ID: randomID(), SiteID: "site-1", Hostname: testHost, Mode: token.ModeCheckbox, Score: 900,
+		tr := token.Response{ID: verify.RandomID(), SiteID: "site-1", Hostname: testHost, Mode: token.ModeCheckbox, Score: 900,
 			Issued: 0, Expires: 1 << 40}
 		return tr.Sign(sbxKey, token.SandboxPrefix)
 	}()

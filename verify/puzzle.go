@@ -1,4 +1,4 @@
-package http
+package verify
 
 import (
 	"bytes"
@@ -139,4 +139,12 @@ func (p *puzzle) png() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// PuzzleAnswers are the two accepted answers of the puzzle of seed: the
+// characters its image shows and the digits answering its text question.
+// Only a holder of the signing key can compute them (tests do).
+func PuzzleAnswers(k *token.Key, seed [16]byte) (image, altText string) {
+	p := newPuzzle(k, seed)
+	return p.answer, p.altAnswer
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/pow"
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 func TestChallengeChecksOriginAndSiteKey(t *testing.T) {
@@ -146,7 +147,8 @@ func TestVisualChallenge(t *testing.T) {
 	e := mustNewHVEnv(t)
 	mode := catalog.ModeVisual
 	e.patchSite(catalog.SitePatch{ChallengeMode: &mode})
-	get := func() (ChallengeView, *puzzle) {
+	type puzzle struct{ answer, altAnswer string }
+	get := func() (verify.ChallengeView, *puzzle) {
 		cv := e.challenge("signup")
 		if cv.ChallengeType != "visual" || cv.Puzzle == nil || !strings.HasPrefix(cv.Puzzle.ImageURL, "/v1/challenge/puzzle/pz1_") ||
 			!strings.HasSuffix(cv.Puzzle.ImageURL, ".png") || !strings.Contains(cv.Puzzle.AltTextChallenge, "digits") {
@@ -156,7 +158,8 @@ func TestVisualChallenge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := newPuzzle(e.liveKey, ch.PuzzleSeed)
+		p := &puzzle{}
+		p.answer, p.altAnswer = verify.PuzzleAnswers(e.liveKey, ch.PuzzleSeed)
 		if strings.Contains(cv.Challenge+cv.Puzzle.ImageURL+cv.Puzzle.AltTextChallenge, p.answer) && len(p.answer) == 5 {
 			// The answer must not be recoverable from what the browser gets;
 			// a 5-character accidental substring of base64 is possible but
@@ -176,7 +179,7 @@ func TestVisualChallenge(t *testing.T) {
 	if again := e.do(req{method: "GET", path: cv.Puzzle.ImageURL}); !bytes.Equal(again.body, img.body) {
 		t.Fatal("the same puzzle rendered differently")
 	}
-	redeem := func(cv ChallengeView, answer string) resp {
+	redeem := func(cv verify.ChallengeView, answer string) resp {
 		s := humanSignals()
 		s["answer"] = answer
 		return e.widget("/v1/challenge/redeem", map[string]any{"challenge": cv.Challenge, "nonce": solve(t, cv), "signals": s})
@@ -286,7 +289,7 @@ func TestClientSignalsCannotRaiseAScoreAboveTheServersEvidence(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("redeem: %d %s", r.status, r.body)
 		}
-		var rv RedeemView
+		var rv verify.RedeemView
 		_ = json.Unmarshal(r.body, &rv)
 		tok, err := token.DecodeResponse(rv.Token, token.LivePrefix, func(string) *token.Key { return e.liveKey }, nil)
 		if err != nil {

@@ -1,4 +1,4 @@
-package http
+package verify
 
 import (
 	"strconv"
@@ -8,18 +8,22 @@ import (
 )
 
 // Drop-in siteverify dialects. A site moving from Cloudflare Turnstile or
-// Google reCAPTCHA changes only the verify URL: the request shapes their
-// server libraries send (form, JSON or multipart with secret, response,
-// remoteip, idempotency_key; unknown fields ignored; empty remoteip
-// absent) are accepted, and the answer is in that service's dialect with
-// HTTP 200 for every outcome, request errors included. Verification itself
-// is the native one: the same single use, bindings and policy codes.
+// Google reCAPTCHA (whose request shape hCaptcha shares) changes only the
+// verify URL: the request shapes their server libraries send (form, JSON
+// or multipart with secret, response, remoteip, idempotency_key; unknown
+// fields ignored; empty remoteip absent) are accepted by the transport,
+// and the answer is in that service's dialect with HTTP 200 for every
+// outcome, request errors included. Verification itself is the native
+// one (Siteverify with RemoteIPSignal): the same single use, bindings and
+// policy codes.
 
-type dialect uint8
+// Dialect is a drop-in answer shape.
+type Dialect uint8
 
+// The dialects.
 const (
-	dialectTurnstile dialect = iota
-	dialectRecaptcha
+	Turnstile Dialect = iota
+	Recaptcha
 )
 
 // TurnstileResult is the Turnstile-dialect answer.
@@ -42,66 +46,26 @@ type RecaptchaResult struct {
 	ErrorCodes  []string `json:"error-codes,omitempty" doc:"Absent on success, as reCAPTCHA omits it."`
 }
 
-func (s *Server) siteverifyCompat(d dialect) func(*Call) {
-	return func(c *Call) {
-		b := s.mods.hv.bufs.Get().(*svBuf)
-		defer s.mods.hv.bufs.Put(b)
-		fail := func(code string) {
-			b.out = append(append(append(b.out[:0], `{"success":false,"error-codes":["`...), code...), `"]}`...)
-			c.rawJSON(200, b.out)
-		}
-		var q svRequest
-		if !c.readVerifyRequest(b, &q) || !validIdemKey(q.idem) {
-			fail(ErrBadRequest.Code)
-			return
-		}
-		// Some libraries still send the fields as query parameters.
-		args := c.Ctx.QueryArgs()
-		for _, f := range [...]string{"secret", "response", "remoteip", "action", "idempotency_key"} {
-			if v := args.Peek(f); len(v) > 0 {
-				q.set([]byte(f), v)
-			}
-		}
-		if !validIdemKey(q.idem) {
-			fail(ErrBadRequest.Code)
-			return
-		}
-		if d == dialectTurnstile && s.answerTestSecretTurnstile(c, &q) {
-			return
-		}
-		site := c.checkSecret(&q, false, func(e ErrorCode) { fail(e.Code) })
-		if site == nil {
-			return
-		}
-		if !c.admitCredential(site.ID, site.WorkspaceID) {
-			// Keep the 429 status and its headers, in the dialect's body.
-			status := c.Ctx.Response.StatusCode()
-			fail(ErrRateLimited.Code)
-			c.Ctx.SetStatusCode(status)
-			return
-		}
-		if len(q.response) == 0 {
-			fail(svMissingResponse.Code)
-			return
-		}
-		q.ipSignal = true
-		v, err := s.verifyToken(c, site, &q, false, b)
-		if err != nil {
-			fail("internal-error")
-			return
-		}
-		if d == dialectTurnstile {
-			b.out = appendTurnstile(b.out[:0], &v)
-		} else {
-			b.out = appendRecaptcha(b.out[:0], &v)
-		}
-		c.rawJSON(200, b.out)
-	}
-}
-
 // mismatchedIPScoreCap is the highest score the reCAPTCHA dialect reports
 // for a token whose remoteip differs from the address it was issued to.
 const mismatchedIPScoreCap = 0.3
+
+// AppendDialect encodes v in dialect d.
+func AppendDialect(dst []byte, d Dialect, v *Verdict) []byte {
+	if d == Turnstile {
+		return appendTurnstile(dst, v)
+	}
+	return appendRecaptcha(dst, v)
+}
+
+// AppendDialectError encodes a request error (a code such as
+// invalid-input-secret) the way both dialects answer one: HTTP 200,
+// success false and the code in error-codes.
+func AppendDialectError(dst []byte, code string) []byte {
+	dst = append(dst, `{"success":false,"error-codes":["`...)
+	dst = append(dst, code...)
+	return append(dst, `"]}`...)
+}
 
 func appendRFC3339(dst []byte, unix int64) []byte {
 	dst = append(dst, '"')
@@ -109,12 +73,12 @@ func appendRFC3339(dst []byte, unix int64) []byte {
 	return append(dst, '"')
 }
 
-func appendTurnstile(dst []byte, v *verdict) []byte {
-	if !v.success() {
+func appendTurnstile(dst []byte, v *Verdict) []byte {
+	if !v.Success() {
 		dst = append(dst, `{"success":false,"error-codes":`...)
-		return append(appendCodes(dst, v.codes), '}')
+		return append(appendCodes(dst, v.Codes), '}')
 	}
-	t := &v.tok
+	t := &v.Token
 	dst = append(dst, `{"success":true,"challenge_ts":`...)
 	dst = appendRFC3339(dst, t.Issued)
 	dst = append(dst, `,"hostname":`...)
@@ -128,19 +92,19 @@ func appendTurnstile(dst []byte, v *verdict) []byte {
 	return append(dst, '}')
 }
 
-func appendRecaptcha(dst []byte, v *verdict) []byte {
-	if !v.success() {
+func appendRecaptcha(dst []byte, v *Verdict) []byte {
+	if !v.Success() {
 		dst = append(dst, `{"success":false,"error-codes":`...)
-		return append(appendCodes(dst, v.codes), '}')
+		return append(appendCodes(dst, v.Codes), '}')
 	}
-	t := &v.tok
+	t := &v.Token
 	dst = append(dst, `{"success":true,"challenge_ts":`...)
 	dst = appendRFC3339(dst, t.Issued)
 	dst = append(dst, `,"hostname":`...)
 	dst = appendJSONString(dst, t.Hostname)
 	if t.Mode == token.ModeScoreBased || t.Mode == token.ModeScoreEnforced {
 		score := float64(t.Score) / 1000
-		if v.ipMismatch {
+		if v.IPMismatch {
 			// A token redeemed from another address than the one the
 			// backend names is a weaker signal of a real visitor.
 			score = min(score, mismatchedIPScoreCap)

@@ -1,0 +1,166 @@
+package verify
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/trustd/trustd/token"
+)
+
+func (e *env) siteverify(q Request) (Verdict, error) {
+	e.t.Helper()
+	return e.m.Siteverify(e.cat, e.site(), &q, make([]byte, 512))
+}
+
+func TestSiteverifyVerdicts(t *testing.T) {
+	e := mustNewEnv(t)
+	enforced := func(score uint16) func(*token.Response) {
+		return func(tr *token.Response) { tr.Mode, tr.Score = token.ModeScoreEnforced, score }
+	}
+	sandboxTok := (&token.Response{ID: RandomID(), SiteID: "site-1", Mode: token.ModeCheckbox, Expires: 1 << 40}).Sign(e.sbx, token.SandboxPrefix)
+	tests := []struct {
+		name  string
+		q     Request
+		codes []string
+		known bool
+	}{
+		{"a fresh token succeeds", Request{Response: []byte(e.mint(nil)), Action: []byte("login"), RemoteIP: []byte(testAddr)}, nil, true},
+		{"garbage is invalid-input-response", Request{Response: []byte("nope")}, []string{"invalid-input-response"}, false},
+		{"another site's token is invalid-input-response", Request{Response: []byte(e.mint(func(r *token.Response) { r.SiteID = "site-2" }))}, []string{"invalid-input-response"}, false},
+		{"a sandbox token is invalid-input-response at the live verifier", Request{Response: []byte(sandboxTok)}, []string{"invalid-input-response"}, false},
+		{"another action is action-mismatch", Request{Response: []byte(e.mint(nil)), Action: []byte("pay")}, []string{"action-mismatch"}, true},
+		{"another address is remoteip-mismatch", Request{Response: []byte(e.mint(nil)), RemoteIP: []byte("198.51.100.9")}, []string{"remoteip-mismatch"}, true},
+		{"an IPv4-mapped address matches", Request{Response: []byte(e.mint(nil)), RemoteIP: []byte("::ffff:" + testAddr)}, nil, true},
+		{"another address is only a signal in the dialects", Request{Response: []byte(e.mint(nil)), RemoteIP: []byte("198.51.100.9"), RemoteIPSignal: true}, nil, true},
+		{"a low enforced score is low-score", Request{Response: []byte(e.mint(enforced(499)))}, []string{"low-score"}, true},
+		{"a score at the threshold passes", Request{Response: []byte(e.mint(enforced(500)))}, nil, true},
+		{"an expired token is timeout-or-duplicate", Request{Response: []byte(e.mint(func(r *token.Response) { r.Expires = r.Issued }))}, []string{"timeout-or-duplicate"}, true},
+		{"failures are reported together", Request{Response: []byte(e.mint(enforced(1))), Action: []byte("x"), RemoteIP: []byte("192.0.2.1")},
+			[]string{"action-mismatch", "remoteip-mismatch", "low-score"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := e.siteverify(tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.CodeNames(nil); !slices.Equal(got, tc.codes) || v.Known != tc.known || v.Success() != (tc.codes == nil) {
+				t.Fatalf("codes %v known %v, want %v %v", got, v.Known, tc.codes, tc.known)
+			}
+			if v.Success() != (v.AssessmentID != "") {
+				t.Fatalf("assessment id %q on success=%v", v.AssessmentID, v.Success())
+			}
+			var res SiteverifyResult
+			if err := json.Unmarshal(AppendResult(nil, &v), &res, json.RejectUnknownMembers(true)); err != nil {
+				t.Fatalf("the answer is not the contract's type: %v", err)
+			}
+		})
+	}
+}
+
+func TestSiteverifyConsumesOnceAndReplaysWithAKey(t *testing.T) {
+	e := mustNewEnv(t)
+	tok := []byte(e.mint(nil))
+	first, err := e.siteverify(Request{Response: tok, IdempotencyKey: []byte("k1")})
+	if err != nil || !first.Success() {
+		t.Fatalf("first %+v %v", first, err)
+	}
+	retry, _ := e.siteverify(Request{Response: tok, IdempotencyKey: []byte("k1")})
+	if !retry.Success() || retry.AssessmentID != first.AssessmentID {
+		t.Fatalf("a retry with the key must get the first answer: %+v", retry)
+	}
+	for _, q := range []Request{{Response: tok}, {Response: tok, IdempotencyKey: []byte("k2")}, {Response: tok, IdempotencyKey: []byte("k1"), Action: []byte("login")}} {
+		if v, _ := e.siteverify(q); v.Codes != CodeTimeoutOrDuplicate {
+			t.Fatalf("%+v got %v, want a duplicate", q, v.CodeNames(nil))
+		}
+	}
+	get, err := e.m.getVerification(first.AssessmentID)
+	if err != nil || !get.Found || get.A.SiteID != "site-1" {
+		t.Fatalf("the verification was not kept: %+v %v", get, err)
+	}
+	down := New(downAsker{}, nil, e.m.now, Config{})
+	if _, err := down.Siteverify(e.cat, e.site(), &Request{Response: []byte(e.mint(nil))}, make([]byte, 512)); code(err) != "unavailable" {
+		t.Fatalf("an unreachable owner: %v", err)
+	}
+	if v, err := down.Siteverify(e.cat, e.site(), &Request{Response: []byte("garbage")}, make([]byte, 512)); err != nil || v.Codes != CodeInvalidInput {
+		t.Fatalf("garbage must be refused without an actor: %+v %v", v, err)
+	}
+}
+
+func TestAnswerShapes(t *testing.T) {
+	e := mustNewEnv(t)
+	v, _ := e.siteverify(Request{Response: []byte(e.mint(func(r *token.Response) {
+		r.CData, r.Mode, r.Score = `a"<b>`, token.ModeScoreBased, 700
+	})), RemoteIP: []byte("198.51.100.1"), RemoteIPSignal: true})
+	native := string(AppendResult(nil, &v))
+	if !regexp.MustCompile(`"score":0\.700,"score_threshold":0\.500,`).MatchString(native) || !strings.Contains(native, `"cdata":"a\"\u003cb\u003e"`) ||
+		!regexp.MustCompile(`"challenge_ts":"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"`).MatchString(native) {
+		t.Fatalf("native answer %s", native)
+	}
+	var ts TurnstileResult
+	if err := json.Unmarshal(AppendDialect(nil, Turnstile, &v), &ts, json.RejectUnknownMembers(true)); err != nil || !ts.Success || ts.CData != `a"<b>` {
+		t.Fatalf("turnstile %+v %v", ts, err)
+	}
+	if _, err := time.Parse(time.RFC3339, ts.ChallengeTS); err != nil {
+		t.Fatal(err)
+	}
+	var rc RecaptchaResult
+	if err := json.Unmarshal(AppendDialect(nil, Recaptcha, &v), &rc, json.RejectUnknownMembers(true)); err != nil || rc.Score == nil || *rc.Score != 0.3 || rc.ErrorCodes != nil {
+		t.Fatalf("recaptcha with another address caps the score at 0.3: %+v %v", rc, err)
+	}
+	if got := string(AppendDialectError(nil, "invalid-input-secret")); got != `{"success":false,"error-codes":["invalid-input-secret"]}` {
+		t.Fatal(got)
+	}
+}
+
+func TestSandboxScenariosThroughTheVerifier(t *testing.T) {
+	e := mustNewEnv(t)
+	sbx := e.cat.Sites["site-sbx"]
+	for _, sc := range Scenarios().Scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			iv, err := e.m.SandboxIssue(e.cat, &SandboxIssueInput{SiteKey: "site_sandbox_pub", Scenario: sc.Name, Action: "login"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := e.m.Siteverify(e.cat, sbx, &Request{Response: []byte(iv.Token), Action: []byte("login"), RemoteIP: []byte("198.51.100.1"), Sandbox: true}, make([]byte, 512))
+			if sc.HTTPStatus == 503 {
+				if err != ErrSandboxServiceError {
+					t.Fatalf("service_error: %v", err)
+				}
+				return
+			}
+			if err != nil || v.Success() != sc.Success || !slices.Equal(v.CodeNames([]string{}), sc.ErrorCodes) {
+				t.Fatalf("got %v %v (%v), want %v %v", v.Success(), v.CodeNames(nil), err, sc.Success, sc.ErrorCodes)
+			}
+		})
+	}
+	for _, in := range []SandboxIssueInput{{SiteKey: "site_pub", Scenario: "success"}, {SiteKey: "site_sandbox_pub", Scenario: "nope"},
+		{SiteKey: "site_sandbox_pub", Scenario: "success", Hostname: "Not A Host"}} {
+		if _, err := e.m.SandboxIssue(e.cat, &in); err == nil {
+			t.Fatalf("%+v was accepted", in)
+		}
+	}
+}
+
+func TestTestSecretsOnlyInDevOrSandbox(t *testing.T) {
+	e := mustNewEnv(t)
+	pass, fail := []byte("1x0000000000000000000000000000000AA"), []byte("2x0000000000000000000000000000000AA")
+	if e.m.IsTestSecret(pass, false) || !e.m.IsTestSecret(pass, true) || e.m.IsTestSecret([]byte(testSecret), true) {
+		t.Fatal("a production module honours test secrets only at the sandbox")
+	}
+	dev := New(downAsker{}, nil, e.m.now, Config{Dev: true})
+	if !dev.IsTestSecret(fail, false) {
+		t.Fatal("a dev module honours test secrets everywhere")
+	}
+	if r := dev.TestSecretResult(pass, "login"); !r.Success || *r.Action != "login" || r.Score != 0.9 {
+		t.Fatalf("%+v", r)
+	}
+	if r := dev.TestSecretTurnstile(fail, ""); r.Success || !slices.Equal(r.ErrorCodes, []string{"invalid-input-response"}) {
+		t.Fatalf("%+v", r)
+	}
+}
