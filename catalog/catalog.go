@@ -207,6 +207,9 @@ type Catalog struct {
 	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
 	// Trust API rules (trust_policy.go).
 	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
+	// Console users (console_user.go) and the audit ring (audit.go).
+	ConsoleUsers map[string]*ConsoleUser `json:"console_users"`
+	Audit        []AuditEntry            `json:"audit"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

@@ -67,6 +67,12 @@ var commands = map[string]func() Command{
 	// Trust API.
 	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
 	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
+	// Workspace console users and the audit log.
+	"console_user.create":   func() Command { return &CreateConsoleUser{} },
+	"console_user.update":   func() Command { return &UpdateConsoleUser{} },
+	"console_user.delete":   func() Command { return &DeleteConsoleUser{} },
+	"console_user.use_link": func() Command { return &UseConsoleLink{} },
+	"audit.record":          func() Command { return &RecordAudit{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -207,6 +213,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteTrustedDevicesOf,
 	deleteWebhooksOf,
 	deleteTrustPoliciesOf,
+	deleteConsoleUsersOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

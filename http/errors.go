@@ -11,6 +11,7 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/events"
+	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
@@ -83,6 +84,7 @@ func contractErrors() []ErrorCode {
 		agentModuleCodes(),
 		passwords.Errors,
 		trust.Errors,
+		users.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

@@ -58,5 +58,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.webhookRoutes()...)
 	rs = append(rs, s.passwordRoutes()...)
 	rs = append(rs, s.trustRoutes()...)
+	rs = append(rs, s.consoleUserRoutes()...)
 	return rs
 }
