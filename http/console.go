@@ -160,15 +160,24 @@ func principal(u *catalog.ConsoleUser) console.Principal {
 	return console.Principal{UserID: u.ID, Email: u.Email, WorkspaceID: u.WorkspaceID, Role: u.Role}
 }
 
-// consoleLoginBucket is the login budget per key: 5 attempts at once, then
-// one every 12 seconds.
-var consoleLoginBucket = ratelimit.BucketConfig{Capacity: 5, RefillAmount: 1, RefillInterval: int64(12 * time.Second)}
+// consoleLoginBuckets are the login budgets: per client address 20
+// attempts at once then one every 3 seconds (an office behind one NAT
+// shares it); per account 5 at once then one every 12 seconds, whatever
+// the address (guessing one password from many addresses).
+var (
+	consoleLoginIP   = ratelimit.BucketConfig{Capacity: 20, RefillAmount: 1, RefillInterval: int64(3 * time.Second)}
+	consoleLoginUser = ratelimit.BucketConfig{Capacity: 5, RefillAmount: 1, RefillInterval: int64(12 * time.Second)}
+)
 
 // AllowLogin takes one token from the key's bucket on its owner node: the
 // same bucket op (actors.Reserve) the rate-limit check uses, so a login
 // budget is shared by every node of the cluster.
 func (b consoleBackend) AllowLogin(key string) (bool, time.Duration, error) {
-	op := &actors.Reserve{Key: "console-login/" + key, Bucket: consoleLoginBucket, Cost: 1}
+	cfg := consoleLoginIP
+	if strings.HasPrefix(key, "user/") {
+		cfg = consoleLoginUser
+	}
+	op := &actors.Reserve{Key: "console-login/" + key, Bucket: cfg, Cost: 1}
 	if err := b.s.router.Ask(op.Key, op); err != nil {
 		return false, 0, err
 	}
