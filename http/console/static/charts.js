@@ -1,7 +1,8 @@
 // charts.js: the console's only script. For every <figure class="chart"
 // data-stats="…"> it polls the policy's counters (a same-origin GET of a
 // console page, with the session cookie) every 5 seconds and plots the
-// increase per interval with uPlot (vendored, MIT, see uPlot.LICENSE.txt).
+// running totals with uPlot (vendored, MIT, see uPlot.LICENSE.txt), so the
+// first point already shows what happened before the page was opened.
 // No inline script: the page loads this file with the CSP's script-src 'self'.
 (function () {
   "use strict";
@@ -15,12 +16,11 @@
   function start(fig) {
     var url = fig.getAttribute("data-stats");
     var data = [[]].concat(SERIES.map(function () { return []; }));
-    var last = null;
     var width = function () { return Math.max(260, Math.min(fig.clientWidth || 600, 900)); };
     var plot = new uPlot({
       width: width(), height: 200,
       series: [{}].concat(SERIES.map(function (s) { return { label: s[1], stroke: s[2], width: 2 }; })),
-      axes: [{}, { label: "per 5 s" }],
+      axes: [{}, { label: "total" }],
     }, data, fig);
     fig.setAttribute("data-ready", "1");
     function tick() {
@@ -28,16 +28,14 @@
         return r.ok ? r.json() : null;
       }).then(function (s) {
         if (!s) return;
-        if (last) {
-          data[0].push(Date.now() / 1000);
-          SERIES.forEach(function (k, i) { data[i + 1].push(Math.max(0, (s[k[0]] || 0) - (last[k[0]] || 0))); });
-          if (data[0].length > 120) data.forEach(function (a) { a.shift(); });
-          plot.setData(data);
-        }
+        data[0].push(Date.now() / 1000);
+        SERIES.forEach(function (k, i) { data[i + 1].push(s[k[0]] || 0); });
+        if (data[0].length > 360) data.forEach(function (a) { a.shift(); });
+        plot.setData(data);
+        fig.setAttribute("data-points", String(data[0].length));
         // The figure carries the latest totals so tests and screen readers
         // can read them without the canvas.
         SERIES.forEach(function (k) { fig.setAttribute("data-" + k[0].replace(/_/g, "-"), String(s[k[0]] || 0)); });
-        last = s;
       }).catch(function () {});
     }
     tick();
