@@ -90,8 +90,40 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	if st, _, b := cl.do("POST", "/console/link", url.Values{"csrf": {cl.csrf(page)}, "link": {u.Query().Get("t")}}); st != 303 {
 		t.Fatalf("link login: %d %s", st, b)
 	}
-	if st, _, _ := cl.do("GET", "/console/workspaces/"+ws.WorkspaceID+"/approvals", nil); st != 200 {
-		t.Fatalf("approver approvals page: %d", st)
+	// An agent asks for an action that needs approval; the editor may not
+	// decide it, the approver approves it in the console, and the admin
+	// API shows the decision made by the approver's email.
+	var ag struct {
+		ID     string `json:"agent_id"`
+		Secret string `json:"secret"`
+	}
+	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/agents", map[string]any{
+		"name": "billing-bot", "allowed_actions": []string{"refund.*"}, "allowed_scopes": []string{"billing"},
+		"approval_rules": []map[string]any{{"action": "refund.*"}},
+	}, &ag)
+	var dec struct {
+		Decision   string `json:"decision"`
+		ApprovalID string `json:"approval_request_id"`
+	}
+	r := signedAgent{tn: tn, id: ag.ID, secret: ag.Secret}.send("/agents/decision",
+		`{"request_id":"r1","action":"refund.issue","scope":"billing","resource_id":"inv-1","subject_id":"cust-1","summary":"refund 10 EUR"}`)
+	r.decode(t, &dec)
+	if dec.Decision != "approval_required" || dec.ApprovalID == "" {
+		t.Fatalf("agent decision: %s", r.body)
+	}
+	approve := "/console/workspaces/" + ws.WorkspaceID + "/approvals/" + dec.ApprovalID + "/approve"
+	if st, _, _ := cc.do("POST", approve, url.Values{"csrf": {csrf}}); st != 403 {
+		t.Fatalf("editor approves: %d, want 403", st)
+	}
+	st, _, body = cl.do("GET", "/console/workspaces/"+ws.WorkspaceID+"/approvals", nil)
+	if st != 200 || !strings.Contains(body, "refund 10 EUR") || !strings.Contains(body, ">Approve") {
+		t.Fatalf("approver approvals page: %d %s", st, body)
+	}
+	if st, _, b := cl.do("POST", approve, url.Values{"csrf": {cl.csrf(body)}}); st != 200 || !strings.Contains(b, "Request approved.") {
+		t.Fatalf("approver approves: %d %s", st, b)
+	}
+	if r := tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/approvals", nil); !strings.Contains(string(r.body), `"status":"approved"`) || !strings.Contains(string(r.body), `"decided_by":"bo@x.io"`) {
+		t.Fatalf("approval after the console decision: %s", r.body)
 	}
 	c2 := newConsoleClient(t, tn)
 	_, _, page = c2.do("GET", u.RequestURI(), nil)
@@ -127,7 +159,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	}
 
 	// The audit log: admin API writes and console actions, who and what.
-	r := tn.admin("GET", "/audit?workspace_id="+ws.WorkspaceID, nil)
+	r = tn.admin("GET", "/audit?workspace_id="+ws.WorkspaceID, nil)
 	if r.status != 200 {
 		t.Fatalf("audit: %d %s", r.status, r.body)
 	}
@@ -136,7 +168,8 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		`"operation":"updateConsoleUser"`, `"operation":"deleteConsoleUser"`,
 		`"actor":"console:ann@x.io (editor)","via":"console","operation":"createSite"`,
 		`"actor":"console:ann@x.io (viewer)","via":"console","operation":"consoleLogin"`,
-		`"actor":"console:bo@x.io (approver)","via":"console","operation":"consoleLogin"`} {
+		`"actor":"console:bo@x.io (approver)","via":"console","operation":"consoleLogin"`,
+		`"actor":"console:bo@x.io (approver)","via":"console","operation":"approveApproval"`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("audit log lacks %s:\n%s", want, log)
 		}
