@@ -177,6 +177,9 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	if strings.Contains(log, "listConsoleUsers") || strings.Contains(log, "password") {
 		t.Error("the audit log records reads or request bodies")
 	}
+	if r := tn.admin("GET", "/passwords/status", nil); r.status != 200 || !strings.Contains(string(r.body), `"mode":"sha1"`) || !strings.Contains(string(r.body), `"hashes":`) {
+		t.Fatalf("password corpus status: %d %s", r.status, r.body)
+	}
 	if r := tn.admin("GET", "/audit?limit=0", nil); r.status != 400 {
 		t.Fatalf("audit limit=0: %d, want 400", r.status)
 	}

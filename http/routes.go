@@ -59,5 +59,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.passwordRoutes()...)
 	rs = append(rs, s.trustRoutes()...)
 	rs = append(rs, s.consoleUserRoutes()...)
+	rs = append(rs, s.passwordStatusRoutes()...)
 	return rs
 }

@@ -100,6 +100,9 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 	f.actors = append(f.actors, actor)
 	f.mu.Unlock()
 	ws := `{"workspace_id":"w1","name":"Shop <b>","created_at":"2026-11-25T10:00:00Z","settings":{"default_mode":"observe"}}`
+	if method == "GET" && path == "/passwords/status" {
+		return 200, []byte(`{"node":"n1","corpora":[{"mode":"sha1","corpus":{"source":"top list <x>","count_semantics":"rank","hashes":1000,"embedded":true}},{"mode":"ntlm","error":"no corpus"}]}`)
+	}
 	if method == "GET" && strings.HasPrefix(path, "/audit?") {
 		return 200, []byte(`{"entries":[{"seq":1,"at":"2026-11-25T10:00:00Z","actor":"admin-token","via":"api","operation":"createSite","method":"POST","path":"/admin/v1/workspaces/w1/sites","workspace_id":"w1","status":201}]}`)
 	}
@@ -499,7 +502,7 @@ func TestSessionCap(t *testing.T) {
 
 // pages are every page a logged-in browser can see.
 var pages = []string{"/console/", "/console/workspaces", "/console/workspaces/", "/console/workspaces/w1", "/console/workspaces/w1/policies", "/console/cluster", "/console/no-such-page", "/console/workspaces/nope",
-	"/console/audit", "/console/workspaces/w1/approvals", "/console/workspaces/w1/users", "/console/workspaces/w1/dependencies", "/console/workspaces/w1/api-protection", "/console/link?t=abc"}
+	"/console/audit", "/console/workspaces/w1/approvals", "/console/workspaces/w1/users", "/console/workspaces/w1/dependencies", "/console/workspaces/w1/api-protection", "/console/link?t=abc", "/console/account"}
 
 func TestSecurityHeaders(t *testing.T) {
 	c, _, _ := newTestConsole(Config{})

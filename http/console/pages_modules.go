@@ -298,3 +298,30 @@ func (c *Console) policyStatsJSON(r *req) {
 
 // Verbs are the decisions a pending request offers.
 func (approvalsData) Verbs() []string { return []string{"approve", "deny"} }
+
+type corpusStatus struct {
+	Node    string `json:"node"`
+	Corpora []struct {
+		Mode   string `json:"mode"`
+		Error  string `json:"error"`
+		Corpus *struct {
+			Source         string `json:"source"`
+			CountSemantics string `json:"count_semantics"`
+			Description    string `json:"description"`
+			BuiltAt        string `json:"built_at"`
+			Hashes         uint64 `json:"hashes"`
+			Embedded       bool   `json:"embedded"`
+		} `json:"corpus"`
+	} `json:"corpora"`
+}
+
+// accountDefence shows the breached-password corpus this node answers
+// range queries from (not a workspace's data: every role may read it).
+func (c *Console) accountDefence(r *req) {
+	var d corpusStatus
+	if st, e := c.call(r, "GET", "/passwords/status", nil, &d); e != nil {
+		c.failed(r, st, e)
+		return
+	}
+	c.render(r, 200, "account", pageData{Title: "Account defence", Nav: "account", Data: d})
+}

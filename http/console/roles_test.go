@@ -41,6 +41,7 @@ func TestConsoleUserRoles(t *testing.T) {
 			{"GET", "/console/workspaces/w1/approvals", nil, 200},
 			{"GET", "/console/workspaces/w1/dependencies", nil, 200},
 			{"GET", "/console/audit", nil, 200},
+			{"GET", "/console/account", nil, 200},
 			{"POST", "/console/workspaces/w1/sites", site, 403},
 			{"POST", "/console/workspaces/w1/sites/s1/rotate-secret", url.Values{}, 403},
 			{"POST", "/console/workspaces/w1/policies/p1", pol, 403},

@@ -68,6 +68,7 @@ var routes = []route{
 	{"GET", "cluster", users.Admin, (*Console).cluster},
 	{"GET", "workspaces", users.View, (*Console).workspaces},
 	{"GET", "audit", users.View, (*Console).auditPage},
+	{"GET", "account", users.View, (*Console).accountDefence},
 	{"GET", "workspaces/{ws}", users.View, func(c *Console, r *req) { c.workspace(r, r.params.ws, 200, "") }},
 	{"POST", "workspaces/{ws}/sites", users.Edit, func(c *Console, r *req) { c.createSite(r, r.params.ws) }},
 	{"POST", "workspaces/{ws}/sites/{id}/rotate-secret", users.Edit, func(c *Console, r *req) { c.rotateSecret(r, r.params.ws, r.params.id) }},

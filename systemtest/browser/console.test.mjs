@@ -260,6 +260,11 @@ test('console: users, a policy from observe to throttle, every module page', asy
     await checkPage(page, slug);
     await shoot(page, '08-' + slug);
   }
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account defence' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Account defence' }).waitFor();
+  assert.equal(await page.getByRole('cell', { name: 'sha1', exact: true }).count(), 1);
+  await checkPage(page, 'account defence');
+  await shoot(page, '08-account-defence');
   // The editor's own change is in the workspace's audit log, by name.
   await page.goto(wsURL + '/audit');
   assert.ok(await page.getByRole('cell', { name: `console:${editorEmail} (editor)` }).count() >= 3);

@@ -20,6 +20,8 @@
     var plot = new uPlot({
       width: width(), height: 200,
       series: [{}].concat(SERIES.map(function (s) { return { label: s[1], stroke: s[2], width: 2 }; })),
+      // One sample has no width of its own: show the last minute.
+      scales: { x: { time: true, range: function (u, min, max) { return min === max ? [min - 60, max + 5] : [min, max]; } } },
       axes: [{}, { label: "total" }],
     }, data, fig);
     fig.setAttribute("data-ready", "1");
