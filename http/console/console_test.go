@@ -128,6 +128,11 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 		return 201, []byte(`{"site_id":"s2","name":"new","site_key":"site_new","secret":"sk_live_SECRET","hostnames":["b.example"],"environment":"production","challenge_mode":"checkbox"}`)
 	case "POST /workspaces/w1/sites/s1/rotate-secret":
 		return 200, []byte(`{"site_id":"s1","name":"web","site_key":"site_k","secret":"sk_live_ROTATED","hostnames":["a.example"],"environment":"production","challenge_mode":"checkbox","previous_secret_valid_until":"2026-11-26T10:00:00Z"}`)
+	case "PATCH /workspaces/w1/console-users/u1":
+		if strings.Contains(string(body), `"password":"short"`) {
+			return 400, []byte(`{"success":false,"error":"invalid-password","message":"trustd: password must be 12 to 256 bytes."}`)
+		}
+		return 200, []byte(`{}`)
 	case "GET /workspaces/w1/agents":
 		return 200, []byte(`{"agents":[{"agent_id":"a1","name":"billing-bot","status":"active"}]}`)
 	case "GET /workspaces/w1/approvals":

@@ -325,3 +325,54 @@ func (c *Console) accountDefence(r *req) {
 	}
 	c.render(r, 200, "account", pageData{Title: "Account defence", Nav: "account", Data: d})
 }
+
+// myPassword lets a console user change their own password: the current
+// one is checked like a login (same limiter, same argon2id check), and the
+// new one is set with the admin API's PATCH (its validation, its hash).
+func (c *Console) myPassword(r *req) {
+	if r.sess.principal.Admin {
+		c.forbidden(r, "The cluster admin has no console password; the admin token is its credential.")
+		return
+	}
+	c.renderMyPassword(r, 200, "", "")
+}
+
+func (c *Console) renderMyPassword(r *req, status int, notice, errMsg string) {
+	c.render(r, status, "password", pageData{Title: "Change your password", Nav: "password", Notice: notice, Error: errMsg})
+}
+
+func (c *Console) changeMyPassword(r *req) {
+	p := r.sess.principal
+	if p.Admin || p.UserID == "" {
+		c.forbidden(r, "The cluster admin has no console password; the admin token is its credential.")
+		return
+	}
+	f := r.ctx.PostArgs()
+	cur, next := string(f.Peek("current_password")), string(f.Peek("new_password"))
+	if next != string(f.Peek("confirm_password")) {
+		c.renderMyPassword(r, 422, "", "The new password and its confirmation differ.")
+		return
+	}
+	if ok, wait := c.allowAttempt(r, "ip/"+r.ctx.RemoteIP().String(), "user/"+p.Email); !ok {
+		c.refuseLimited(r, wait, func(st int, msg string) { c.renderMyPassword(r, st, "", msg) })
+		return
+	}
+	if len(cur) > 256 {
+		c.renderMyPassword(r, 422, "", "The current password is wrong.")
+		return
+	}
+	if who, ok := c.b.UserLogin(p.Email, cur); !ok || who.UserID != p.UserID {
+		c.renderMyPassword(r, 422, "", "The current password is wrong.")
+		return
+	}
+	st, e := c.call(r, "PATCH", "/workspaces/"+p.WorkspaceID+"/console-users/"+p.UserID, map[string]any{"password": next}, nil)
+	if e != nil {
+		if st == 404 && e.Error == "not-found" {
+			c.notFound(r)
+			return
+		}
+		c.renderMyPassword(r, 422, "", "The password was not changed: "+e.Message)
+		return
+	}
+	c.renderMyPassword(r, 200, "Your password was changed.", "")
+}

@@ -197,3 +197,46 @@ func TestListPageShowsLiveState(t *testing.T) {
 		t.Fatalf("dependencies page: %d %s", a.status, a.body)
 	}
 }
+
+func TestUserChangesOwnPassword(t *testing.T) {
+	c, fb, _ := newTestConsole(Config{})
+	b := newBrowser(t, c)
+	_, csrf := b.userLogin("view@x.io", "viewer-password!")
+	if a := b.do("GET", "/console/password", nil); a.status != 200 || !strings.Contains(a.body, `for="cur-pw"`) {
+		t.Fatalf("password page: %d", a.status)
+	}
+	form := func(cur, next, confirm string) url.Values {
+		return url.Values{"csrf": {csrf}, "current_password": {cur}, "new_password": {next}, "confirm_password": {confirm}}
+	}
+	for _, tc := range []struct {
+		name      string
+		form      url.Values
+		status    int
+		message   string
+		reachesAP bool
+	}{
+		{"a wrong current password changes nothing", form("nope", "new password 123", "new password 123"), 422, "current password is wrong", false},
+		{"a confirmation that differs changes nothing", form("viewer-password!", "new password 123", "new password 124"), 422, "differ", false},
+		{"the admin API's rule is shown", form("viewer-password!", "short", "short"), 422, "12 to 256 bytes", true},
+		{"the right current password changes it", form("viewer-password!", "new password 123", "new password 123"), 200, "Your password was changed.", true},
+	} {
+		before := len(fb.writes())
+		a := b.do("POST", "/console/password", tc.form)
+		if a.status != tc.status || !strings.Contains(a.body, tc.message) {
+			t.Fatalf("%s: %d %s", tc.name, a.status, a.body)
+		}
+		if got := len(fb.writes()) > before; got != tc.reachesAP {
+			t.Fatalf("%s: reached the admin API = %v", tc.name, got)
+		}
+	}
+	w := fb.writes()
+	if !strings.Contains(w[len(w)-1], "PATCH /workspaces/w1/console-users/u1") {
+		t.Fatalf("last write: %s", w[len(w)-1])
+	}
+	// The admin has no console password.
+	ab := newBrowser(t, c)
+	_, acsrf := ab.login("good-token")
+	if a := ab.do("POST", "/console/password", url.Values{"csrf": {acsrf}, "current_password": {"x"}, "new_password": {"y"}, "confirm_password": {"y"}}); a.status != 403 {
+		t.Fatalf("admin password change: %d, want 403", a.status)
+	}
+}

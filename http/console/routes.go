@@ -69,6 +69,8 @@ var routes = []route{
 	{"GET", "workspaces", users.View, (*Console).workspaces},
 	{"GET", "audit", users.View, (*Console).auditPage},
 	{"GET", "account", users.View, (*Console).accountDefence},
+	{"GET", "password", users.View, (*Console).myPassword},
+	{"POST", "password", users.View, (*Console).changeMyPassword},
 	{"GET", "workspaces/{ws}", users.View, func(c *Console, r *req) { c.workspace(r, r.params.ws, 200, "") }},
 	{"POST", "workspaces/{ws}/sites", users.Edit, func(c *Console, r *req) { c.createSite(r, r.params.ws) }},
 	{"POST", "workspaces/{ws}/sites/{id}/rotate-secret", users.Edit, func(c *Console, r *req) { c.rotateSecret(r, r.params.ws, r.params.id) }},
