@@ -237,6 +237,10 @@ test('console: users, a policy from observe to throttle, every module page', asy
   await page.waitForFunction((id) => Number(document.querySelector(`#policy-${id} figure.chart`)?.getAttribute('data-points')) >= 2, pol.policy_id, { timeout: 15000 });
   await shoot(page, '07-policy-throttled');
 
+  // Records for the module pages, made with the admin API.
+  assert.equal((await admin('POST', `/workspaces/${workspace}/dependencies`, { name: 'payments' })).status, 201);
+  assert.equal((await admin('POST', `/workspaces/${workspace}/concurrency-constraints`, { name: 'exports', action_pattern: 'export.*', capacity: 2 })).status, 201);
+
   // 3. Every module page: heading, axe-core, keyboard reach of the
   // workspace navigation, screenshots.
   const modulePages = [
@@ -265,6 +269,12 @@ test('console: users, a policy from observe to throttle, every module page', asy
   assert.equal(await page.getByRole('cell', { name: 'sha1', exact: true }).count(), 1);
   await checkPage(page, 'account defence');
   await shoot(page, '08-account-defence');
+  // The dependency's live breaker state, read from its owner.
+  await page.goto(wsURL + '/dependencies');
+  const dep = page.getByRole('row').filter({ hasText: 'payments' });
+  assert.equal(await dep.getByRole('cell').nth(1).textContent(), 'closed');
+  await page.goto(wsURL + '/concurrency');
+  assert.equal(await page.getByRole('row').filter({ hasText: 'exports' }).getByRole('cell').nth(3).textContent(), '2');
   // The editor's own change is in the workspace's audit log, by name.
   await page.goto(wsURL + '/audit');
   assert.ok(await page.getByRole('cell', { name: `console:${editorEmail} (editor)` }).count() >= 3);
