@@ -122,7 +122,7 @@ func (s *Server) newConsoleLink() (string, catalog.Hash, string) {
 func (s *Server) hashPassword(p string) string {
 	consoleKDF.lock()
 	defer consoleKDF.unlock()
-	return users.Hash(p, s.consoleKDFParams())
+	return users.Hash(p, users.Default)
 }
 
 var consoleKDF = kdfGate{ch: make(chan struct{}, 2)}
@@ -131,13 +131,6 @@ type kdfGate struct{ ch chan struct{} }
 
 func (g kdfGate) lock()   { g.ch <- struct{}{} }
 func (g kdfGate) unlock() { <-g.ch }
-
-func (s *Server) consoleKDFParams() users.Params {
-	if s.cfg.ConsoleKDF.Memory != 0 {
-		return s.cfg.ConsoleKDF
-	}
-	return users.Default
-}
 
 func (s *Server) createConsoleUser(c *Call) {
 	w := c.workspace()

@@ -20,7 +20,6 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
-	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/risk/trust"
 )
@@ -52,9 +51,6 @@ type Config struct {
 	BaseURL string
 	// AdminToken, when set, is accepted in addition to the catalog's.
 	AdminToken string
-	// ConsoleKDF are the argon2id costs of new console user passwords;
-	// zero means users.Default (tests use cheaper ones).
-	ConsoleKDF users.Params
 	// MaxBodyBytes bounds every request body.
 	MaxBodyBytes int
 	// Ingress limits per client IP and per credential (requests per second
