@@ -187,7 +187,13 @@ func (b consoleBackend) AllowLogin(key string) (bool, time.Duration, error) {
 	return false, time.Duration(op.RetryAfterNs), nil
 }
 
+// Audit records a console login: consoleLogin (password or admin token,
+// POST /console/login) or consoleLinkLogin (POST /console/link).
 func (b consoleBackend) Audit(actor, operation, workspaceID string) {
+	path := "/console/login"
+	if operation == "consoleLinkLogin" {
+		path = "/console/link"
+	}
 	b.s.audit(catalog.AuditEntry{At: b.s.clock().UTC(), Actor: actor, Via: "console", Operation: operation,
-		Method: "POST", Path: "/console/login", WorkspaceID: workspaceID, Status: 303})
+		Method: "POST", Path: path, WorkspaceID: workspaceID, Status: 303})
 }

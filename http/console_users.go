@@ -52,7 +52,7 @@ type AuditEntryView struct {
 	At          time.Time `json:"at" required:"true"`
 	Actor       string    `json:"actor" required:"true" doc:"admin-token, or console:<email> (<role>) for a console user, or console:admin-token."`
 	Via         string    `json:"via" required:"true" enum:"api|console"`
-	Operation   string    `json:"operation" required:"true" doc:"The admin operation id (e.g. createSite), or consoleLogin."`
+	Operation   string    `json:"operation" required:"true" doc:"The admin operation id (e.g. createSite), or consoleLogin / consoleLinkLogin for a console login."`
 	Method      string    `json:"method" required:"true"`
 	Path        string    `json:"path" required:"true"`
 	WorkspaceID string    `json:"workspace_id,omitempty"`

@@ -184,7 +184,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		`"operation":"updateConsoleUser"`, `"operation":"deleteConsoleUser"`,
 		`"actor":"console:ann@x.io (editor)","via":"console","operation":"createSite"`,
 		`"actor":"console:ann@x.io (viewer)","via":"console","operation":"consoleLogin"`,
-		`"actor":"console:bo@x.io (approver)","via":"console","operation":"consoleLogin"`,
+		`"actor":"console:bo@x.io (approver)","via":"console","operation":"consoleLinkLogin","method":"POST","path":"/console/link"`,
 		`"actor":"console:bo@x.io (approver)","via":"console","operation":"approveApproval"`} {
 		if !strings.Contains(log, want) {
 			t.Errorf("audit log lacks %s:\n%s", want, log)

@@ -121,12 +121,12 @@ func (c *Console) login(r *req) {
 		c.loginPage(r, 401, "Enter an email and password, or the admin token.")
 		return
 	}
-	c.startSession(r, p)
+	c.startSession(r, p, "consoleLogin")
 }
 
 // startSession logs p in with a fresh session id (a cookie planted before
 // login, session fixation, is never promoted).
-func (c *Console) startSession(r *req, p Principal) {
+func (c *Console) startSession(r *req, p Principal, op string) {
 	if old := r.ctx.Request.Header.Cookie(cookieSession); len(old) > 0 {
 		c.sessions.destroy(string(old))
 	}
@@ -134,7 +134,7 @@ func (c *Console) startSession(r *req, p Principal) {
 	r.sess = s
 	c.setCookie(r.ctx, cookieSession, id, Prefix, 0)
 	c.setCookie(r.ctx, cookieLogin, "", Prefix, -1)
-	c.b.Audit(p.Actor(), "consoleLogin", p.WorkspaceID)
+	c.b.Audit(p.Actor(), op, p.WorkspaceID)
 	c.redirect(r, Prefix)
 }
 
@@ -165,7 +165,7 @@ func (c *Console) linkLogin(r *req) {
 		c.linkPage(r, 401, "This sign-in link is used, expired or not valid. Ask the administrator for a new one.")
 		return
 	}
-	c.startSession(r, p)
+	c.startSession(r, p, "consoleLinkLogin")
 }
 
 func (c *Console) logout(r *req) {
