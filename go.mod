@@ -29,6 +29,8 @@ require (
 	google.golang.org/protobuf v1.36.10
 )
 
+require golang.org/x/crypto v0.58.0
+
 require (
 	cel.dev/expr v0.25.1 // indirect
 	github.com/Workiva/go-datastructures v1.1.3 // indirect

@@ -211,6 +211,9 @@ type Catalog struct {
 	// branding profiles (branding.go).
 	Messaging        map[string]*MessagingSettings `json:"messaging"`
 	BrandingProfiles map[string]*BrandingProfile   `json:"branding_profiles"`
+	// Console users (console_user.go) and the audit ring (audit.go).
+	ConsoleUsers map[string]*ConsoleUser `json:"console_users"`
+	Audit        []AuditEntry            `json:"audit"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

@@ -72,6 +72,12 @@ var commands = map[string]func() Command{
 	"messaging_settings.delete": func() Command { return &DeleteMessagingSettings{} },
 	"branding_profile.put":      func() Command { return &PutBrandingProfile{} },
 	"branding_profile.delete":   func() Command { return &DeleteBrandingProfile{} },
+	// Workspace console users and the audit log.
+	"console_user.create":   func() Command { return &CreateConsoleUser{} },
+	"console_user.update":   func() Command { return &UpdateConsoleUser{} },
+	"console_user.delete":   func() Command { return &DeleteConsoleUser{} },
+	"console_user.use_link": func() Command { return &UseConsoleLink{} },
+	"audit.record":          func() Command { return &RecordAudit{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -214,6 +220,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteTrustPoliciesOf,
 	deleteMessagingOf,
 	deleteBrandingOf,
+	deleteConsoleUsersOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -82,7 +82,7 @@ var brandingProfiles = &resource[catalog.BrandingProfile, BrandingProfileInput, 
 	id: "BrandingProfile", ids: "BrandingProfiles",
 	table: func(c *catalog.Catalog) map[string]*catalog.BrandingProfile { return c.BrandingProfiles },
 	owner: func(p *catalog.BrandingProfile) string { return p.WorkspaceID },
-	build: func(c *Call, in *BrandingProfileInput, cur *catalog.BrandingProfile, workspaceID string) (catalog.BrandingProfile, error) {
+	build: func(c *Call, in *BrandingProfileInput, cur *catalog.BrandingProfile, workspaceID string) (catalog.BrandingProfile, string, error) {
 		p := catalog.BrandingProfile{WorkspaceID: workspaceID}
 		if cur != nil {
 			p = *cur
@@ -91,26 +91,28 @@ var brandingProfiles = &resource[catalog.BrandingProfile, BrandingProfileInput, 
 			p.Name = *in.Name
 		}
 		if err := branding.ValidName(p.Name); err != nil {
-			return p, err
+			return p, "", err
 		}
 		if in.Colors != nil {
 			cs, err := branding.NormalizeColors(*in.Colors)
 			if err != nil {
-				return p, err
+				return p, "", err
 			}
 			p.Colors = cs
 		}
-		return p, nil
+		return p, "", nil
 	},
 	stamp: func(p, cur *catalog.BrandingProfile, now time.Time) {
 		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.BrandingProfile) (string, time.Time) { return c.ID, c.CreatedAt }, now)
 	},
 	create: func(p catalog.BrandingProfile) catalog.Command { return &catalog.PutBrandingProfile{Profile: p} },
-	update: func(p catalog.BrandingProfile) catalog.Command { return &catalog.PutBrandingProfile{Profile: p} },
-	delete: func(p *catalog.BrandingProfile) catalog.Command {
+	update: func(_ *BrandingProfileInput, p catalog.BrandingProfile) catalog.Command {
+		return &catalog.PutBrandingProfile{Profile: p}
+	},
+	delete: func(p *catalog.BrandingProfile, _ time.Time) catalog.Command {
 		return &catalog.DeleteBrandingProfile{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:   brandingView,
+	view:   func(_ *Call, p *catalog.BrandingProfile, _ string) *BrandingProfileView { return brandingView(p) },
 	sortID: func(v *BrandingProfileView) string { return v.Name },
 	list:   func(vs []BrandingProfileView) *BrandingProfileList { return &BrandingProfileList{Profiles: vs} },
 }

@@ -226,6 +226,7 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	} else if r.Admin {
 		s.log.Info("admin request", "request_id", c.reqID, "op", r.ID, "status", status,
 			"ms", strconv.FormatFloat(float64(s.clock().Sub(start).Microseconds())/1000, 'f', 3, 64))
+		s.auditCall(c, r, status, "admin-token", "api")
 	}
 }
 

@@ -1,12 +1,18 @@
 package http
 
 import (
+	"context"
 	"crypto/subtle"
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/ratelimit"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/http/console"
@@ -78,10 +84,11 @@ func (b consoleBackend) CheckAdminToken(tok string) bool {
 // the same route, handler, validation and Raft command as over HTTP, with
 // the caller already authenticated by its console session. It is logged and
 // counted like any admin request.
-func (b consoleBackend) Admin(method, path string, body []byte) (int, []byte) {
+func (b consoleBackend) admin(actor, method, path string, body []byte) (int, []byte) {
 	s := b.s
 	var params [4]string
-	r, _ := s.table.match(method, AdminBase+path, &params)
+	route, _, _ := strings.Cut(path, "?")
+	r, _ := s.table.match(method, AdminBase+route, &params)
 	if r == nil || !r.Admin {
 		return 404, []byte(`{"success":false,"error":"not-found","message":"no admin operation ` + method + ` ` + path + `"}`)
 	}
@@ -104,6 +111,89 @@ func (b consoleBackend) Admin(method, path string, body []byte) (int, []byte) {
 	}
 	st := ctx.Response.StatusCode()
 	s.metrics.observe(r, st, start, s.clock())
-	s.log.Info("admin request", "request_id", c.reqID, "op", r.ID, "status", st, "via", "console")
+	s.log.Info("admin request", "request_id", c.reqID, "op", r.ID, "status", st, "via", "console", "actor", actor)
+	s.auditCall(c, r, st, actor, "console")
 	return st, append([]byte(nil), ctx.Response.Body()...)
+}
+
+func (b consoleBackend) Admin(actor, method, path string, body []byte) (int, []byte) {
+	return b.admin(actor, method, path, body)
+}
+
+// UserLogin checks a console user's password with argon2id (at most two
+// hashes at once per node). An unknown email costs one hash too, so the
+// answer time does not say whether the address exists.
+func (b consoleBackend) UserLogin(email, password string) (console.Principal, bool) {
+	u := b.s.store.Catalog().ConsoleUserByEmail(email)
+	consoleKDF.lock()
+	defer consoleKDF.unlock()
+	if u == nil || u.PasswordHash == "" {
+		return console.Principal{}, users.VerifyMissing(password)
+	}
+	if !users.Verify(u.PasswordHash, password) {
+		return console.Principal{}, false
+	}
+	return principal(u), true
+}
+
+// LinkLogin consumes a one-time sign-in link through Raft: of concurrent
+// uses of one link on any nodes, exactly one logs in.
+func (b consoleBackend) LinkLogin(token string) (console.Principal, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := b.s.store.Apply(ctx, &catalog.UseConsoleLink{LinkHash: catalog.HashSecret(token), At: b.s.clock().UTC()})
+	if err != nil {
+		return console.Principal{}, false
+	}
+	return principal(v.(*catalog.ConsoleUser)), true
+}
+
+func (b consoleBackend) User(id string) (console.Principal, bool) {
+	u := b.s.store.Catalog().ConsoleUsers[id]
+	if u == nil {
+		return console.Principal{}, false
+	}
+	return principal(u), true
+}
+
+func principal(u *catalog.ConsoleUser) console.Principal {
+	return console.Principal{UserID: u.ID, Email: u.Email, WorkspaceID: u.WorkspaceID, Role: u.Role}
+}
+
+// consoleLoginBuckets are the login budgets: per client address 20
+// attempts at once then one every 3 seconds (an office behind one NAT
+// shares it); per account 5 at once then one every 12 seconds, whatever
+// the address (guessing one password from many addresses).
+var (
+	consoleLoginIP   = ratelimit.BucketConfig{Capacity: 20, RefillAmount: 1, RefillInterval: int64(3 * time.Second)}
+	consoleLoginUser = ratelimit.BucketConfig{Capacity: 5, RefillAmount: 1, RefillInterval: int64(12 * time.Second)}
+)
+
+// AllowLogin takes one token from the key's bucket on its owner node: the
+// same bucket op (actors.Reserve) the rate-limit check uses, so a login
+// budget is shared by every node of the cluster.
+func (b consoleBackend) AllowLogin(key string) (bool, time.Duration, error) {
+	cfg := consoleLoginIP
+	if strings.HasPrefix(key, "user/") {
+		cfg = consoleLoginUser
+	}
+	op := &actors.Reserve{Key: "console-login/" + key, Bucket: cfg, Cost: 1}
+	if err := b.s.router.Ask(op.Key, op); err != nil {
+		return false, 0, err
+	}
+	if op.OK {
+		return true, 0, nil
+	}
+	return false, time.Duration(op.RetryAfterNs), nil
+}
+
+// Audit records a console login: consoleLogin (password or admin token,
+// POST /console/login) or consoleLinkLogin (POST /console/link).
+func (b consoleBackend) Audit(actor, operation, workspaceID string) {
+	path := "/console/login"
+	if operation == "consoleLinkLogin" {
+		path = "/console/link"
+	}
+	b.s.audit(catalog.AuditEntry{At: b.s.clock().UTC(), Actor: actor, Via: "console", Operation: operation,
+		Method: "POST", Path: path, WorkspaceID: workspaceID, Status: 303})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/events"
+	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
@@ -88,6 +89,7 @@ func contractErrors() []ErrorCode {
 		trust.Errors,
 		messaging.Errors,
 		branding.Errors,
+		users.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

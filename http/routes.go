@@ -63,5 +63,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.trustRoutes()...)
 	rs = append(rs, s.messagingRoutes()...)
 	rs = append(rs, s.brandingRoutes()...)
+	rs = append(rs, s.consoleUserRoutes()...)
+	rs = append(rs, s.passwordStatusRoutes()...)
 	return rs
 }

@@ -48,6 +48,8 @@ var resources = map[string]resource{
 	"agents":                  {path: "/agents", scoped: true, cols: []string{"agent_id", "name", "status", "allowed_actions", "allowed_scopes", "secrets_valid", "secret"}, lists: []string{"allowed_actions", "allowed_scopes"}},
 	"webhooks":                {path: "/webhooks", scoped: true, cols: []string{"endpoint_id", "url", "status", "event_types", "secrets_valid", "consecutive_failures", "secret"}, lists: []string{"event_types"}},
 	"webhook-events":          {path: "/webhook-events", scoped: true, cols: []string{"event_id", "type", "subject", "sequence", "created_at"}},
+	"console-users":           {path: "/console-users", scoped: true, cols: []string{"console_user_id", "email", "role", "has_password", "sign_in_link_pending", "sign_in_url"}},
+	"audit":                   {path: "/audit", cols: []string{"seq", "at", "actor", "via", "operation", "path", "status"}},
 	"approvals":               {path: "/approvals", scoped: true, cols: []string{"approval_id", "agent_id", "action", "scope", "status", "consumed", "decided_by", "expires_at"}},
 	"branding-profiles":       {path: "/branding-profiles", scoped: true, cols: []string{"profile_id", "name", "colors", "logo", "updated_at"}},
 }
@@ -55,7 +57,8 @@ var resources = map[string]resource{
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
-           concurrency-constraints, dependencies, agents, approvals, signing-keys, webhooks, webhook-events, trust-policies
+           concurrency-constraints, dependencies, agents, approvals, signing-keys, webhooks, webhook-events, trust-policies,
+           console-users, audit
 verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate-secret <id>;
            agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
            webhooks rotate-secret|test|deliveries <id>; webhooks alerts; webhook-events redeliver <id> [--endpoint-id E];
@@ -172,6 +175,9 @@ func run(args []string, out io.Writer) error {
 		coll = "/admin/v1/workspaces/" + o.workspace + res.path
 	}
 	if handled, err := o.webhookVerb(noun, verb, rest, coll, res, out); handled {
+		return err
+	}
+	if handled, err := o.consoleVerb(noun, verb, rest, coll, res, out); handled {
 		return err
 	}
 	id := func() (string, error) {

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/http/console/users"
 )
 
 // Backend is what the console needs of the node's API server.
@@ -28,7 +30,52 @@ type Backend interface {
 	// Admin performs an admin API operation in-process: method, a path
 	// under /admin/v1 (e.g. "/workspaces"), a JSON body or nil. It returns
 	// the status and the JSON answer exactly as the admin API sends them.
-	Admin(method, path string, body []byte) (status int, answer []byte)
+	// actor names who asks, for the audit log.
+	Admin(actor, method, path string, body []byte) (status int, answer []byte)
+	// UserLogin checks a console user's email and password (argon2id).
+	UserLogin(email, password string) (Principal, bool)
+	// LinkLogin consumes a one-time sign-in link token.
+	LinkLogin(token string) (Principal, bool)
+	// User returns the console user id's current record (role changes
+	// and deletions take effect at a session's next request).
+	User(id string) (Principal, bool)
+	// AllowLogin takes one login attempt from the cluster-wide bucket of
+	// key (trustd's own limiter); err when the bucket's owner cannot be
+	// reached, and the console falls back to its node-local limiter.
+	AllowLogin(key string) (ok bool, retryAfter time.Duration, err error)
+	// Audit records a console event that is not an admin operation
+	// (a login).
+	Audit(actor, operation, workspaceID string)
+}
+
+// Principal is who a session acts as: the cluster admin (admin token), or
+// a console user of one workspace with a role.
+type Principal struct {
+	Admin       bool
+	UserID      string
+	Email       string
+	WorkspaceID string
+	Role        string
+}
+
+// Actor names p in the audit log.
+func (p Principal) Actor() string {
+	if p.Admin {
+		return "console:admin-token"
+	}
+	return "console:" + p.Email + " (" + p.Role + ")"
+}
+
+// Can reports whether p may do what perm needs in workspace ws ("" for a
+// page that is not a workspace's).
+func (p Principal) Can(perm users.Permission, ws string) bool {
+	if p.Admin {
+		return true
+	}
+	if perm == users.Admin || ws != "" && ws != p.WorkspaceID {
+		return false
+	}
+	return users.Allows(p.Role, perm)
 }
 
 // Config tunes the console.
@@ -186,9 +233,18 @@ func securityHeaders(ctx *fasthttp.RequestCtx) {
 
 // req is one console request being served.
 type req struct {
-	ctx  *fasthttp.RequestCtx
-	sess *session
-	now  time.Time
+	ctx    *fasthttp.RequestCtx
+	sess   *session
+	now    time.Time
+	params params
+}
+
+// actor names the session's principal for the audit log.
+func (r *req) actor() string {
+	if r.sess == nil {
+		return "console:anonymous"
+	}
+	return r.sess.principal.Actor()
 }
 
 // Serve answers one request under /console.
@@ -210,6 +266,17 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 	ctx.Response.Header.Set("Cache-Control", "no-store")
 	if method == "POST" && !c.sameOrigin(ctx) {
 		c.forbidden(r, "This form was submitted from another site.")
+		return
+	}
+	if rest == "link" {
+		switch method {
+		case "GET", "HEAD":
+			c.linkPage(r, 200, "")
+		case "POST":
+			c.linkLogin(r)
+		default:
+			c.notAllowed(r, "GET, POST")
+		}
 		return
 	}
 	if rest == "login" {
@@ -240,43 +307,54 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		c.forbidden(r, "The form's security token is missing or stale. Reload the page and try again; nothing was changed.")
 		return
 	}
+	if r.sess.principal.UserID != "" {
+		// A console user's role and existence are read from the catalog at
+		// every request: a deleted user's session ends, a changed role
+		// applies at once.
+		p, ok := c.b.User(r.sess.principal.UserID)
+		if !ok {
+			c.sessions.destroy(string(ctx.Request.Header.Cookie(cookieSession)))
+			c.setCookie(ctx, cookieSession, "", Prefix, -1)
+			r.sess = nil
+			c.redirect(r, Prefix+"login")
+			return
+		}
+		r.sess.principal = p
+	}
 	rest = strings.Trim(rest, "/")
+	if rest == "logout" {
+		if method != "POST" {
+			c.notAllowed(r, "POST")
+			return
+		}
+		c.logout(r)
+		return
+	}
 	segs := strings.Split(rest, "/")
-	for _, s := range segs[1:] {
-		if !validID(s) {
-			c.notFound(r)
+	var allow []string
+	for i := range routes {
+		rt := &routes[i]
+		params, ok := rt.match(segs)
+		if !ok {
+			continue
+		}
+		if rt.Method != method && !(rt.Method == "GET" && method == "HEAD") {
+			allow = append(allow, rt.Method)
+			continue
+		}
+		if !r.sess.principal.Can(rt.Perm, params.ws) {
+			c.forbidden(r, "Your role does not allow this ("+rt.Perm.String()+" is needed). Nothing was changed.")
 			return
 		}
+		r.params = params
+		rt.Handle(c, r)
+		return
 	}
-	route := func(want string, h func()) {
-		if method == want || want == "GET" && method == "HEAD" {
-			h()
-			return
-		}
-		c.notAllowed(r, want)
+	if len(allow) > 0 {
+		c.notAllowed(r, strings.Join(allow, ", "))
+		return
 	}
-	switch {
-	case rest == "":
-		route("GET", func() { c.overview(r) })
-	case rest == "logout":
-		route("POST", func() { c.logout(r) })
-	case rest == "cluster":
-		route("GET", func() { c.cluster(r) })
-	case rest == "workspaces":
-		route("GET", func() { c.workspaces(r) })
-	case len(segs) == 2 && segs[0] == "workspaces":
-		route("GET", func() { c.workspace(r, segs[1], 200, "") })
-	case len(segs) == 3 && segs[0] == "workspaces" && segs[2] == "sites":
-		route("POST", func() { c.createSite(r, segs[1]) })
-	case len(segs) == 5 && segs[0] == "workspaces" && segs[2] == "sites" && segs[4] == "rotate-secret":
-		route("POST", func() { c.rotateSecret(r, segs[1], segs[3]) })
-	case len(segs) == 3 && segs[0] == "workspaces" && segs[2] == "policies":
-		route("GET", func() { c.policies(r, segs[1], 200, "", "") })
-	case len(segs) == 4 && segs[0] == "workspaces" && segs[2] == "policies":
-		route("POST", func() { c.updatePolicy(r, segs[1], segs[3]) })
-	default:
-		c.notFound(r)
-	}
+	c.notFound(r)
 }
 
 // validID accepts the ids the admin API issues (UUIDs) and nothing that
@@ -376,11 +454,36 @@ type pageData struct {
 	Message  string
 	Error    string
 	Data     any
+	// Notice is a success message shown above the page.
+	Notice string
+	// Workspace and Tab select a workspace page's sub-navigation.
+	Workspace string
+	Tab       string
+	Tabs      []tab
+	// Who is the principal's description; Admin whether it is the admin.
+	Who   string
+	Admin bool
+	// Scripts are extra script files (under /console/static/) the page loads.
+	Scripts []string
 }
 
 func (c *Console) render(r *req, status int, page string, d pageData) {
 	if r.sess != nil {
 		d.CSRF, d.LoggedIn = r.sess.csrf, true
+		p := r.sess.principal
+		d.Admin = p.Admin
+		if p.Admin {
+			d.Who = "cluster admin"
+		} else {
+			d.Who = p.Email + " · " + p.Role
+		}
+		if d.Workspace != "" {
+			for _, t := range workspaceTabs() {
+				if p.Can(t.Perm, d.Workspace) {
+					d.Tabs = append(d.Tabs, t)
+				}
+			}
+		}
 	}
 	d.NodeID = c.cfg.NodeID
 	t := c.pages[page]

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/url"
 	"regexp"
@@ -19,17 +20,92 @@ import (
 // and records every call, so the tests can assert that a refused request
 // never reached the admin API.
 type fakeBackend struct {
-	mu    sync.Mutex
-	calls []string
+	mu     sync.Mutex
+	calls  []string
+	actors []string
+	audit  []string
+	links  map[string]bool
+	// deleted users' sessions must end; roles may change.
+	gone map[string]bool
+	role map[string]string
 }
 
 func (f *fakeBackend) CheckAdminToken(tok string) bool { return tok == "good-token" }
 
-func (f *fakeBackend) Admin(method, path string, body []byte) (int, []byte) {
+// fakeUsers: email → (id, workspace, role); every password is "<role>-password!".
+var fakeUsers = map[string][3]string{
+	"view@x.io":  {"u1", "w1", "viewer"},
+	"edit@x.io":  {"u2", "w1", "editor"},
+	"ok@x.io":    {"u3", "w1", "approver"},
+	"other@x.io": {"u4", "w2", "editor"},
+}
+
+func (f *fakeBackend) principal(email string) Principal {
+	u := fakeUsers[email]
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	role := u[2]
+	if r, ok := f.role[u[0]]; ok {
+		role = r
+	}
+	return Principal{UserID: u[0], Email: email, WorkspaceID: u[1], Role: role}
+}
+
+func (f *fakeBackend) UserLogin(email, password string) (Principal, bool) {
+	u, ok := fakeUsers[email]
+	if !ok || password != u[2]+"-password!" {
+		return Principal{}, false
+	}
+	return f.principal(email), true
+}
+
+func (f *fakeBackend) LinkLogin(tok string) (Principal, bool) {
+	f.mu.Lock()
+	ok := f.links[tok]
+	delete(f.links, tok)
+	f.mu.Unlock()
+	if !ok {
+		return Principal{}, false
+	}
+	return f.principal("view@x.io"), true
+}
+
+func (f *fakeBackend) User(id string) (Principal, bool) {
+	f.mu.Lock()
+	g := f.gone[id]
+	f.mu.Unlock()
+	for e, u := range fakeUsers {
+		if u[0] == id && !g {
+			return f.principal(e), true
+		}
+	}
+	return Principal{}, false
+}
+
+// AllowLogin: the cluster bucket is "unreachable" here, so the console's
+// node-local fallback limiter is what the limiter tests exercise.
+func (f *fakeBackend) AllowLogin(key string) (bool, time.Duration, error) {
+	return false, 0, errors.New("no cluster in this test")
+}
+
+func (f *fakeBackend) Audit(actor, op, ws string) {
+	f.mu.Lock()
+	f.audit = append(f.audit, actor+" "+op+" "+ws)
+	f.mu.Unlock()
+}
+
+func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byte) {
 	f.mu.Lock()
 	f.calls = append(f.calls, method+" "+path+" "+string(body))
+	f.actors = append(f.actors, actor)
 	f.mu.Unlock()
 	ws := `{"workspace_id":"w1","name":"Shop <b>","created_at":"2026-11-25T10:00:00Z","settings":{"default_mode":"observe"}}`
+	if method == "GET" && path == "/passwords/status" {
+		return 200, []byte(`{"node":"n1","corpora":[{"mode":"sha1","corpus":{"source":"top list <x>","count_semantics":"rank","hashes":1000,"embedded":true}},{"mode":"ntlm","error":"no corpus"}]}`)
+	}
+	if method == "GET" && strings.HasPrefix(path, "/audit?") {
+		return 200, []byte(`{"entries":[{"seq":1,"at":"2026-11-25T10:00:00Z","actor":"admin-token","via":"api","operation":"createSite","method":"POST","path":"/admin/v1/workspaces/w1/sites","workspace_id":"w1","status":201}]}`)
+	}
 	switch method + " " + path {
 	case "GET /cluster":
 		return 200, []byte(`{"leader":"n1","nodes":[{"node_id":"n1","state":"ready","raft_role":"leader","self":true,"partitions":1024,"ownership_share":1,"health":"ok"}]}`)
@@ -52,6 +128,25 @@ func (f *fakeBackend) Admin(method, path string, body []byte) (int, []byte) {
 		return 201, []byte(`{"site_id":"s2","name":"new","site_key":"site_new","secret":"sk_live_SECRET","hostnames":["b.example"],"environment":"production","challenge_mode":"checkbox"}`)
 	case "POST /workspaces/w1/sites/s1/rotate-secret":
 		return 200, []byte(`{"site_id":"s1","name":"web","site_key":"site_k","secret":"sk_live_ROTATED","hostnames":["a.example"],"environment":"production","challenge_mode":"checkbox","previous_secret_valid_until":"2026-11-26T10:00:00Z"}`)
+	case "PATCH /workspaces/w1/console-users/u1":
+		if strings.Contains(string(body), `"password":"short"`) {
+			return 400, []byte(`{"success":false,"error":"invalid-password","message":"trustd: password must be 12 to 256 bytes."}`)
+		}
+		return 200, []byte(`{}`)
+	case "GET /workspaces/w1/agents":
+		return 200, []byte(`{"agents":[{"agent_id":"a1","name":"billing-bot","status":"active"}]}`)
+	case "GET /workspaces/w1/approvals":
+		return 200, []byte(`{"approvals":[{"approval_id":"ap1","agent_id":"a1","action":"refund.issue","scope":"write","summary":"refund 10 EUR","status":"pending","created_at":"2026-11-25T10:00:00Z","expires_at":"2026-11-25T11:00:00Z"}]}`)
+	case "POST /workspaces/w1/approvals/ap1/approve", "POST /workspaces/w1/approvals/ap1/deny":
+		return 200, []byte(`{}`)
+	case "GET /workspaces/w1/console-users":
+		return 200, []byte(`{"console_users":[]}`)
+	case "GET /workspaces/w1/dependencies":
+		return 200, []byte(`{"dependencies":[{"dependency_id":"d1","name":"payments","failure_rate_threshold":0.5}]}`)
+	case "GET /workspaces/w1/dependencies/d1":
+		return 200, []byte(`{"dependency_id":"d1","name":"payments","failure_rate_threshold":0.5,"live":{"state":"open","calls":7,"failures":6,"in_flight":0}}`)
+	case "POST /workspaces/w1/rate-limit-policies":
+		return 201, []byte(`{"policy_id":"p2","name":"new"}`)
 	case "PATCH /workspaces/w1/rate-limit-policies/p1":
 		if strings.Contains(string(body), "bogus") {
 			return 400, []byte(`{"success":false,"error":"invalid-field","message":"mode: must be observe, throttle, enforce or workspace_default"}`)
@@ -228,7 +323,7 @@ func TestWrongTokenIsRefusedAndCreatesNoSession(t *testing.T) {
 	b := newBrowser(t, c)
 	for _, tok := range []string{"bad-token", "", "good-token-but-longer", strings.Repeat("x", 600)} {
 		a, _ := b.login(tok)
-		if a.status != 401 || !strings.Contains(a.body, "not the cluster") {
+		if a.status != 401 || !strings.Contains(a.body, "not the cluster") && !(tok == "" && strings.Contains(a.body, "Enter an email")) {
 			t.Fatalf("token %.20q: %d, want 401 with a message", tok, a.status)
 		}
 		if a.cookie[cookieSession] != nil {
@@ -411,7 +506,8 @@ func TestSessionCap(t *testing.T) {
 }
 
 // pages are every page a logged-in browser can see.
-var pages = []string{"/console/", "/console/workspaces", "/console/workspaces/", "/console/workspaces/w1", "/console/workspaces/w1/policies", "/console/cluster", "/console/no-such-page", "/console/workspaces/nope"}
+var pages = []string{"/console/", "/console/workspaces", "/console/workspaces/", "/console/workspaces/w1", "/console/workspaces/w1/policies", "/console/cluster", "/console/no-such-page", "/console/workspaces/nope",
+	"/console/audit", "/console/workspaces/w1/approvals", "/console/workspaces/w1/users", "/console/workspaces/w1/dependencies", "/console/workspaces/w1/api-protection", "/console/link?t=abc", "/console/account"}
 
 func TestSecurityHeaders(t *testing.T) {
 	c, _, _ := newTestConsole(Config{})

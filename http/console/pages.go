@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trustd/trustd/http/console/users"
 )
 
 // The console's view of the admin API's answers: the contract's field
@@ -101,7 +103,7 @@ type clusterStatus struct {
 // call performs an admin operation and decodes a success answer into out.
 // A failure is returned as the admin API's error (code and message) and
 // its status.
-func (c *Console) call(method, path string, body any, out any) (int, *apiError) {
+func (c *Console) call(r *req, method, path string, body any, out any) (int, *apiError) {
 	var b []byte
 	if body != nil {
 		var err error
@@ -109,7 +111,7 @@ func (c *Console) call(method, path string, body any, out any) (int, *apiError) 
 			return 500, &apiError{Error: "internal-error", Message: err.Error()}
 		}
 	}
-	st, ans := c.b.Admin(method, path, b)
+	st, ans := c.b.Admin(r.actor(), method, path, b)
 	if st >= 300 {
 		e := &apiError{}
 		if json.Unmarshal(ans, e) != nil || e.Error == "" {
@@ -138,6 +140,7 @@ func (c *Console) failed(r *req, st int, e *apiError) {
 }
 
 type overviewData struct {
+	Admin                                   bool
 	Version                                 string
 	Cluster                                 *clusterStatus
 	ClusterError                            string
@@ -145,26 +148,44 @@ type overviewData struct {
 	Workspaces, Sites, MobileApps, Policies int
 }
 
+// visible keeps the workspaces the session's principal may see.
+func (c *Console) visible(r *req, ws []workspaceView) []workspaceView {
+	if r.sess.principal.Admin {
+		return ws
+	}
+	out := []workspaceView{}
+	for _, w := range ws {
+		if w.WorkspaceID == r.sess.principal.WorkspaceID {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 func (c *Console) overview(r *req) {
-	d := overviewData{Version: c.cfg.Version}
+	d := overviewData{Version: c.cfg.Version, Admin: r.sess.principal.Admin}
 	var cs clusterStatus
-	if _, e := c.call("GET", "/cluster", nil, &cs); e != nil {
-		d.ClusterError = e.Message
-	} else {
-		d.Cluster = &cs
-		for i := range cs.Nodes {
-			if cs.Nodes[i].Self {
-				d.Self = &cs.Nodes[i]
+	// The cluster's state is the admin's; a console user sees counts.
+	if d.Admin {
+		if _, e := c.call(r, "GET", "/cluster", nil, &cs); e != nil {
+			d.ClusterError = e.Message
+		} else {
+			d.Cluster = &cs
+			for i := range cs.Nodes {
+				if cs.Nodes[i].Self {
+					d.Self = &cs.Nodes[i]
+				}
 			}
 		}
 	}
 	var wl struct {
 		Workspaces []workspaceView `json:"workspaces"`
 	}
-	if st, e := c.call("GET", "/workspaces", nil, &wl); e != nil {
+	if st, e := c.call(r, "GET", "/workspaces", nil, &wl); e != nil {
 		c.failed(r, st, e)
 		return
 	}
+	wl.Workspaces = c.visible(r, wl.Workspaces)
 	d.Workspaces = len(wl.Workspaces)
 	for _, w := range wl.Workspaces {
 		var sl struct {
@@ -181,7 +202,7 @@ func (c *Console) overview(r *req) {
 			path string
 			out  any
 		}{{base + "/sites", &sl}, {base + "/mobile-apps", &ml}, {base + "/rate-limit-policies", &pl}} {
-			if st, e := c.call("GET", q.path, nil, q.out); e != nil && st != 404 {
+			if st, e := c.call(r, "GET", q.path, nil, q.out); e != nil && st != 404 {
 				c.failed(r, st, e)
 				return
 			}
@@ -199,7 +220,7 @@ func (c *Console) cluster(r *req) {
 		Cluster *clusterStatus
 		Error   string
 	}{}
-	if _, e := c.call("GET", "/cluster", nil, &cs); e != nil {
+	if _, e := c.call(r, "GET", "/cluster", nil, &cs); e != nil {
 		d.Error = e.Message
 	} else {
 		sort.Slice(cs.Nodes, func(i, j int) bool { return cs.Nodes[i].NodeID < cs.Nodes[j].NodeID })
@@ -212,10 +233,11 @@ func (c *Console) workspaces(r *req) {
 	var wl struct {
 		Workspaces []workspaceView `json:"workspaces"`
 	}
-	if st, e := c.call("GET", "/workspaces", nil, &wl); e != nil {
+	if st, e := c.call(r, "GET", "/workspaces", nil, &wl); e != nil {
 		c.failed(r, st, e)
 		return
 	}
+	wl.Workspaces = c.visible(r, wl.Workspaces)
 	c.render(r, 200, "workspaces", pageData{Title: "Workspaces", Nav: "workspaces", Data: wl.Workspaces})
 }
 
@@ -224,7 +246,8 @@ type workspaceData struct {
 	Sites      []siteView
 	MobileApps []mobileAppView
 	// Form holds the create-site form's values after a refused submit.
-	Form siteForm
+	Form    siteForm
+	CanEdit bool
 }
 
 type siteForm struct {
@@ -242,7 +265,7 @@ func (d workspaceData) ChallengeModes() []string { return ChallengeModes }
 
 func (c *Console) loadWorkspace(r *req, id string, d *workspaceData) bool {
 	base := "/workspaces/" + id
-	if st, e := c.call("GET", base, nil, &d.Workspace); e != nil {
+	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
 		c.failed(r, st, e)
 		return false
 	}
@@ -252,11 +275,11 @@ func (c *Console) loadWorkspace(r *req, id string, d *workspaceData) bool {
 	var ml struct {
 		MobileApps []mobileAppView `json:"mobile_apps"`
 	}
-	if st, e := c.call("GET", base+"/sites", nil, &sl); e != nil {
+	if st, e := c.call(r, "GET", base+"/sites", nil, &sl); e != nil {
 		c.failed(r, st, e)
 		return false
 	}
-	if st, e := c.call("GET", base+"/mobile-apps", nil, &ml); e != nil {
+	if st, e := c.call(r, "GET", base+"/mobile-apps", nil, &ml); e != nil {
 		c.failed(r, st, e)
 		return false
 	}
@@ -273,7 +296,8 @@ func (c *Console) renderWorkspace(r *req, id string, status int, errMsg string, 
 	if !c.loadWorkspace(r, id, d) {
 		return
 	}
-	c.render(r, status, "workspace", pageData{Title: "Workspace " + d.Workspace.Name, Nav: "workspaces", Error: errMsg, Data: d})
+	d.CanEdit = r.sess.principal.Can(users.Edit, id)
+	c.render(r, status, "workspace", pageData{Title: "Workspace " + d.Workspace.Name, Nav: "workspaces", Tab: "", Workspace: id, Error: errMsg, Data: d})
 }
 
 // splitHostnames reads the hostnames field: names separated by commas,
@@ -304,7 +328,7 @@ func (c *Console) createSite(r *req, wsID string) {
 		body["challenge_mode"] = f.ChallengeMode
 	}
 	var site siteView
-	st, e := c.call("POST", "/workspaces/"+wsID+"/sites", body, &site)
+	st, e := c.call(r, "POST", "/workspaces/"+wsID+"/sites", body, &site)
 	if e != nil {
 		if st == 404 {
 			c.notFound(r)
@@ -327,7 +351,7 @@ func (c *Console) rotateSecret(r *req, wsID, siteID string) {
 		body["grace_period_seconds"] = n
 	}
 	var site siteView
-	st, e := c.call("POST", "/workspaces/"+wsID+"/sites/"+siteID+"/rotate-secret", body, &site)
+	st, e := c.call(r, "POST", "/workspaces/"+wsID+"/sites/"+siteID+"/rotate-secret", body, &site)
 	if e != nil {
 		if st == 404 {
 			c.notFound(r)
@@ -350,6 +374,22 @@ type policiesData struct {
 	Workspace workspaceView
 	Policies  []policyRow
 	Updated   string
+	CanEdit   bool
+	Sites     []siteView
+}
+
+func (d policiesData) Scopes() []string {
+	return []string{"workspace", "application", "subject", "device", "route", "custom"}
+}
+
+// siteChoices lists the workspace's sites for the policy target field
+// (empty when they cannot be read: the form then offers the workspace).
+func (c *Console) siteChoices(r *req, wsID string) []siteView {
+	var sl struct {
+		Sites []siteView `json:"sites"`
+	}
+	c.call(r, "GET", "/workspaces/"+wsID+"/sites", nil, &sl)
+	return sl.Sites
 }
 
 // Modes a policy may be set to (the admin API validates them again).
@@ -360,21 +400,21 @@ func (d policiesData) Modes() []string { return Modes }
 func (c *Console) policies(r *req, wsID string, status int, failedID, errMsg string) {
 	d := policiesData{Updated: string(r.ctx.QueryArgs().Peek("updated"))}
 	base := "/workspaces/" + wsID
-	if st, e := c.call("GET", base, nil, &d.Workspace); e != nil {
+	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
 		c.failed(r, st, e)
 		return
 	}
 	var pl struct {
 		Policies []policyView `json:"policies"`
 	}
-	if st, e := c.call("GET", base+"/rate-limit-policies", nil, &pl); e != nil {
+	if st, e := c.call(r, "GET", base+"/rate-limit-policies", nil, &pl); e != nil {
 		c.failed(r, st, e)
 		return
 	}
 	for _, p := range pl.Policies {
 		row := policyRow{Policy: p}
 		var s policyStats
-		if _, e := c.call("GET", base+"/rate-limit-policies/"+p.PolicyID+"/stats", nil, &s); e != nil {
+		if _, e := c.call(r, "GET", base+"/rate-limit-policies/"+p.PolicyID+"/stats", nil, &s); e != nil {
 			row.StatsError = e.Message
 		} else {
 			row.Stats = &s
@@ -384,11 +424,14 @@ func (c *Console) policies(r *req, wsID string, status int, failedID, errMsg str
 		}
 		d.Policies = append(d.Policies, row)
 	}
-	var pageErr string
+	pageErr := errMsg
 	if failedID != "" && errMsg != "" {
 		pageErr = "The policy was not changed: " + errMsg
 	}
-	c.render(r, status, "policies", pageData{Title: "Rate-limit policies", Nav: "workspaces", Error: pageErr, Data: d})
+	d.CanEdit = r.sess.principal.Can(users.Edit, wsID)
+	d.Sites = c.siteChoices(r, wsID)
+	c.render(r, status, "policies", pageData{Title: "Rate-limit policies", Nav: "workspaces", Tab: "policies", Workspace: wsID, Error: pageErr, Data: d,
+		Scripts: []string{"uPlot.iife.min.js", "charts.js"}})
 }
 
 // updatePolicy changes a policy's mode and/or enforce_percentage with the
@@ -411,7 +454,7 @@ func (c *Console) updatePolicy(r *req, wsID, policyID string) {
 		c.policies(r, wsID, 422, policyID, "choose a mode or an enforce percentage")
 		return
 	}
-	st, e := c.call("PATCH", "/workspaces/"+wsID+"/rate-limit-policies/"+policyID, body, nil)
+	st, e := c.call(r, "PATCH", "/workspaces/"+wsID+"/rate-limit-policies/"+policyID, body, nil)
 	if e != nil {
 		if st == 404 {
 			c.notFound(r)

@@ -18,9 +18,12 @@ import (
 // session is one logged-in browser.
 type session struct {
 	// csrf is the synchronizer token every form of this session carries.
-	csrf    string
-	created time.Time
-	seen    time.Time
+	csrf string
+	// principal is who the session acts as; for a console user its role
+	// is refreshed from the catalog at every request.
+	principal Principal
+	created   time.Time
+	seen      time.Time
 }
 
 // sessions is the bounded store. Ids are kept only as SHA-256 digests, so
@@ -56,9 +59,9 @@ func (st *sessions) expired(s *session, now time.Time) bool {
 
 // create starts a session and returns its id. When the store is full,
 // expired sessions are dropped first, then the least recently used one.
-func (st *sessions) create(now time.Time) (string, *session) {
+func (st *sessions) create(p Principal, now time.Time) (string, *session) {
 	id := randomToken()
-	s := &session{csrf: randomToken(), created: now, seen: now}
+	s := &session{csrf: randomToken(), principal: p, created: now, seen: now}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if len(st.byDigest) >= st.max {

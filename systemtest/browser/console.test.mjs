@@ -1,10 +1,21 @@
 // The workspace console (/console/) in headless Chromium against a real
-// `trustd --dev` node: log in with the admin token, create a site, watch
-// an observe-mode policy's would-have-throttled count, promote it to
-// throttle with one click, and log out. Every page is checked with
-// axe-core (no violations), for CSP violations and script errors (none:
-// the console has no script), for keyboard focus, and photographed at
-// laptop and phone widths, light and dark, into the artifacts folder.
+// `trustd --dev` node.
+//
+// 1. The operator logs in with the admin token, creates console users
+//    (an editor with a password, a viewer with a one-time sign-in link)
+//    on the Console users page, and looks at the cluster and audit pages.
+// 2. The editor logs in with email and password (keyboard only), creates
+//    a site, creates a rate-limit policy in observe mode with the form,
+//    drives checks through the public API, sees the would-have-throttled
+//    count in the table and on the chart, promotes the policy to throttle
+//    with one click, drives more checks and sees the throttles.
+// 3. Every module page (API Protection, concurrency, dependencies, agents
+//    and approvals, webhooks, webhook events, trust policies, audit) is
+//    opened; each is checked with axe-core (no violations allowed), for
+//    keyboard focus, and photographed light, dark and at phone width.
+// 4. The viewer signs in with the link (once), sees no forms.
+// No page may log a script error or a CSP violation (the only script is
+// the console's own charts.js and the vendored uPlot, from 'self').
 //
 // systemtest/console_browser_test.go starts the node and runs this with
 //   TRUSTD_API, TRUSTD_SECRET, TRUSTD_ADMIN_TOKEN, TRUSTD_WORKSPACE
@@ -25,6 +36,7 @@ if (!api || !secret || !adminToken || !workspace) {
 }
 const origin = new URL(api).origin;
 const console_ = origin + '/console/';
+const wsURL = console_ + 'workspaces/' + workspace;
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let browser;
@@ -41,9 +53,19 @@ async function admin(method, path, body) {
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+async function check(action) {
+  const res = await fetch(api + '/rate-limit/check', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + secret },
+    body: JSON.stringify({ action }),
+  });
+  const text = await res.text();
+  assert.ok(res.status === 200 || res.status === 429, `check: ${res.status} ${text}`);
+}
+
 // checkPage runs axe-core on the page (evaluated through the DevTools
-// protocol, which the page's CSP does not govern: the console itself
-// never runs script) and fails on any violation.
+// protocol, which the page's CSP does not govern) and fails on any
+// violation.
 async function checkPage(page, label) {
   await page.evaluate(axeSource);
   const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
@@ -55,24 +77,23 @@ async function shoot(page, name) {
   await page.screenshot({ path: join(artifacts, 'console-' + name + '.png'), fullPage: true });
 }
 
-test('console: log in, create a site, promote an observed policy, log out', async () => {
-  // An observe-mode policy with room for one check per hour, made by the
-  // admin API; three checks leave two would-have-throttled.
-  const action = 'console.e2e.' + Date.now();
-  const created = await admin('POST', `/workspaces/${workspace}/rate-limit-policies`, {
-    name: 'console-e2e', target: { type: 'workspace' }, action_pattern: action, scope: 'workspace', mode: 'observe',
-    bucket: { capacity: 1, refill_amount: 1, refill_interval_seconds: 3600 },
-  });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const policyID = created.body.policy_id;
-  for (let i = 0; i < 3; i++) {
-    const res = await fetch(api + '/rate-limit/check', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + secret },
-      body: JSON.stringify({ action }),
-    });
-    assert.equal(res.status, 200, await res.text());
-  }
+const focus = (page) => page.evaluate(() => {
+  const el = document.activeElement;
+  return { id: el.id, tag: el.tagName, text: el.textContent.trim(), outline: getComputedStyle(el).outlineStyle, left: el.getBoundingClientRect().left };
+});
+
+// loginPage opens the login page and returns it.
+async function loginWithToken(page, token) {
+  await page.goto(console_ + 'login');
+  await page.getByLabel('Admin token').fill(token);
+  await page.getByRole('button', { name: 'Log in with the admin token' }).click();
+}
+
+test('console: users, a policy from observe to throttle, every module page', async () => {
+  const stamp = Date.now();
+  const editorEmail = `editor.${stamp}@example.com`;
+  const viewerEmail = `viewer.${stamp}@example.com`;
+  const editorPassword = 'correct horse battery staple';
 
   const { page, problems } = await newPage(browser, { viewport: { width: 1280, height: 900 } });
 
@@ -82,104 +103,212 @@ test('console: log in, create a site, promote an observed policy, log out', asyn
   await checkPage(page, 'login');
   await shoot(page, '01-login');
 
-  // Keyboard: the token field has focus; Tab reaches the button, and
-  // focus is drawn.
-  const focus = () => page.evaluate(() => {
-    const el = document.activeElement;
-    return { id: el.id, text: el.textContent, outline: getComputedStyle(el).outlineStyle, left: el.getBoundingClientRect().left };
-  });
-  assert.equal((await focus()).id, 'token');
-  await page.keyboard.press('Tab');
-  let f = await focus();
-  assert.equal(f.text, 'Log in');
-  assert.notEqual(f.outline, 'none', 'keyboard focus is visible');
-
-  // A wrong token is refused on the page.
-  await page.getByLabel('Admin token').fill('not-the-admin-token');
-  await page.getByRole('button', { name: 'Log in' }).click();
+  // A wrong admin token is refused on the page.
+  await loginWithToken(page, 'not-the-admin-token');
   await page.getByRole('alert').filter({ hasText: "not the cluster's admin token" }).waitFor();
-  await shoot(page, '02-login-refused');
 
-  // The right one opens the overview.
-  await page.getByLabel('Admin token').fill(adminToken);
-  await page.getByRole('button', { name: 'Log in' }).click();
+  // 1. The operator.
+  await loginWithToken(page, adminToken);
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
   const cookies = await page.context().cookies();
   const sess = cookies.find((c) => c.name === 'trustd_console');
   assert.ok(sess && sess.httpOnly && sess.sameSite === 'Strict', 'session cookie is HttpOnly and SameSite=Strict');
   assert.equal(await page.evaluate(() => document.cookie), '', 'no cookie is readable by script');
   await checkPage(page, 'overview');
-  await shoot(page, '03-overview');
-  // The first Tab of a page lands on the skip link, shown when focused.
+  await shoot(page, '02-overview-admin');
   await page.keyboard.press('Tab');
-  f = await focus();
+  let f = await focus(page);
   assert.equal(f.text, 'Skip to content');
   assert.notEqual(f.outline, 'none');
-  assert.ok(f.left >= 0, 'the skip link is on screen when focused');
 
-  // Cluster page.
   await page.getByRole('link', { name: 'Cluster', exact: true }).click();
   await page.getByRole('heading', { level: 1, name: 'Cluster' }).waitFor();
   await checkPage(page, 'cluster');
-  await shoot(page, '04-cluster');
 
-  // Workspace → create a site.
-  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workspaces' }).click();
-  await page.locator(`a[href="/console/workspaces/${workspace}"]`).click();
+  // Console users: an editor with a password, a viewer with a link.
+  await page.goto(wsURL + '/users');
+  await page.getByRole('heading', { level: 1, name: 'Console users' }).waitFor();
+  await checkPage(page, 'users');
+  await page.getByLabel('Email').fill(editorEmail);
+  await page.getByLabel('Role').selectOption('editor');
+  await page.getByLabel('Password').fill(editorPassword);
+  await page.getByRole('button', { name: 'Add user' }).click();
+  await page.getByRole('status').filter({ hasText: `${editorEmail} created as editor` }).waitFor();
+  await page.getByLabel('Email').fill(viewerEmail);
+  await page.getByLabel('Role').selectOption('viewer');
+  await page.getByRole('button', { name: 'Add user' }).click();
+  const linkText = await page.getByRole('status').filter({ hasText: 'One-time sign-in link' }).locator('code').textContent();
+  assert.match(linkText, /\/console\/link\?t=/);
+  await shoot(page, '03-users');
+  const listed = await admin('GET', `/workspaces/${workspace}/console-users`);
+  assert.ok(listed.body.console_users.some((u) => u.email === editorEmail && u.role === 'editor' && u.has_password));
+
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit log' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+  assert.ok(await page.getByRole('cell', { name: 'createConsoleUser' }).count() >= 2, 'the audit page lists the console user creations');
+  await checkPage(page, 'audit');
+  await shoot(page, '04-audit');
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Log in' }).waitFor();
+
+  // 2. The editor, keyboard only: the email field has focus.
+  await page.goto(console_ + 'login');
+  assert.equal((await focus(page)).id, 'email');
+  await page.keyboard.type(editorEmail);
+  await page.keyboard.press('Tab');
+  assert.equal((await focus(page)).id, 'password');
+  await page.keyboard.type(editorPassword);
+  await page.keyboard.press('Tab');
+  f = await focus(page);
+  assert.equal(f.text, 'Log in');
+  assert.notEqual(f.outline, 'none', 'keyboard focus is visible');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  assert.ok(await page.getByText(`Signed in as ${editorEmail} · editor`).isVisible());
+  assert.equal(await page.getByRole('link', { name: 'Cluster', exact: true }).count(), 0, 'a console user has no cluster page');
+
+  // Create a site.
+  await page.goto(wsURL);
   await page.getByRole('heading', { level: 2, name: 'Create a site' }).waitFor();
-  await checkPage(page, 'workspace');
+  await checkPage(page, 'workspace (editor)');
   await page.getByLabel('Name', { exact: true }).fill('Console shop');
   await page.getByLabel('Hostnames').fill('shop.console.example\nwww.console.example');
   await page.getByLabel('Challenge mode').selectOption('visual');
   await page.getByRole('button', { name: 'Create site' }).click();
   await page.getByRole('heading', { level: 1, name: 'Site created' }).waitFor();
-  const shown = await page.getByLabel('Secret (private)').inputValue();
-  assert.match(shown, /^sk_live_/);
-  await checkPage(page, 'site created');
+  assert.match(await page.getByLabel('Secret (private)').inputValue(), /^sk_live_/);
   await shoot(page, '05-site-created');
   const sites = await admin('GET', `/workspaces/${workspace}/sites`);
   const site = sites.body.sites.find((s) => s.name === 'Console shop');
   assert.ok(site, 'the admin API lists the site the console created');
   assert.deepEqual(site.hostnames, ['shop.console.example', 'www.console.example']);
-  assert.equal(site.challenge_mode, 'visual');
 
-  // Policies: the observed counts, then one click to throttle.
-  await page.getByRole('link', { name: 'Back to the workspace' }).click();
-  await page.getByRole('link', { name: 'Rate-limit policies' }).click();
-  const card = page.locator('#policy-' + policyID);
+  // Create a policy in observe mode with the form: one check per hour.
+  const action = 'console.e2e.' + stamp;
+  await page.goto(wsURL + '/policies');
+  const form = page.locator('section[aria-labelledby="new-policy"]');
+  await form.getByLabel('Name').fill('console-e2e');
+  await form.getByLabel('Action pattern').fill(action);
+  await form.getByLabel('Counted per').selectOption('workspace');
+  await form.getByLabel('Capacity (tokens)').fill('1');
+  await form.getByLabel('Refill amount').fill('1');
+  await form.getByLabel('Refill interval (seconds)').fill('3600');
+  assert.equal(await form.getByLabel('Mode').inputValue(), 'observe');
+  await form.getByRole('button', { name: 'Create policy' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  const pols = await admin('GET', `/workspaces/${workspace}/rate-limit-policies`);
+  const pol = pols.body.policies.find((p) => p.name === 'console-e2e');
+  assert.ok(pol && pol.mode === 'observe', 'the policy exists in observe mode');
+  const card = page.locator('#policy-' + pol.policy_id);
+
+  // Drive checks through the API: one allowed, two would have throttled.
+  for (let i = 0; i < 3; i++) await check(action);
+  await page.reload();
   assert.equal(await card.locator('.would-throttle').textContent(), '2');
-  await checkPage(page, 'policies');
-  await shoot(page, '06-policies-observe');
+  // The chart (uPlot, fed by the stats the page polls) draws and carries
+  // the same totals.
+  const chart = card.locator('figure.chart');
+  await chart.locator('canvas').first().waitFor();
+  await page.waitForFunction((id) => document.querySelector(`#policy-${id} figure.chart`)?.getAttribute('data-observed-would-throttle') === '2', pol.policy_id);
+  await checkPage(page, 'policies observe');
+  await shoot(page, '06-policy-observe');
+
+  // One click to throttle, then the throttles.
   await card.getByRole('button', { name: 'Promote console-e2e to throttle' }).click();
-  await page.locator('#policy-' + policyID).getByRole('status').filter({ hasText: 'Saved' }).waitFor();
-  assert.equal(await page.locator('#policy-' + policyID + ' .mode').textContent(), 'throttle');
-  const after_ = await admin('GET', `/workspaces/${workspace}/rate-limit-policies/${policyID}`);
-  assert.equal(after_.body.mode, 'throttle');
-  await shoot(page, '07-policies-promoted');
+  await page.locator('#policy-' + pol.policy_id).getByRole('status').filter({ hasText: 'Saved' }).waitFor();
+  assert.equal(await page.locator('#policy-' + pol.policy_id + ' .mode').textContent(), 'throttle');
+  assert.equal((await admin('GET', `/workspaces/${workspace}/rate-limit-policies/${pol.policy_id}`)).body.mode, 'throttle');
+  // Observe mode counted in a simulated bucket; the live bucket starts
+  // full, so of three checks one passes and two are refused.
+  for (let i = 0; i < 3; i++) await check(action);
+  await page.reload();
+  // A throttle whose wait is within the policy's limit counts as
+  // throttled; one whose wait (here up to an hour) is beyond it is
+  // rejected: together they are the two refused checks.
+  const cells = card.locator('table.stats tbody td');
+  const refused = Number(await cells.nth(2).textContent()) + Number(await cells.nth(3).textContent());
+  assert.equal(refused, 2, 'the promoted policy refused the two checks');
+  assert.ok(Number(await cells.nth(2).textContent()) >= 1, 'at least one check was throttled');
+  await page.waitForFunction((id) => {
+    const fig = document.querySelector(`#policy-${id} figure.chart`);
+    return fig && Number(fig.getAttribute('data-throttled')) + Number(fig.getAttribute('data-rejected')) === 2;
+  }, pol.policy_id);
+  // A second sample draws the line.
+  await page.waitForFunction((id) => Number(document.querySelector(`#policy-${id} figure.chart`)?.getAttribute('data-points')) >= 2, pol.policy_id, { timeout: 15000 });
+  await shoot(page, '07-policy-throttled');
 
-  // An invalid rollout: the browser's own form validation stops it (the
-  // field has min and max); with that validation switched off, the admin
-  // API refuses it with its own message.
-  const pct = page.locator('#policy-' + policyID).getByLabel('Enforce percentage');
-  await pct.fill('150');
-  assert.equal(await pct.evaluate((el) => el.validity.rangeOverflow), true);
-  await pct.evaluate((el) => { el.form.noValidate = true; });
-  await page.locator('#policy-' + policyID).getByRole('button', { name: 'Save console-e2e' }).click();
-  await page.locator('#policy-' + policyID).getByRole('alert').filter({ hasText: 'enforce_percentage' }).waitFor();
-  await shoot(page, '08-policies-refused');
+  // Records for the module pages, made with the admin API.
+  assert.equal((await admin('POST', `/workspaces/${workspace}/dependencies`, { name: 'payments' })).status, 201);
+  assert.equal((await admin('POST', `/workspaces/${workspace}/concurrency-constraints`, { name: 'exports', action_pattern: 'export.*', capacity: 2 })).status, 201);
 
-  // Phone width, dark scheme.
-  await page.setViewportSize({ width: 390, height: 844 });
+  // 3. Every module page: heading, axe-core, keyboard reach of the
+  // workspace navigation, screenshots.
+  const modulePages = [
+    ['api-protection', 'API Protection policies'],
+    ['concurrency', 'Concurrency constraints'],
+    ['dependencies', 'Dependencies'],
+    ['approvals', 'Agents and approvals'],
+    ['webhooks', 'Webhook endpoints'],
+    ['webhook-events', 'Webhook events'],
+    ['trust-policies', 'Trust policies'],
+    ['audit', 'Audit log'],
+  ];
+  for (const [slug, title] of modulePages) {
+    await page.goto(wsURL + '/' + slug);
+    await page.getByRole('heading', { level: 1, name: title }).waitFor();
+    const current = page.getByRole('navigation', { name: 'Workspace' }).locator('a[aria-current="page"]');
+    assert.equal(await current.textContent(), title);
+    await current.focus();
+    f = await focus(page);
+    assert.notEqual(f.outline, 'none', `focus visible on ${slug}`);
+    await checkPage(page, slug);
+    await shoot(page, '08-' + slug);
+  }
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account defence' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Account defence' }).waitFor();
+  assert.equal(await page.getByRole('cell', { name: 'sha1', exact: true }).count(), 1);
+  await checkPage(page, 'account defence');
+  await shoot(page, '08-account-defence');
+  // The dependency's live breaker state, read from its owner.
+  await page.goto(wsURL + '/dependencies');
+  const dep = page.getByRole('row').filter({ hasText: 'payments' });
+  assert.equal(await dep.getByRole('cell').nth(1).textContent(), 'closed');
+  await page.goto(wsURL + '/concurrency');
+  assert.equal(await page.getByRole('row').filter({ hasText: 'exports' }).getByRole('cell').nth(3).textContent(), '2');
+  // The editor's own change is in the workspace's audit log, by name.
+  await page.goto(wsURL + '/audit');
+  assert.ok(await page.getByRole('cell', { name: `console:${editorEmail} (editor)` }).count() >= 3);
+
+  // Dark and phone width.
   await page.emulateMedia({ colorScheme: 'dark' });
-  await page.goto(console_ + 'workspaces/' + workspace + '/policies');
-  await checkPage(page, 'policies dark narrow');
-  await shoot(page, '09-policies-phone-dark');
-
-  // Log out: the session is gone, and so is the console.
+  await page.goto(wsURL + '/policies');
+  await checkPage(page, 'policies dark');
+  await shoot(page, '09-policies-dark');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(wsURL + '/policies');
+  await checkPage(page, 'policies dark phone');
+  await shoot(page, '10-policies-phone-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.goto(wsURL + '/dependencies');
+  await checkPage(page, 'dependencies phone');
+  await shoot(page, '11-dependencies-phone-light');
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('heading', { level: 1, name: 'Log in' }).waitFor();
-  await page.goto(console_);
-  assert.equal(new URL(page.url()).pathname, '/console/login');
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // 4. The viewer's one-time link: a GET shows a button, the POST logs in.
+  await page.goto(linkText);
+  await checkPage(page, 'sign-in link');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  await page.goto(wsURL + '/policies');
+  assert.equal(await page.getByRole('button', { name: 'Create policy' }).count(), 0, 'a viewer has no create form');
+  assert.equal(await page.getByRole('button', { name: /^Promote/ }).count(), 0, 'a viewer has no promotion');
+  await shoot(page, '12-policies-viewer');
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.goto(linkText);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('alert').filter({ hasText: 'used, expired or not valid' }).waitFor();
 
   assert.deepEqual(await problems(), []);
   await page.context().close();

@@ -1,0 +1,139 @@
+package clustertest
+
+import (
+	"fmt"
+	"io"
+	nethttp "net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+// consoleBrowser is a cookie-keeping client of one node's console.
+type consoleBrowser struct {
+	t    *testing.T
+	base string
+	hc   *nethttp.Client
+}
+
+func newConsoleBrowser(t *testing.T, base string) *consoleBrowser {
+	jar, _ := cookiejar.New(nil)
+	return &consoleBrowser{t: t, base: base, hc: &nethttp.Client{Jar: jar, Timeout: 20 * time.Second,
+		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }}}
+}
+
+var formToken = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// post GETs page for its form token, then posts form to action.
+func (b *consoleBrowser) post(page, action string, form url.Values) (int, string) {
+	resp, err := b.hc.Get(b.base + page)
+	if err != nil {
+		b.t.Error(err)
+		return 0, ""
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := formToken.FindSubmatch(body)
+	if m == nil {
+		b.t.Errorf("no form token on %s: %s", page, body)
+		return 0, ""
+	}
+	form.Set("csrf", string(m[1]))
+	resp, err = b.hc.PostForm(b.base+action, form)
+	if err != nil {
+		b.t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
+}
+
+// Console users live in Raft: a user created through one node logs in on
+// another; a one-time link posted through all three nodes at once logs in
+// exactly once; and the per-account login budget is one cluster-wide
+// bucket, so wrong passwords spread over the nodes are limited after five
+// in all, not five per node.
+func TestConsoleUsersAcrossThreeNodes(t *testing.T) {
+	c := Start(t, 3)
+	var ws struct {
+		ID string `json:"workspace_id"`
+	}
+	if err := json.Unmarshal(c.MustCreate(0, "/admin/v1/workspaces", `{"name":"console"}`), &ws); err != nil {
+		t.Fatal(err)
+	}
+	base := "/admin/v1/workspaces/" + ws.ID + "/console-users"
+	c.MustCreate(0, base, `{"email":"ann@x.io","role":"editor","password":"a long password"}`)
+	var linkUser struct {
+		SignInURL string `json:"sign_in_url"`
+	}
+	if err := json.Unmarshal(c.MustCreate(1, base, `{"email":"bo@x.io","role":"approver"}`), &linkUser); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, 10*time.Second, func() error {
+		for i := range c.Nodes {
+			if c.Nodes[i].Store().Catalog().ConsoleUserByEmail("bo@x.io") == nil {
+				return fmt.Errorf("user not on node-%d yet", i)
+			}
+		}
+		return nil
+	})
+
+	if st, body := newConsoleBrowser(t, c.Nodes[2].APIURL()).post("/console/login", "/console/login",
+		url.Values{"email": {"ann@x.io"}, "password": {"a long password"}}); st != 303 {
+		t.Fatalf("login on node-2 of a user created through node-0: %d %s", st, body)
+	}
+
+	u, _ := url.Parse(linkUser.SignInURL)
+	tok := u.Query().Get("t")
+	var wg sync.WaitGroup
+	codes := make([]int, 3)
+	for i := range c.Nodes {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			codes[i], _ = newConsoleBrowser(t, c.Nodes[i].APIURL()).post(u.RequestURI(), "/console/link", url.Values{"link": {tok}})
+		}(i)
+	}
+	wg.Wait()
+	ok := 0
+	for _, st := range codes {
+		switch st {
+		case 303:
+			ok++
+		case 401:
+		default:
+			t.Fatalf("link use: %d", st)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("one link logged in %d times through three nodes (%v), want once", ok, codes)
+	}
+
+	limitedAt := 0
+	for i := 0; i < 9 && limitedAt == 0; i++ {
+		st, _ := newConsoleBrowser(t, c.Nodes[i%3].APIURL()).post("/console/login", "/console/login",
+			url.Values{"email": {"ann@x.io"}, "password": {"wrong password " + fmt.Sprint(i)}})
+		switch st {
+		case 429:
+			limitedAt = i + 1
+		case 401:
+		default:
+			t.Fatalf("wrong password via node-%d: %d", i%3, st)
+		}
+	}
+	// The account bucket holds 5; the first successful login above took
+	// one, so the 5th wrong attempt overall is refused, whichever node.
+	if limitedAt == 0 || limitedAt > 5 {
+		t.Fatalf("wrong passwords across three nodes were limited at attempt %d, want by the 5th", limitedAt)
+	}
+	if st, _ := newConsoleBrowser(t, c.Nodes[0].APIURL()).post("/console/login", "/console/login",
+		url.Values{"email": {"ann@x.io"}, "password": {"a long password"}}); st != 429 {
+		t.Fatalf("the right password while the account is limited: %d, want 429", st)
+	}
+}

@@ -1,0 +1,51 @@
+// charts.js: the console's only script. For every <figure class="chart"
+// data-stats="…"> it polls the policy's counters (a same-origin GET of a
+// console page, with the session cookie) every 5 seconds and plots the
+// running totals with uPlot (vendored, MIT, see uPlot.LICENSE.txt), so the
+// first point already shows what happened before the page was opened.
+// No inline script: the page loads this file with the CSP's script-src 'self'.
+(function () {
+  "use strict";
+  var SERIES = [
+    ["allowed", "Allowed", "#2e7d32"],
+    ["throttled", "Throttled", "#ef6c00"],
+    ["rejected", "Rejected", "#c62828"],
+    ["observed_would_throttle", "Would have throttled", "#6a1b9a"],
+    ["observed_would_reject", "Would have rejected", "#1565c0"],
+  ];
+  function start(fig) {
+    var url = fig.getAttribute("data-stats");
+    var data = [[]].concat(SERIES.map(function () { return []; }));
+    var width = function () { return Math.max(260, Math.min(fig.clientWidth || 600, 900)); };
+    var plot = new uPlot({
+      width: width(), height: 200,
+      series: [{}].concat(SERIES.map(function (s) { return { label: s[1], stroke: s[2], width: 2 }; })),
+      // One sample has no width of its own: show the last minute.
+      scales: { x: { time: true, range: function (u, min, max) { return min === max ? [min - 60, max + 5] : [min, max]; } } },
+      axes: [{}, { label: "total" }],
+    }, data, fig);
+    fig.setAttribute("data-ready", "1");
+    function tick() {
+      fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+        return r.ok ? r.json() : null;
+      }).then(function (s) {
+        if (!s) return;
+        data[0].push(Date.now() / 1000);
+        SERIES.forEach(function (k, i) { data[i + 1].push(s[k[0]] || 0); });
+        if (data[0].length > 360) data.forEach(function (a) { a.shift(); });
+        plot.setData(data);
+        fig.setAttribute("data-points", String(data[0].length));
+        // The figure carries the latest totals so tests and screen readers
+        // can read them without the canvas.
+        SERIES.forEach(function (k) { fig.setAttribute("data-" + k[0].replace(/_/g, "-"), String(s[k[0]] || 0)); });
+      }).catch(function () {});
+    }
+    tick();
+    setInterval(tick, 5000);
+    window.addEventListener("resize", function () { plot.setSize({ width: width(), height: 200 }); });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    if (typeof uPlot === "undefined") return;
+    Array.prototype.forEach.call(document.querySelectorAll("figure.chart[data-stats]"), start);
+  });
+})();
