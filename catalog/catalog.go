@@ -207,6 +207,9 @@ type Catalog struct {
 	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
 	// Trust API rules (trust_policy.go).
 	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
+	// Identity verification sessions and review cases by workspace
+	// (identity.go).
+	Identity map[string]*IdentityWorkspace `json:"identity"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

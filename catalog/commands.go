@@ -67,6 +67,10 @@ var commands = map[string]func() Command{
 	// Trust API.
 	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
 	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
+
+	"identity_session.put":        func() Command { return &PutIdentitySession{} },
+	"identity_session.ack_events": func() Command { return &AckIdentityEvents{} },
+	"review_case.put":             func() Command { return &PutReviewCase{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -207,6 +211,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteTrustedDevicesOf,
 	deleteWebhooksOf,
 	deleteTrustPoliciesOf,
+	deleteIdentityOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.
