@@ -12,6 +12,7 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/passwords"
@@ -83,6 +84,7 @@ func contractErrors() []ErrorCode {
 		agentModuleCodes(),
 		passwords.Errors,
 		trust.Errors,
+		session.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

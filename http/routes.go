@@ -2,6 +2,7 @@ package http
 
 import (
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/passwords"
@@ -23,6 +24,7 @@ type modules struct {
 	hv        *hvModule
 	docs      *documents.Screener
 	trust     *trust.Module
+	idv       *session.Module
 }
 
 func newModules(s *Server) modules {
@@ -36,6 +38,7 @@ func newModules(s *Server) modules {
 		hv:        newHVModule(),
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
+		idv:       s.newIdentitySessions(),
 	}
 }
 
@@ -58,5 +61,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.webhookRoutes()...)
 	rs = append(rs, s.passwordRoutes()...)
 	rs = append(rs, s.trustRoutes()...)
+	rs = append(rs, s.identityRoutes()...)
 	return rs
 }

@@ -28,6 +28,8 @@ import (
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/events"
 	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/identity/face"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
 )
@@ -91,6 +93,13 @@ type Config struct {
 	// trustctl passwords import (default <DataDir>/passwords); a mode
 	// without a file is answered from the embedded default corpus.
 	PasswordsDir string
+	// Identity tunes identity verification sessions; FaceEngine, Presence
+	// and FaceMatch are the facial checks (nil: standard and high sessions
+	// fail closed with face-engine-unavailable).
+	Identity   session.Config
+	FaceEngine face.Engine
+	Presence   session.Presence
+	FaceMatch  session.Matcher
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -262,6 +271,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Webhooks:  n.webhooks,
 		Passwords: n.passwords,
+		Identity:  cfg.Identity, FaceEngine: cfg.FaceEngine, Presence: cfg.Presence, FaceMatch: cfg.FaceMatch,
 	}, n.store, n.router, reg, cfg.Logger)
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
