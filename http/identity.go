@@ -353,3 +353,24 @@ func (s *Server) resolveReview(c *Call) {
 	v, err := s.mods.idv.Resolve(ctx, w.ID, c.Param("case_id"), in.Decision, in.Note, in.By)
 	c.answer(v, err)
 }
+
+// SweepIdentityEvents hands identity sessions' pending webhook events to
+// the outbox every interval while leader (an Emit that failed inside a
+// request is retried here, not only when the session is next touched),
+// until ctx ends.
+func (s *Server) SweepIdentityEvents(ctx context.Context, every time.Duration, leader func() bool) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if leader() {
+				fctx, cancel := context.WithTimeout(ctx, every)
+				s.mods.idv.FlushPending(fctx)
+				cancel()
+			}
+		}
+	}
+}

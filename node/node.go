@@ -128,6 +128,9 @@ type Node struct {
 	webhooks     *events.Outbox
 	stopWebhooks context.CancelFunc
 	webhooksDone chan struct{}
+	// identityDone closes when the identity-event sweep has returned (it
+	// stops with the webhooks loop).
+	identityDone chan struct{}
 	// passwords answers breached-password ranges from this node's corpus.
 	passwords *passwords.Module
 }
@@ -273,6 +276,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Passwords: n.passwords,
 		Identity:  cfg.Identity, FaceEngine: cfg.FaceEngine, Presence: cfg.Presence, FaceMatch: cfg.FaceMatch,
 	}, n.store, n.router, reg, cfg.Logger)
+	n.identityDone = make(chan struct{})
+	go func() {
+		defer close(n.identityDone)
+		n.api.SweepIdentityEvents(whCtx, 30*time.Second, n.store.IsLeader)
+	}()
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
 	if cfg.OpsAddr != "" {
@@ -465,6 +473,9 @@ func (n *Node) Close(ctx context.Context) error {
 		// for the next leader (at least once).
 		n.stopWebhooks()
 		<-n.webhooksDone
+		if n.identityDone != nil {
+			<-n.identityDone
+		}
 	}
 	errs = append(errs, n.closeCore())
 	return errors.Join(errs...)
