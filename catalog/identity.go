@@ -90,7 +90,14 @@ type IdentitySession struct {
 	ConsentReference string    `json:"consent_reference"`
 	ConsentAt        time.Time `json:"consent_at"`
 	CapabilityHash   Hash      `json:"capability_hash"`
-	Status           string    `json:"status"`
+	// Hosted capture (zero HostedHash: not hosted): the hosted page's
+	// capability hash and the presentation the creator chose.
+	HostedHash   Hash   `json:"hosted_hash,omitzero"`
+	ParentOrigin string `json:"parent_origin,omitempty"`
+	ReturnURL    string `json:"return_url,omitempty"`
+	Theme        string `json:"theme,omitempty"`
+	Locale       string `json:"locale,omitempty"`
+	Status       string `json:"status"`
 	// ProcessingFrom is the status a step started from while Status is
 	// processing; ProcessingUntil bounds the step, after which the module
 	// treats the session as back in ProcessingFrom (a crashed node does
@@ -165,6 +172,17 @@ type IdentityWorkspace struct {
 func (c *Catalog) IdentitySession(workspaceID, id string) *IdentitySession {
 	if w := c.Identity[workspaceID]; w != nil {
 		return w.Sessions[id]
+	}
+	return nil
+}
+
+// IdentitySessionAnywhere finds a session by id in any workspace (the
+// hosted page knows only the session id).
+func (c *Catalog) IdentitySessionAnywhere(id string) *IdentitySession {
+	for _, w := range c.Identity {
+		if s := w.Sessions[id]; s != nil {
+			return s
+		}
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func (s *Server) identityRoutes() []Route {
 	adm := []Auth{AuthAdmin}
 	rerr := withModuleCodes(adminErrors, []*errcode.Code{session.ErrCaseNotFound, session.ErrCaseClosed, session.ErrQueueFull, session.ErrBusy})
 	ws := "/workspaces/{workspace_id}/reviews"
-	return []Route{
+	return append(s.hostedRoutes(step, body, faceErrs, live, complete), []Route{
 		{Method: "POST", Path: "/identity/verification/session", ID: "identitySessionCreate", Tag: "Identity verification", Auth: a,
 			Summary: "Start a verification session; the answer holds the session capability, once.",
 			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: s.identityCreate},
@@ -153,7 +153,7 @@ func (s *Server) identityRoutes() []Route {
 		{Method: "POST", Path: ws + "/{case_id}/resolve", Admin: true, ID: "resolveReviewCase", Tag: "Review queue", Auth: adm,
 			Summary: "Resolve an open case with a decision and a note; a session case moves the session to the decision and emits review_resolved.",
 			Body:    &ReviewResolveInput{}, Result: &session.CaseView{}, Errors: rerr, Handle: s.admin(s.resolveReview)},
-	}
+	}...)
 }
 
 // answer writes v, or the error.

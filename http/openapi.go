@@ -194,6 +194,7 @@ var securitySchemes = map[Auth]map[string]any{
 
 	// The RFC 9421 scheme's text is in agents.go, next to its codes.
 	AuthAgentHTTPSig: {"type": "apiKey", "in": "header", "name": "Signature", "description": agentHTTPSigDoc},
+	AuthHosted:       {"type": "apiKey", "in": "header", "name": "X-Service-Hosted-Token", "description": "The hosted capability of one identity session: given to the browser in the hosted URL's fragment, removed from the address bar by the page at once."},
 }
 
 // SpecError is the fixed error body of /siteverify and the rate-limit check.

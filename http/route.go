@@ -24,6 +24,9 @@ const (
 	// AuthAgentHTTPSig is an RFC 9421 signature (Web Bot Auth profile) by
 	// an agent with a registered Ed25519 key.
 	AuthAgentHTTPSig Auth = "agent_http_signature"
+	// AuthHosted is the hosted-capture capability of one identity session
+	// (header X-Service-Hosted-Token).
+	AuthHosted Auth = "hosted_token"
 )
 
 // Route is one operation. The route table is the single source of truth:

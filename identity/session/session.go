@@ -186,7 +186,7 @@ var (
 // Errors lists the module's codes, for the contract.
 var Errors = []*errcode.Code{ErrConsent, ErrScope, ErrNotFound, ErrCapability, ErrState, ErrBusy, ErrExpired, ErrIncomplete,
 	ErrClientVerdict, ErrDocumentImage, ErrNoChallenge, ErrChallengeStale, ErrNonce, ErrSessionLimit, ErrQueueFull,
-	ErrCaseNotFound, ErrCaseClosed, face.ErrUnavailable}
+	ErrCaseNotFound, ErrCaseClosed, ErrOrigin, face.ErrUnavailable}
 
 // CreateRequest is the body of POST /identity/verification/session.
 type CreateRequest struct {
@@ -234,6 +234,10 @@ func validAction(a string) bool {
 
 // Create starts a session.
 func (m *Module) Create(ctx context.Context, who Caller, r CreateRequest) (*Created, error) {
+	return m.create(ctx, who, r, nil)
+}
+
+func (m *Module) create(ctx context.Context, who Caller, r CreateRequest, edit func(*catalog.IdentitySession)) (*Created, error) {
 	switch r.Assurance {
 	case DocumentOnly, Standard, High:
 	default:
@@ -269,6 +273,9 @@ func (m *Module) Create(ctx context.Context, who Caller, r CreateRequest) (*Crea
 		Country: r.Country, DocumentType: r.DocumentType, ConsentReference: r.ConsentReference, ConsentAt: now,
 		CapabilityHash: catalog.HashSecret(capability), Status: StatusCreated, MaxAttempts: m.cfg.MaxAttempts,
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(m.cfg.TTL), CapabilityUntil: now.Add(m.cfg.TTL + m.cfg.CapabilityGrace)}
+	if edit != nil {
+		edit(&s)
+	}
 	got, err := m.put(ctx, &s, 0, nil)
 	if err != nil {
 		return nil, err
@@ -305,8 +312,13 @@ func (m *Module) load(ctx context.Context, who Caller, id, capability string, no
 	if !who.may(s.Assurance) {
 		return nil, ErrScope
 	}
-	if !strings.HasPrefix(capability, CapabilityPrefix) || !s.CapabilityHash.Equal(catalog.HashSecret(capability)) ||
-		!now.Before(s.CapabilityUntil) {
+	switch {
+	case strings.HasPrefix(capability, CapabilityPrefix) && s.CapabilityHash.Equal(catalog.HashSecret(capability)) && now.Before(s.CapabilityUntil):
+	case strings.HasPrefix(capability, HostedPrefix) && s.HostedHash != (catalog.Hash{}) && s.HostedHash.Equal(catalog.HashSecret(capability)) &&
+		now.Before(s.ExpiresAt.Add(15*time.Minute)):
+		// The hosted capability lives until shortly after the capture
+		// deadline: long enough for the page to show the outcome.
+	default:
 		return nil, ErrCapability
 	}
 	if len(s.PendingEvents) > 0 {
