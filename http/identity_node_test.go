@@ -397,3 +397,89 @@ func TestIdentityNoFaceEngineFailsClosed(t *testing.T) {
 	wantError(t, e.call("POST", e.full, s, "complete", nil), 409, "identity-steps-incomplete")
 	wantStatus(t, e.call("GET", e.full, s, "result", nil), 200, "collecting")
 }
+
+func TestIdentityHostedSessionAPI(t *testing.T) {
+	tn := mustStartNode(t)
+	var ws struct {
+		WorkspaceID string `json:"workspace_id"`
+	}
+	tn.mustCreate("/workspaces", map[string]any{"name": "hosted"}, &ws)
+	p := "/workspaces/" + ws.WorkspaceID
+	tn.mustCreate(p+"/sites", map[string]any{"name": "shop", "hostnames": []string{"shop.example"}, "environment": "production"}, &struct{}{})
+	var cred struct {
+		Credential string `json:"credential"`
+	}
+	tn.mustCreate(p+"/credentials", map[string]any{"name": "full", "scopes": []string{"identity.verify"}}, &cred)
+	create := func(extra map[string]any) response {
+		b := map[string]any{"subject_id": "u-1", "action": "signup", "assurance_level": "document_only", "country": "UTO",
+			"document_type": "passport", "consent_accepted": true, "consent_reference": "c-1"}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return tn.do("POST", "/v1/identity/hosted/session", cred.Credential, b)
+	}
+	for name, extra := range map[string]map[string]any{
+		"no origin and no return url":          {},
+		"a return url on another host":         {"return_url": "https://evil.example/done"},
+		"a suffix of an allowed host":          {"return_url": "https://xshop.example/done"},
+		"plain http off loopback":              {"return_url": "http://shop.example/done"},
+		"a parent origin with a path":          {"parent_origin": "https://shop.example/embed"},
+		"a parent origin with user info":       {"parent_origin": "https://a@shop.example"},
+		"a return url with a fragment":         {"return_url": "https://shop.example/done#x"},
+		"a parent origin of an unknown host":   {"parent_origin": "https://other.example"},
+		"a javascript: url":                    {"return_url": "javascript:alert(1)"},
+		"an allowed host but an unknown theme": {"return_url": "https://shop.example/done", "theme": "neon"},
+	} {
+		r := create(extra)
+		if r.status != 400 {
+			t.Fatalf("%s: %d %s", name, r.status, r.body)
+		}
+	}
+	r := create(map[string]any{"parent_origin": "https://shop.example", "return_url": "https://shop.example/done?x=1", "locale": "de-AT"})
+	if r.status != 201 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var v struct {
+		SessionID    string `json:"session_id"`
+		SessionToken string `json:"session_token"`
+		URL          string `json:"url"`
+	}
+	r.decode(t, &v)
+	base, frag, ok := strings.Cut(v.URL, "#")
+	if !ok || !strings.HasPrefix(frag, "ivhs_") || !strings.HasSuffix(base, "/v1/identity/hosted/"+v.SessionID) || strings.Contains(string(r.body), "hosted_token") {
+		t.Fatalf("url %s", v.URL)
+	}
+	page := tn.do("GET", "/v1/identity/hosted/"+v.SessionID, "", nil)
+	csp := page.header.Get("Content-Security-Policy")
+	if page.status != 200 || !strings.Contains(csp, "frame-ancestors https://shop.example;") || !strings.Contains(csp, "script-src 'self';") ||
+		page.header.Get("Referrer-Policy") != "no-referrer" || bytes.Contains(page.body, []byte("ivhs_")) {
+		t.Fatalf("page %d %q", page.status, csp)
+	}
+	if other := tn.do("GET", "/v1/identity/hosted/ivs_unknown", "", nil); !strings.Contains(other.header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Fatal("an unknown session's page may be framed")
+	}
+	info := tn.do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag)
+	var hi session.HostedInfo
+	info.decode(t, &hi)
+	if info.status != 200 || hi.Locale != "de" || hi.Theme != "system" || hi.ReturnURL != "https://shop.example/done?x=1" {
+		t.Fatalf("info %d %s", info.status, info.body)
+	}
+	wantError(t, tn.do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag+"x"), 401, "invalid-session-token")
+	wantError(t, tn.do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", v.SessionToken), 401, "invalid-session-token")
+	wantError(t, tn.do("POST", "/v1/identity/hosted/"+v.SessionID+"/complete", "", nil, "X-Service-Hosted-Token", frag), 409, "identity-steps-incomplete")
+	// The server's own capability still works beside the hosted one.
+	wantStatus(t, tn.do("GET", "/v1/identity/verification/"+v.SessionID+"/result", cred.Credential, nil, "X-Service-Identity-Session-Token", v.SessionToken), 200, "created")
+	// A direct session has no hosted capability.
+	d := tn.do("POST", "/v1/identity/verification/session", cred.Credential, map[string]any{"subject_id": "u-2", "action": "signup",
+		"assurance_level": "document_only", "country": "UTO", "document_type": "passport", "consent_accepted": true, "consent_reference": "c-1"})
+	var dv struct {
+		SessionID string `json:"session_id"`
+	}
+	d.decode(t, &dv)
+	wantError(t, tn.do("GET", "/v1/identity/hosted/"+dv.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag), 404, "identity-session-not-found")
+	for _, a := range []string{"/v1/identity/hosted-assets/app.js", "/v1/identity/hosted-assets/app.css"} {
+		if r := tn.do("GET", a, "", nil); r.status != 200 || len(r.body) < 500 {
+			t.Fatalf("%s: %d", a, r.status)
+		}
+	}
+}

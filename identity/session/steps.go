@@ -434,8 +434,10 @@ func (m *Module) Face(ctx context.Context, who Caller, id, capability string, r 
 // or the liveness face) is a review, never a silent pass or reject.
 func (m *Module) judge(live liveness.Result, sa, da face.Analysis) (*FaceOutcome, map[string]string, map[string]float64) {
 	fo := &FaceOutcome{LivenessPassed: live.Passed, Frames: live.Frames, Observed: []string{}, Reasons: []string{}}
-	for _, a := range live.Observed {
-		fo.Observed = append(fo.Observed, string(a))
+	for i, a := range live.Observed {
+		if i < 16 {
+			fo.Observed = append(fo.Observed, string(a))
+		}
 	}
 	checks := map[string]string{"liveness": "failed", "face_match_document": "not_run", "face_match_liveness": "not_run"}
 	metrics := map[string]float64{"frames": float64(live.Frames), "observed_actions": float64(len(live.Observed)),
@@ -444,8 +446,11 @@ func (m *Module) judge(live liveness.Result, sa, da face.Analysis) (*FaceOutcome
 	if live.Passed {
 		checks["liveness"] = "passed"
 	} else {
-		for _, r := range live.Reasons {
-			recapture = append(recapture, "liveness_"+r)
+		for i, r := range live.Reasons {
+			// Reason codes go to Raft and to webhooks: bounded, plain.
+			if i < 8 && len(r) <= 48 && validAction(r) {
+				recapture = append(recapture, "liveness_"+r)
+			}
 		}
 		if len(live.Reasons) == 0 {
 			recapture = append(recapture, "liveness_failed")
