@@ -509,3 +509,49 @@ func TestOpenCaseForOtherModules(t *testing.T) {
 		t.Fatalf("reserved kind: %v", err)
 	}
 }
+
+type blockingScreener struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingScreener) Screen(_ context.Context, _ documents.Request) (*documents.DocumentResult, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return documents.Simulate("ZZV")
+}
+
+func TestConcurrentStepsOnOneSession(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "verify")
+	bs := &blockingScreener{entered: make(chan struct{}), release: make(chan struct{})}
+	e.deps.Screener = bs
+	e.m = New(Config{}, e.deps)
+	c := e.create(t, DocumentOnly)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.doc(c, "page")
+		done <- err
+	}()
+	<-bs.entered
+	for name, f := range map[string]func() error{
+		"a second document": func() error { _, err := e.doc(c, "page"); return err },
+		"complete":          func() error { _, err := e.m.Complete(ctx, e.who, c.SessionID, c.SessionToken); return err },
+		"cancel":            func() error { _, err := e.m.Cancel(ctx, e.who, c.SessionID, c.SessionToken); return err },
+		"redact":            func() error { _, err := e.m.Redact(ctx, e.who, c.SessionID, c.SessionToken); return err },
+	} {
+		if err := f(); !is(err, ErrBusy) {
+			t.Fatalf("%s while a step runs: %v", name, err)
+		}
+	}
+	if r, err := e.m.Result(ctx, e.who, c.SessionID, c.SessionToken); err != nil || r.Status != StatusProcessing {
+		t.Fatalf("result while a step runs: %+v %v", r, err)
+	}
+	close(bs.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := e.m.Result(ctx, e.who, c.SessionID, c.SessionToken); r.Status != StatusCollecting || r.AttemptsUsed != 1 {
+		t.Fatalf("after the step: %+v", r)
+	}
+}
