@@ -483,3 +483,30 @@ func TestIdentityHostedSessionAPI(t *testing.T) {
 		}
 	}
 }
+
+func TestIdentitySessionsSurviveARestart(t *testing.T) {
+	tn := mustStartNode(t)
+	var ws struct {
+		WorkspaceID string `json:"workspace_id"`
+	}
+	tn.mustCreate("/workspaces", map[string]any{"name": "restart"}, &ws)
+	var cred struct {
+		Credential string `json:"credential"`
+	}
+	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/credentials", map[string]any{"name": "c", "scopes": []string{"identity.verify"}}, &cred)
+	e := &idEnv{testNode: tn, ws: ws.WorkspaceID, full: cred.Credential}
+	s := e.create(t, cred.Credential, "standard", "UTO")
+	wantStatus(t, e.call("POST", cred.Credential, s, "cancel", nil), 200, "cancelled")
+	cfg := tn.cfg
+	tn.stop()
+	tn2 := startNode(t, cfg)
+	e2 := &idEnv{testNode: tn2, ws: ws.WorkspaceID}
+	r := e2.call("GET", cred.Credential, s, "result", nil)
+	wantStatus(t, r, 200, "cancelled")
+	if !bytes.Contains(r.body, []byte(`"sequence":1`)) {
+		t.Fatalf("%s", r.body)
+	}
+	if got := strings.Join(e2.events(t, s.ID), ","); got != "cancelled" {
+		t.Fatalf("events after restart %s", got)
+	}
+}
