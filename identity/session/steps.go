@@ -1,14 +1,18 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
@@ -242,35 +246,44 @@ func (m *Module) Document(ctx context.Context, who Caller, id, capability string
 }
 
 // qualityMetrics keeps the numeric measurements of the capture-quality
-// detail (one level of nesting), at most 24.
+// detail (as its JSON shows them, two levels deep), at most 24: measured
+// values first (front.*, back.*), then the thresholds.
 func qualityMetrics(d map[string]any) map[string]float64 {
 	out := map[string]float64{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		if len(out) >= 24 {
-			return
-		}
-		switch x := v.(type) {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return out
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return out
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int {
+		return cmp.Compare(boolInt(a == "thresholds"), boolInt(b == "thresholds"))
+	})
+	for _, k := range keys {
+		switch x := m[k].(type) {
 		case float64:
-			out[prefix] = x
-		case float32:
-			out[prefix] = float64(x)
-		case int:
-			out[prefix] = float64(x)
+			if len(out) < 24 {
+				out[k] = x
+			}
 		case map[string]any:
-			if strings.Count(prefix, ".") < 1 {
-				for k, vv := range x {
-					p := k
-					if prefix != "" {
-						p = prefix + "." + k
-					}
-					walk(p, vv)
+			for _, k2 := range slices.Sorted(maps.Keys(x)) {
+				if f, ok := x[k2].(float64); ok && len(out) < 24 {
+					out[k+"."+k2] = f
 				}
 			}
 		}
 	}
-	walk("", d)
 	return out
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // faceReady checks the face engine, the presence check and the matcher
