@@ -374,3 +374,7 @@ func (s *Server) SweepIdentityEvents(ctx context.Context, every time.Duration, l
 		}
 	}
 }
+
+// IdentitySessions is the identity-session module, whose review queue other
+// modules (journeys escalations) use through OpenCase and Case.
+func (s *Server) IdentitySessions() *session.Module { return s.mods.idv }

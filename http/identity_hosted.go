@@ -76,7 +76,7 @@ func (s *Server) hostedRoutes(step, body []ErrorCode, faceErrs, live, complete [
 			c.ok(v)
 		}
 	}
-	auth := []ErrorCode{moduleCode(session.ErrCapability), moduleCode(session.ErrNotFound)}
+	auth := []ErrorCode{moduleCode(session.ErrCapability), moduleCode(session.ErrNotFound), ErrRateLimited, ErrUnavailable}
 	return []Route{
 		{Method: "POST", Path: "/identity/hosted/session", ID: "identityHostedCreate", Tag: "Identity verification", Auth: []Auth{AuthCredential},
 			Summary: "Start a session captured on trustd's hosted page; the answer holds the session capability (for your server) and the page URL (hosted capability in its fragment).",
