@@ -568,10 +568,11 @@ func (m *Module) Result(ctx context.Context, who Caller, id, capability string) 
 	if err != nil {
 		return nil, err
 	}
-	r := view(m.reread(s), now)
+	// load may have flushed events: show the record as stored now.
 	if x := m.d.Store.Catalog().IdentitySession(s.WorkspaceID, s.ID); x != nil {
-		r = view(x, now)
+		s = x
 	}
+	r := view(s, now)
 	return &r, nil
 }
 
