@@ -214,6 +214,9 @@ type Catalog struct {
 	// Console users (console_user.go) and the audit ring (audit.go).
 	ConsoleUsers map[string]*ConsoleUser `json:"console_users"`
 	Audit        []AuditEntry            `json:"audit"`
+	// Identity verification sessions and review cases by workspace
+	// (identity.go).
+	Identity map[string]*IdentityWorkspace `json:"identity"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

@@ -73,11 +73,14 @@ var commands = map[string]func() Command{
 	"branding_profile.put":      func() Command { return &PutBrandingProfile{} },
 	"branding_profile.delete":   func() Command { return &DeleteBrandingProfile{} },
 	// Workspace console users and the audit log.
-	"console_user.create":   func() Command { return &CreateConsoleUser{} },
-	"console_user.update":   func() Command { return &UpdateConsoleUser{} },
-	"console_user.delete":   func() Command { return &DeleteConsoleUser{} },
-	"console_user.use_link": func() Command { return &UseConsoleLink{} },
-	"audit.record":          func() Command { return &RecordAudit{} },
+	"console_user.create":         func() Command { return &CreateConsoleUser{} },
+	"console_user.update":         func() Command { return &UpdateConsoleUser{} },
+	"console_user.delete":         func() Command { return &DeleteConsoleUser{} },
+	"console_user.use_link":       func() Command { return &UseConsoleLink{} },
+	"audit.record":                func() Command { return &RecordAudit{} },
+	"identity_session.put":        func() Command { return &PutIdentitySession{} },
+	"identity_session.ack_events": func() Command { return &AckIdentityEvents{} },
+	"review_case.put":             func() Command { return &PutReviewCase{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -221,6 +224,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteMessagingOf,
 	deleteBrandingOf,
 	deleteConsoleUsersOf,
+	deleteIdentityOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -28,11 +28,14 @@ const (
 	TypeReviewResolved    = "identity.verification.review_resolved"
 	TypeRecaptureRequired = "identity.verification.recapture_required"
 	TypeCancelled         = "identity.verification.cancelled"
-	TypeTest              = "webhook.test"
+	// TypeRedacted: a session's captured-data traces were erased on
+	// request (identity/session Redact).
+	TypeRedacted = "identity.verification.redacted"
+	TypeTest     = "webhook.test"
 )
 
 // Types lists the event types an endpoint may filter on.
-var Types = []string{TypeVerified, TypeRejected, TypeReviewRequired, TypeReviewResolved, TypeRecaptureRequired, TypeCancelled, TypeTest}
+var Types = []string{TypeVerified, TypeRejected, TypeReviewRequired, TypeReviewResolved, TypeRecaptureRequired, TypeCancelled, TypeRedacted, TypeTest}
 
 // Domain errors of the package.
 var (

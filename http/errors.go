@@ -14,6 +14,7 @@ import (
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/messaging"
@@ -90,6 +91,7 @@ func contractErrors() []ErrorCode {
 		messaging.Errors,
 		branding.Errors,
 		users.Errors,
+		session.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

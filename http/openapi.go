@@ -195,6 +195,7 @@ var securitySchemes = map[Auth]map[string]any{
 	// The RFC 9421 scheme's text is in agents.go, next to its codes.
 	AuthAgentHTTPSig: {"type": "apiKey", "in": "header", "name": "Signature", "description": agentHTTPSigDoc},
 	AuthMessaging:    {"type": "apiKey", "in": "header", "name": "X-Service-Signature", "description": messagingSigDoc},
+	AuthHosted:       {"type": "apiKey", "in": "header", "name": "X-Service-Hosted-Token", "description": "The hosted capability of one identity session: given to the browser in the hosted URL's fragment, removed from the address bar by the page at once."},
 }
 
 // SpecError is the fixed error body of /siteverify and the rate-limit check.

@@ -27,6 +27,9 @@ const (
 	// AuthMessaging is a request signed with a workspace's messaging
 	// secret (risk/messaging, http/messaging.go).
 	AuthMessaging Auth = "messaging_signature"
+	// AuthHosted is the hosted-capture capability of one identity session
+	// (header X-Service-Hosted-Token).
+	AuthHosted Auth = "hosted_token"
 )
 
 // Route is one operation. The route table is the single source of truth:

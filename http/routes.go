@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/passwords"
@@ -26,6 +27,7 @@ type modules struct {
 	verify    *verify.Module
 	docs      *documents.Screener
 	trust     *trust.Module
+	idv       *session.Module
 }
 
 func newModules(s *Server) modules {
@@ -39,6 +41,7 @@ func newModules(s *Server) modules {
 		verify:    verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}),
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
+		idv:       s.newIdentitySessions(),
 	}
 }
 
@@ -65,5 +68,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.brandingRoutes()...)
 	rs = append(rs, s.consoleUserRoutes()...)
 	rs = append(rs, s.passwordStatusRoutes()...)
+	rs = append(rs, s.identityRoutes()...)
 	return rs
 }

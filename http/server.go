@@ -20,6 +20,8 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/identity/face"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/risk/trust"
 )
@@ -88,6 +90,13 @@ type Config struct {
 	// Passwords answers the breached-password range operations; nil uses
 	// the embedded default corpus only.
 	Passwords *passwords.Module
+	// Identity tunes identity verification sessions; FaceEngine, Presence
+	// and FaceMatch are the facial checks (nil: standard and high
+	// sessions fail closed with face-engine-unavailable).
+	Identity   session.Config
+	FaceEngine face.Engine
+	Presence   session.Presence
+	FaceMatch  session.Matcher
 }
 
 // Server is the public and admin API of one node.

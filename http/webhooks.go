@@ -19,7 +19,7 @@ import (
 type WebhookEndpointInput struct {
 	URL         *string   `json:"url,omitempty" required:"true" doc:"https URL (http only to a loopback host on a --dev node); never a private, link-local or reserved address unless the operator started trustd with --webhooks-allow-private-targets. At most 2048 bytes, no user info or fragment."`
 	Description *string   `json:"description,omitempty" doc:"At most 256 bytes."`
-	EventTypes  *[]string `json:"event_types,omitempty" doc:"Event types to receive (identity.verification.verified|rejected|review_required|review_resolved|recapture_required|cancelled, webhook.test); empty or absent: every type."`
+	EventTypes  *[]string `json:"event_types,omitempty" doc:"Event types to receive (identity.verification.verified|rejected|review_required|review_resolved|recapture_required|cancelled|redacted, webhook.test); empty or absent: every type."`
 	Enabled     *bool     `json:"enabled,omitempty" doc:"false disables the endpoint (its pending deliveries fail); true re-enables it and clears its failure streak."`
 }
 

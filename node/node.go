@@ -30,6 +30,7 @@ import (
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
+	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
 )
@@ -103,6 +104,13 @@ type Config struct {
 	// the node sets its Engine). Tests driving the fake camera lower the
 	// thresholds, see identity/face/DESIGN.md.
 	Liveness liveness.Config
+	// Identity tunes identity verification sessions; FaceEngine, Presence
+	// and FaceMatch are the facial checks (nil: standard and high sessions
+	// fail closed with face-engine-unavailable).
+	Identity   session.Config
+	FaceEngine face.Engine
+	Presence   session.Presence
+	FaceMatch  session.Matcher
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -131,6 +139,9 @@ type Node struct {
 	webhooks     *events.Outbox
 	stopWebhooks context.CancelFunc
 	webhooksDone chan struct{}
+	// identityDone closes when the identity-event sweep has returned (it
+	// stops with the webhooks loop).
+	identityDone chan struct{}
 	// passwords answers breached-password ranges from this node's corpus.
 	passwords *passwords.Module
 	// faceEng and liveness are the face engine and presence checker
@@ -283,7 +294,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Webhooks:  n.webhooks,
 		Passwords: n.passwords,
+		Identity:  cfg.Identity, FaceEngine: cfg.FaceEngine, Presence: cfg.Presence, FaceMatch: cfg.FaceMatch,
 	}, n.store, n.router, reg, cfg.Logger)
+	n.identityDone = make(chan struct{})
+	go func() {
+		defer close(n.identityDone)
+		n.api.SweepIdentityEvents(whCtx, 30*time.Second, n.store.IsLeader)
+	}()
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
 	if cfg.OpsAddr != "" {
@@ -477,6 +494,9 @@ func (n *Node) Close(ctx context.Context) error {
 		// for the next leader (at least once).
 		n.stopWebhooks()
 		<-n.webhooksDone
+		if n.identityDone != nil {
+			<-n.identityDone
+		}
 	}
 	n.closeFace()
 	errs = append(errs, n.closeCore())
