@@ -207,6 +207,12 @@ type Catalog struct {
 	WebhookOutboxes  map[string]*WebhookOutbox   `json:"webhook_outboxes"`
 	// Trust API rules (trust_policy.go).
 	TrustPolicies map[string]*TrustPolicy `json:"trust_policies"`
+	// Journeys (journey.go, journey_credentials.go): definitions, sessions
+	// by workspace, and what a subject enrolled (passkeys, face templates).
+	Journeys        map[string]*Journey                  `json:"journeys"`
+	JourneySessions map[string]*WorkspaceJourneySessions `json:"journey_sessions"`
+	Passkeys        map[string]*WorkspacePasskeys        `json:"passkeys"`
+	JourneyFaces    map[string]map[string]*FaceTemplate  `json:"journey_faces"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

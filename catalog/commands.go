@@ -67,6 +67,14 @@ var commands = map[string]func() Command{
 	// Trust API.
 	"trust_policy.put":    func() Command { return &PutTrustPolicy{} },
 	"trust_policy.delete": func() Command { return &DeleteTrustPolicy{} },
+
+	"journey.put":                func() Command { return &PutJourney{} },
+	"journey.delete":             func() Command { return &DeleteJourney{} },
+	"journey_session.create":     func() Command { return &CreateJourneySession{} },
+	"journey_session.transition": func() Command { return &TransitionJourneySession{} },
+	"passkey.put":                func() Command { return &PutPasskey{} },
+	"face_template.put":          func() Command { return &PutFaceTemplate{} },
+	"journey_subject.delete":     func() Command { return &DeleteSubjectCredentials{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -207,6 +215,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteTrustedDevicesOf,
 	deleteWebhooksOf,
 	deleteTrustPoliciesOf,
+	deleteJourneysOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.
