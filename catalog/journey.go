@@ -168,19 +168,19 @@ type JourneySession struct {
 	FailedAttempts     int                 `json:"failed_attempts"`
 	// ProofID is the hex id of the proof of the last successful attempt;
 	// ProofAssurance and the flags are what it achieved.
-	ProofID        string    `json:"proof_id,omitempty"`
-	ProofAssurance string    `json:"proof_assurance,omitempty"`
-	ProofLiveness  bool      `json:"proof_liveness,omitempty"`
-	ProofIdentity  bool      `json:"proof_identity,omitempty"`
-	LastError      string    `json:"last_error,omitempty"`
+	ProofID        string `json:"proof_id,omitempty"`
+	ProofAssurance string `json:"proof_assurance,omitempty"`
+	ProofLiveness  bool   `json:"proof_liveness,omitempty"`
+	ProofIdentity  bool   `json:"proof_identity,omitempty"`
+	LastError      string `json:"last_error,omitempty"`
 	// MethodState is the method's state of the open attempt (a liveness
 	// challenge, a WebAuthn ceremony), opaque here, at most 4 KiB.
-	MethodState []byte `json:"method_state,omitempty"`
-	CaseReference  string    `json:"case_reference,omitempty"`
-	Consumed       bool      `json:"consumed"`
-	CreatedAt      time.Time `json:"created_at"`
-	ExpiresAt      time.Time `json:"expires_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	MethodState   []byte    `json:"method_state,omitempty"`
+	CaseReference string    `json:"case_reference,omitempty"`
+	Consumed      bool      `json:"consumed"`
+	CreatedAt     time.Time `json:"created_at"`
+	ExpiresAt     time.Time `json:"expires_at"`
+	UpdatedAt     time.Time `json:"updated_at"`
 }
 
 // WorkspaceJourneySessions are one workspace's sessions by id.

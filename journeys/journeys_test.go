@@ -79,7 +79,9 @@ func (f *fakeCases) OpenCase(_ context.Context, ws, kind, ref string, reasons []
 
 type fakeHuman struct{ v HumanVerdict }
 
-func (f *fakeHuman) VerifyHuman(context.Context, string, string, string) (HumanVerdict, error) { return f.v, nil }
+func (f *fakeHuman) VerifyHuman(context.Context, string, string, string) (HumanVerdict, error) {
+	return f.v, nil
+}
 
 type fakePresence struct {
 	pass bool
