@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"errors"
+	"github.com/trustd/trustd/journeys"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -83,6 +84,7 @@ func contractErrors() []ErrorCode {
 		agentModuleCodes(),
 		passwords.Errors,
 		trust.Errors,
+		journeys.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

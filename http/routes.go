@@ -2,6 +2,7 @@ package http
 
 import (
 	"github.com/trustd/trustd/identity/documents"
+	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/passwords"
@@ -23,19 +24,22 @@ type modules struct {
 	hv        *hvModule
 	docs      *documents.Screener
 	trust     *trust.Module
+	journeys  *journeys.Module
 }
 
 func newModules(s *Server) modules {
+	hv, account := newHVModule(), newAccountModule(s)
 	return modules{
 		rl:        newRateCheck(s),
 		lease:     lease.New(s.router, s.clock, s.log),
 		admission: admission.New(s.router, s.clock),
 		ap:        apiprotection.New(s.router, s.clock),
-		account:   newAccountModule(s),
+		account:   account,
 		pw:        newPasswordModule(s),
-		hv:        newHVModule(),
+		hv:        hv,
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
+		journeys:  s.newJourneys(hv, account),
 	}
 }
 
@@ -58,5 +62,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.webhookRoutes()...)
 	rs = append(rs, s.passwordRoutes()...)
 	rs = append(rs, s.trustRoutes()...)
+	rs = append(rs, s.journeyRoutes()...)
 	return rs
 }

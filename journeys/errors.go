@@ -19,6 +19,10 @@ var (
 	ErrSessionsFull      = errcode.New("journey-sessions-full", errcode.RateLimited, "the workspace holds the most live journey sessions allowed; wait for some to expire")
 )
 
+// Errors lists the module's domain errors, for the contract.
+var Errors = []*errcode.Code{ErrInvalidJourney, ErrJourneyNotFound, ErrInvalidRequest, ErrConsentOutdated, ErrInvalidSession,
+	ErrSessionClosed, ErrWrongMethod, ErrNoChallenge, ErrMethodUnavailable, ErrNotEnrolled, ErrBusy, ErrNoSigningKey, ErrSessionsFull}
+
 // Error codes of /journeys/siteverify (the error-codes array, HTTP 200).
 const (
 	CodeInvalidSession     = "invalid-session-token"

@@ -2,6 +2,8 @@ package journeys
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -514,4 +516,22 @@ func TestJourneyProofIsSpentAtTrustSiteverifyToo(t *testing.T) {
 
 func (f fixedKeys) lookup(cat *catalog.Catalog) token.Lookup {
 	return func(id string) *token.Key { return f.Verifier(cat, id) }
+}
+
+func (f *fixture) sessionID(t *testing.T, st StartResult) string {
+	t.Helper()
+	j, err := token.DecodeJourney(st.SessionToken, false, fixedKeys{f.key}.lookup(f.store.Catalog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(j.ID[:])
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

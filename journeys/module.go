@@ -59,6 +59,7 @@ type Module struct {
 	presence Presence
 	matcher  Matcher
 	sealer   *token.Sealer
+	origin   string
 }
 
 // New builds the module.
