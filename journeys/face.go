@@ -37,8 +37,7 @@ type Matcher interface {
 // WithFace sets the presence check, the matcher and the sealer of
 // enrolled templates.
 func (m *Module) WithFace(p Presence, match Matcher, sealer *token.Sealer) *Module {
-	m.presence, m.matcher, m.sealer = p, match, sealer
-	return m
+	return m.setEngines(func(e *engines) { e.presence, e.matcher, e.sealer = p, match, sealer })
 }
 
 func isFacial(method string) bool {
@@ -51,20 +50,20 @@ func (m *Module) BeginFace(ctx context.Context, capability string) (liveness.Cha
 	if err != nil {
 		return liveness.Challenge{}, err
 	}
-	now := m.now()
+	now, eng := m.now(), m.engines()
 	if !isFacial(s.Method) {
 		return liveness.Challenge{}, ErrWrongMethod.With("the session's method is %s", s.Method)
 	}
 	if err := checkOpen(s, s.Method, now); err != nil {
 		return liveness.Challenge{}, err
 	}
-	if m.presence == nil || (s.Method != MethodLiveness && m.sealer == nil) || (s.Method == MethodAuthorization && m.matcher == nil) {
+	if eng.presence == nil || (s.Method != MethodLiveness && eng.sealer == nil) || (s.Method == MethodAuthorization && eng.matcher == nil) {
 		return liveness.Challenge{}, ErrMethodUnavailable.With("the face engine is not wired on this node")
 	}
 	if s.Method == MethodAuthorization && cat.FaceTemplate(s.WorkspaceID, s.SubjectHash, now) == nil {
 		return liveness.Challenge{}, ErrNotEnrolled
 	}
-	c := m.presence.Issue(now)
+	c := eng.presence.Issue(now)
 	state, _ := json.Marshal(c)
 	if _, err := m.begin(ctx, s, state); err != nil {
 		return liveness.Challenge{}, err
@@ -81,7 +80,7 @@ func (m *Module) CompleteFace(ctx context.Context, capability string, frames []l
 	if err != nil {
 		return Attempt{}, err
 	}
-	now := m.now()
+	now, eng := m.now(), m.engines()
 	if !isFacial(s.Method) {
 		return Attempt{}, ErrWrongMethod.With("the session's method is %s", s.Method)
 	}
@@ -98,10 +97,10 @@ func (m *Module) CompleteFace(ctx context.Context, capability string, frames []l
 	if json.Unmarshal(s.MethodState, &c) != nil {
 		return Attempt{}, ErrNoChallenge
 	}
-	if m.presence == nil {
+	if eng.presence == nil {
 		return Attempt{}, ErrMethodUnavailable.With("the face engine is not wired on this node")
 	}
-	res, err := m.presence.Check(ctx, c, frames, now)
+	res, err := eng.presence.Check(ctx, c, frames, now)
 	if err != nil {
 		// An unavailable check is never a pass, nor a failed attempt.
 		return Attempt{}, ErrMethodUnavailable.With("the presence check did not answer")
@@ -119,7 +118,7 @@ func (m *Module) CompleteFace(ctx context.Context, capability string, frames []l
 		if len(res.Reference) == 0 {
 			return m.finish(ctx, ws, s, false, []string{"no-face-reference"}, false)
 		}
-		t := catalog.FaceTemplate{Sealed: m.sealer.Seal(ad, encodeDescriptor(res.Reference)), EnrolledAt: now.UTC(),
+		t := catalog.FaceTemplate{Sealed: eng.sealer.Seal(ad, encodeDescriptor(res.Reference)), EnrolledAt: now.UTC(),
 			ExpiresAt: now.UTC().Add(catalog.FaceTemplateRetention)}
 		if _, err := m.store.Apply(ctx, &catalog.PutFaceTemplate{WorkspaceID: s.WorkspaceID, SubjectHash: s.SubjectHash, Template: t}); err != nil {
 			return Attempt{}, err
@@ -129,11 +128,11 @@ func (m *Module) CompleteFace(ctx context.Context, capability string, frames []l
 		if t == nil {
 			return m.finish(ctx, ws, s, false, []string{"not-enrolled"}, false)
 		}
-		raw, ok := m.sealer.Open(ad, t.Sealed)
+		raw, ok := eng.sealer.Open(ad, t.Sealed)
 		if !ok {
 			return Attempt{}, ErrMethodUnavailable.With("the enrolled template does not open with this node's seal key")
 		}
-		same, err := m.matcher.Match(res.Reference, decodeDescriptor(raw))
+		same, err := eng.matcher.Match(res.Reference, decodeDescriptor(raw))
 		if err != nil {
 			return Attempt{}, ErrMethodUnavailable.With("the face comparison did not answer")
 		}

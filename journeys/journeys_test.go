@@ -399,7 +399,7 @@ func TestAssistedReviewNeverApprovesAFailedProof(t *testing.T) {
 
 func TestEscalateWithoutQueueIsUnavailable(t *testing.T) {
 	f := mustFixture(t)
-	f.m.cases = nil
+	f.m.WithCases(nil)
 	f.define(t, loginJourney)
 	st := f.start(t, StartRequest{JourneyKey: "login"})
 	if _, err := f.m.Escalate(context.Background(), f.who, EscalateRequest{SessionToken: st.SessionToken, ReasonCode: "x"}); !errors.Is(err, ErrMethodUnavailable) {

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trustd/trustd/actors"
@@ -54,6 +56,15 @@ type Module struct {
 	signals trust.SignalSource
 	now     func() time.Time
 
+	// eng holds the optional engines; node/ (or a test) sets them while
+	// the node may be serving, so they are swapped whole, atomically.
+	mu  sync.Mutex
+	eng atomic.Pointer[engines]
+}
+
+// engines are the method engines and the review queue; nil ones make
+// their method answer ErrMethodUnavailable.
+type engines struct {
 	cases    CaseOpener
 	human    HumanVerifier
 	presence Presence
@@ -62,13 +73,30 @@ type Module struct {
 	origin   string
 }
 
+// engines returns the current engines (never nil).
+func (m *Module) engines() *engines { return m.eng.Load() }
+
+// setEngines applies f to a copy of the engines and publishes it.
+func (m *Module) setEngines(f func(e *engines)) *Module {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e := *m.eng.Load()
+	f(&e)
+	m.eng.Store(&e)
+	return m
+}
+
 // New builds the module.
 func New(store Store, ask Asker, keys Keys, signals trust.SignalSource, now func() time.Time) *Module {
-	return &Module{store: store, ask: ask, keys: keys, signals: signals, now: now}
+	m := &Module{store: store, ask: ask, keys: keys, signals: signals, now: now}
+	m.eng.Store(&engines{})
+	return m
 }
 
 // WithCases sets the review queue escalations open cases in.
-func (m *Module) WithCases(c CaseOpener) *Module { m.cases = c; return m }
+func (m *Module) WithCases(c CaseOpener) *Module {
+	return m.setEngines(func(e *engines) { e.cases = c })
+}
 
 // MaxAttempts bounds the attempts (each a fresh proof) of one session.
 const MaxAttempts = 5

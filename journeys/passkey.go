@@ -34,8 +34,7 @@ var ErrNoRelyingParty = ErrMethodUnavailable.With("no hostname of the session's 
 // WithPasskeys sets the page origin (scheme://host[:port]) passkey
 // ceremonies run at: the service's public base URL.
 func (m *Module) WithPasskeys(origin string) *Module {
-	m.origin = strings.TrimRight(origin, "/")
-	return m
+	return m.setEngines(func(e *engines) { e.origin = strings.TrimRight(origin, "/") })
 }
 
 // passkeyState is a passkey attempt's MethodState.
@@ -58,10 +57,11 @@ func (u passkeyUser) WebAuthnCredentials() []webauthn.Credential { return u.cred
 
 // relyingParty builds the WebAuthn configuration of a session.
 func (m *Module) relyingParty(cat *catalog.Catalog, s *catalog.JourneySession) (*webauthn.WebAuthn, error) {
-	if m.origin == "" {
+	origin := m.engines().origin
+	if origin == "" {
 		return nil, ErrMethodUnavailable.With("passkeys are not configured on this node (no public origin)")
 	}
-	u, err := url.Parse(m.origin)
+	u, err := url.Parse(origin)
 	if err != nil || u.Hostname() == "" {
 		return nil, ErrMethodUnavailable.With("the node's public origin is not a URL")
 	}
@@ -80,7 +80,7 @@ func (m *Module) relyingParty(cat *catalog.Catalog, s *catalog.JourneySession) (
 	if rp == "" {
 		return nil, ErrNoRelyingParty
 	}
-	w, err := webauthn.New(&webauthn.Config{RPID: rp, RPDisplayName: site.Name, RPOrigins: []string{m.origin},
+	w, err := webauthn.New(&webauthn.Config{RPID: rp, RPDisplayName: site.Name, RPOrigins: []string{origin},
 		Timeouts: webauthn.TimeoutsConfig{Login: webauthn.TimeoutConfig{Enforce: true, Timeout: 2 * time.Minute},
 			Registration: webauthn.TimeoutConfig{Enforce: true, Timeout: 2 * time.Minute}}})
 	if err != nil {

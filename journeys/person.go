@@ -179,7 +179,9 @@ type HumanVerifier interface {
 }
 
 // WithHuman sets the human-verification verdict source.
-func (m *Module) WithHuman(h HumanVerifier) *Module { m.human = h; return m }
+func (m *Module) WithHuman(h HumanVerifier) *Module {
+	return m.setEngines(func(e *engines) { e.human = h })
+}
 
 // CompleteHuman completes a human_verification session with a widget
 // response token whose cdata is the session's Reference: a token of
@@ -195,10 +197,11 @@ func (m *Module) CompleteHuman(ctx context.Context, capability, response string)
 	if response == "" || len(response) > 2048 {
 		return Attempt{}, ErrInvalidRequest.With("response: the widget's response token")
 	}
-	if m.human == nil {
+	human := m.engines().human
+	if human == nil {
 		return Attempt{}, ErrMethodUnavailable.With("human verification verdicts are not wired on this node")
 	}
-	v, err := m.human.VerifyHuman(ctx, ws.ID, s.AppID, response)
+	v, err := human.VerifyHuman(ctx, ws.ID, s.AppID, response)
 	if err != nil {
 		return Attempt{}, ErrMethodUnavailable.With("human verification did not answer")
 	}

@@ -168,9 +168,9 @@ func (m *Module) Start(ctx context.Context, who Caller, r StartRequest) (StartRe
 		}
 		return StartResult{}, err
 	}
-	if review && m.cases != nil {
+	if cases := m.engines().cases; review && cases != nil {
 		// The review case names the session, never the subject.
-		if ref, err := m.cases.OpenCase(ctx, ws.ID, "journey", "journey-session:"+s.ID, []string{"high_risk_start"}); err == nil {
+		if ref, err := cases.OpenCase(ctx, ws.ID, "journey", "journey-session:"+s.ID, []string{"high_risk_start"}); err == nil {
 			_ = m.retryCAS(ctx, ws.ID, s.ID, func(cur *catalog.JourneySession) error {
 				_, err := m.transition(ctx, cur, func(n *catalog.JourneySession) { n.CaseReference = ref })
 				return err
@@ -291,7 +291,8 @@ func (m *Module) Escalate(ctx context.Context, who Caller, r EscalateRequest) (E
 	if s.Consumed {
 		return EscalateResult{}, ErrSessionClosed.With("the journey was verified; nothing to review")
 	}
-	if m.cases == nil {
+	cases := m.engines().cases
+	if cases == nil {
 		return EscalateResult{}, ErrMethodUnavailable.With("no review queue is configured on this node")
 	}
 	prio := r.Priority
@@ -302,7 +303,7 @@ func (m *Module) Escalate(ctx context.Context, who Caller, r EscalateRequest) (E
 	if r.OperationLabel != "" {
 		reasons = append(reasons, "operation:"+r.OperationLabel)
 	}
-	ref, err := m.cases.OpenCase(ctx, s.WorkspaceID, "journey", "journey-session:"+s.ID, reasons)
+	ref, err := cases.OpenCase(ctx, s.WorkspaceID, "journey", "journey-session:"+s.ID, reasons)
 	if err != nil {
 		return EscalateResult{}, ErrMethodUnavailable.With("the review queue did not answer")
 	}

@@ -1,0 +1,1 @@
+document.getElementById("state").textContent = "Loading";
