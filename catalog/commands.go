@@ -72,6 +72,7 @@ var commands = map[string]func() Command{
 	"journey.delete":             func() Command { return &DeleteJourney{} },
 	"journey_session.create":     func() Command { return &CreateJourneySession{} },
 	"journey_session.transition": func() Command { return &TransitionJourneySession{} },
+	"journey_session.read":       func() Command { return &ReadJourneySession{} },
 	"passkey.put":                func() Command { return &PutPasskey{} },
 	"face_template.put":          func() Command { return &PutFaceTemplate{} },
 	"journey_subject.delete":     func() Command { return &DeleteSubjectCredentials{} },

@@ -296,3 +296,23 @@ func deleteJourneysOf(tx *Tx, workspaceID string) {
 		delete(Writable(tx, "passkeys", &tx.next.Passkeys), workspaceID)
 	}
 }
+
+// ReadJourneySession changes nothing: applied through Raft, it returns the
+// session as of its place in the log, so a node whose catalog lags (the
+// person completed the method through another node a moment ago) reads
+// what the leader committed. journeys/ uses it only when the local copy
+// cannot decide.
+type ReadJourneySession struct {
+	WorkspaceID string `json:"workspace_id"`
+	ID          string `json:"session_id"`
+}
+
+func (*ReadJourneySession) Kind() string { return "journey_session.read" }
+func (c *ReadJourneySession) Apply(tx *Tx) (any, error) {
+	s := tx.next.JourneySession(c.WorkspaceID, c.ID)
+	if s == nil {
+		return nil, fmt.Errorf("%w: journey session %s", ErrNotFound, c.ID)
+	}
+	cp := *s
+	return &cp, nil
+}

@@ -46,7 +46,7 @@ func isFacial(method string) bool {
 
 // BeginFace opens a facial attempt and returns its challenge.
 func (m *Module) BeginFace(ctx context.Context, capability string) (liveness.Challenge, error) {
-	cat, s, _, err := m.personSession(capability)
+	cat, s, _, err := m.personSession(ctx, capability)
 	if err != nil {
 		return liveness.Challenge{}, err
 	}
@@ -76,7 +76,7 @@ const MaxFrames = 30
 
 // CompleteFace checks the frames of the open facial attempt.
 func (m *Module) CompleteFace(ctx context.Context, capability string, frames []liveness.Frame) (Attempt, error) {
-	cat, s, ws, err := m.personSession(capability)
+	cat, s, ws, err := m.personSession(ctx, capability)
 	if err != nil {
 		return Attempt{}, err
 	}

@@ -164,14 +164,30 @@ func newID() [16]byte {
 	return b
 }
 
+// fresh reads a session through the Raft log (catalog.ReadJourneySession):
+// what the cluster committed, even when this node's catalog lags.
+func (m *Module) fresh(ctx context.Context, ws, id string) (*catalog.JourneySession, bool) {
+	v, err := m.store.Apply(ctx, &catalog.ReadJourneySession{WorkspaceID: ws, ID: id})
+	if err != nil {
+		return nil, false
+	}
+	s, ok := v.(*catalog.JourneySession)
+	return s, ok && s != nil
+}
+
 // session resolves a session token (person false) or capability (person
 // true) to its record; a token of another workspace is unknown.
-func (m *Module) session(cat *catalog.Catalog, ws *catalog.Workspace, text string, person bool) (*catalog.JourneySession, token.Journey, bool) {
+func (m *Module) session(ctx context.Context, cat *catalog.Catalog, ws *catalog.Workspace, text string, person bool) (*catalog.JourneySession, token.Journey, bool) {
 	j, err := token.DecodeJourney(text, person, func(id string) *token.Key { return m.keys.Verifier(cat, id) })
 	if err != nil || (ws != nil && j.WorkspaceID != ws.ID) {
 		return nil, j, false
 	}
-	s := cat.JourneySession(j.WorkspaceID, hex.EncodeToString(j.ID[:]))
+	id := hex.EncodeToString(j.ID[:])
+	s := cat.JourneySession(j.WorkspaceID, id)
+	if s == nil && m.now().Unix() < j.Expires {
+		// A token we signed for a session this node has not applied yet.
+		s, _ = m.fresh(ctx, j.WorkspaceID, id)
+	}
 	return s, j, s != nil
 }
 

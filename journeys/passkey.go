@@ -141,7 +141,7 @@ func (m *Module) ceremony(w *webauthn.WebAuthn, u passkeyUser) (PasskeyCeremony,
 
 // BeginPasskey opens a device_authorization attempt.
 func (m *Module) BeginPasskey(ctx context.Context, capability string) (PasskeyCeremony, error) {
-	cat, s, _, err := m.personSession(capability)
+	cat, s, _, err := m.personSession(ctx, capability)
 	if err != nil {
 		return PasskeyCeremony{}, err
 	}
@@ -176,7 +176,7 @@ const MaxCredentialJSON = 16 << 10
 // FinishPasskey checks the page's PublicKeyCredential (JSON, binary
 // fields base64url) against the open ceremony.
 func (m *Module) FinishPasskey(ctx context.Context, capability string, credential []byte) (PasskeyResult, error) {
-	cat, s, ws, err := m.personSession(capability)
+	cat, s, ws, err := m.personSession(ctx, capability)
 	if err != nil {
 		return PasskeyResult{}, err
 	}

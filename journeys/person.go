@@ -51,9 +51,9 @@ type Attempt struct {
 func Reference(s *catalog.JourneySession) string { return "journey:" + s.ID }
 
 // personSession resolves a capability.
-func (m *Module) personSession(capability string) (*catalog.Catalog, *catalog.JourneySession, *catalog.Workspace, error) {
+func (m *Module) personSession(ctx context.Context, capability string) (*catalog.Catalog, *catalog.JourneySession, *catalog.Workspace, error) {
 	cat := m.store.Catalog()
-	s, _, ok := m.session(cat, nil, capability, true)
+	s, _, ok := m.session(ctx, cat, nil, capability, true)
 	if !ok {
 		return nil, nil, nil, ErrInvalidSession
 	}
@@ -65,8 +65,8 @@ func (m *Module) personSession(capability string) (*catalog.Catalog, *catalog.Jo
 }
 
 // Person reads the session for the person's page.
-func (m *Module) Person(_ context.Context, capability string) (PersonView, error) {
-	cat, s, _, err := m.personSession(capability)
+func (m *Module) Person(ctx context.Context, capability string) (PersonView, error) {
+	cat, s, _, err := m.personSession(ctx, capability)
 	if err != nil {
 		return PersonView{}, err
 	}
@@ -94,13 +94,18 @@ func checkOpen(s *catalog.JourneySession, method string, now time.Time) error {
 // begin opens an attempt: proof_pending with the method's state; any
 // proof of an earlier attempt stops completing the session.
 func (m *Module) begin(ctx context.Context, s *catalog.JourneySession, state []byte) (*catalog.JourneySession, error) {
-	n, err := m.transition(ctx, s, func(n *catalog.JourneySession) {
-		n.Status, n.Attempts, n.ProofID, n.MethodState, n.LastError = StatusProofPending, n.Attempts+1, "", state, ""
+	var out *catalog.JourneySession
+	err := m.retryCAS(ctx, s.WorkspaceID, s.ID, func(cur *catalog.JourneySession) error {
+		if err := checkOpen(cur, s.Method, m.now()); err != nil {
+			return err
+		}
+		n, err := m.transition(ctx, cur, func(n *catalog.JourneySession) {
+			n.Status, n.Attempts, n.ProofID, n.MethodState, n.LastError = StatusProofPending, n.Attempts+1, "", state, ""
+		})
+		out = n
+		return err
 	})
-	if errors.Is(err, catalog.ErrJourneySessionChanged) {
-		return nil, ErrBusy
-	}
-	return n, err
+	return out, err
 }
 
 // finish ends the attempt opened at version s.Version: a pass issues the
@@ -187,7 +192,7 @@ func (m *Module) WithHuman(h HumanVerifier) *Module {
 // response token whose cdata is the session's Reference: a token of
 // another session, or without cdata, fails the attempt.
 func (m *Module) CompleteHuman(ctx context.Context, capability, response string) (Attempt, error) {
-	_, s, ws, err := m.personSession(capability)
+	_, s, ws, err := m.personSession(ctx, capability)
 	if err != nil {
 		return Attempt{}, err
 	}

@@ -218,8 +218,8 @@ func (m *Module) statusOf(s *catalog.JourneySession) StatusResult {
 }
 
 // Status reads a session without consuming or changing it.
-func (m *Module) Status(_ context.Context, who Caller, sessionToken string) (StatusResult, error) {
-	s, err := m.own(who, sessionToken)
+func (m *Module) Status(ctx context.Context, who Caller, sessionToken string) (StatusResult, error) {
+	s, err := m.own(ctx, who, sessionToken)
 	if err != nil {
 		return StatusResult{}, err
 	}
@@ -227,11 +227,11 @@ func (m *Module) Status(_ context.Context, who Caller, sessionToken string) (Sta
 }
 
 // own resolves a session token of the caller's application.
-func (m *Module) own(who Caller, sessionToken string) (*catalog.JourneySession, error) {
+func (m *Module) own(ctx context.Context, who Caller, sessionToken string) (*catalog.JourneySession, error) {
 	if sessionToken == "" {
 		return nil, ErrInvalidRequest.With("session_token: required")
 	}
-	s, _, ok := m.session(m.store.Catalog(), who.Workspace, sessionToken, false)
+	s, _, ok := m.session(ctx, m.store.Catalog(), who.Workspace, sessionToken, false)
 	if !ok || s.AppID != who.AppID || s.Channel != who.Channel {
 		// Another workspace's or application's session is unknown here.
 		return nil, ErrInvalidSession
@@ -281,7 +281,7 @@ func (m *Module) Escalate(ctx context.Context, who Caller, r EscalateRequest) (E
 	case r.OperationLabel != "" && !validCode(r.OperationLabel, 64):
 		return EscalateResult{}, ErrInvalidRequest.With("operation_label: 1 to 64 of a-z 0-9 _ - . (a label, not personal data)")
 	}
-	s, err := m.own(who, r.SessionToken)
+	s, err := m.own(ctx, who, r.SessionToken)
 	if err != nil {
 		return EscalateResult{}, err
 	}
@@ -372,7 +372,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 	}
 	ws := who.Workspace
 	cat := m.store.Catalog()
-	s, err := m.own(who, r.SessionToken)
+	s, err := m.own(ctx, who, r.SessionToken)
 	if err != nil {
 		return SiteverifyResult{Codes: []string{CodeInvalidSession}}, nil
 	}
@@ -397,6 +397,19 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		return answer(s, CodeTimeoutOrDuplicate)
 	}
 	if s.ProofID != pid {
+		// This node may not have applied the completion yet: read the
+		// session as committed before deciding.
+		if f, ok := m.fresh(ctx, s.WorkspaceID, s.ID); ok {
+			s = f
+		}
+		switch st := statusAt(s, now); {
+		case s.Consumed || st == StatusExpired:
+			return answer(s, CodeTimeoutOrDuplicate)
+		case st == StatusEscalated:
+			return answer(s, CodeEscalated)
+		}
+	}
+	if s.ProofID != pid {
 		// Not this session's current proof: another session's, or one
 		// spent by an earlier attempt (a fresh proof is required).
 		if s.ProofID == "" && s.Status == StatusFailed {
@@ -416,6 +429,12 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 	codes := bindingCodes(ws, s, p, r)
 	var final *catalog.JourneySession
 	err = m.retryCAS(ctx, ws.ID, s.ID, func(cur *catalog.JourneySession) error {
+		if cur.ProofID != pid && !cur.Consumed {
+			// A lagging copy: decide on the committed one.
+			if f, ok := m.fresh(ctx, ws.ID, s.ID); ok {
+				cur = f
+			}
+		}
 		if cur.ProofID != pid || cur.Consumed {
 			// Escalated or re-attempted meanwhile: the spent proof no
 			// longer completes anything.
