@@ -535,3 +535,65 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+func TestContinueOnlyOnSuccessAndCompleted(t *testing.T) {
+	f := mustFixture(t)
+	f.define(t, loginJourney)
+	st := f.start(t, StartRequest{JourneyKey: "login"})
+	// Before the person completes: not completed, and nothing changes.
+	r, _ := f.m.Siteverify(context.Background(), f.who, SiteverifyRequest{SessionToken: st.SessionToken})
+	if r.Success || r.Status != StatusStarted || r.Codes[0] != CodeNotCompleted {
+		t.Fatalf("before completion %+v", r)
+	}
+	// Every answer that is not success true carries a status other than a
+	// verified completion, and every success carries completed.
+	proof := f.humanProof(t, st)
+	for _, bad := range []string{"", "tp1_forged", proof + "x"} {
+		r, _ = f.m.Siteverify(context.Background(), f.who, SiteverifyRequest{SessionToken: st.SessionToken, Response: bad})
+		if r.Success {
+			t.Fatalf("%q succeeded", bad)
+		}
+	}
+	r, _ = f.m.Siteverify(context.Background(), f.who, SiteverifyRequest{SessionToken: st.SessionToken, Response: proof})
+	if !r.Success || r.Status != StatusCompleted {
+		t.Fatalf("the genuine proof %+v", r)
+	}
+}
+
+func TestAttemptsAreBounded(t *testing.T) {
+	f := mustFixture(t)
+	f.define(t, loginJourney)
+	st := f.start(t, StartRequest{JourneyKey: "login"})
+	f.human.v = HumanVerdict{Success: false, Codes: []string{"invalid-input-response"}}
+	for i := 0; i < MaxAttempts; i++ {
+		a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token")
+		if err != nil || a.Passed || a.Status != StatusFailed {
+			t.Fatalf("attempt %d: %+v %v", i, a, err)
+		}
+	}
+	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token"); !errors.Is(err, ErrSessionClosed) {
+		t.Fatalf("attempt past the bound: %v", err)
+	}
+	s, _ := f.m.Status(context.Background(), f.who, st.SessionToken)
+	if s.NextStep != "start_new_journey" || s.Session.FailedAttempts != MaxAttempts {
+		t.Fatalf("status %+v", s)
+	}
+}
+
+func TestHighRiskStartOpensAReviewCaseWithoutPersonalData(t *testing.T) {
+	f := mustFixture(t)
+	s := loginJourney
+	s.Escalation = catalog.JourneyEscalation{Enabled: true, ReviewOnHighRisk: true}
+	f.define(t, s)
+	st := f.start(t, StartRequest{JourneyKey: "login", SubjectID: "user-1", RiskLevel: "high"})
+	if st.Status != StatusEscalated || len(f.cases.opened) != 1 || strings.Contains(f.cases.opened[0], "user-1") {
+		t.Fatalf("start %+v cases %v", st, f.cases.opened)
+	}
+	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token"); !errors.Is(err, ErrSessionClosed) {
+		t.Fatalf("an escalated session accepted an attempt: %v", err)
+	}
+	status, _ := f.m.Status(context.Background(), f.who, st.SessionToken)
+	if status.Session.CaseReference == "" || status.NextStep != "await_review" {
+		t.Fatalf("status %+v", status)
+	}
+}

@@ -388,6 +388,13 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 	case st == StatusEscalated:
 		return answer(s, CodeEscalated)
 	}
+	if r.Response == "" {
+		// No proof: the person has not completed the method (yet).
+		if s.Status != StatusCompleted {
+			return answer(s, CodeNotCompleted)
+		}
+		return answer(s, CodeInvalidResponse)
+	}
 	p, perr := token.DecodeProof(r.Response, func(id string) *token.Key { return m.keys.Verifier(cat, id) })
 	if r.Response == "" || perr != nil || p.WorkspaceID != ws.ID {
 		return answer(s, CodeInvalidResponse)
