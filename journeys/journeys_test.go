@@ -597,3 +597,15 @@ func TestHighRiskStartOpensAReviewCaseWithoutPersonalData(t *testing.T) {
 		t.Fatalf("status %+v", status)
 	}
 }
+
+func TestBindingCodesRefuseAProofBelowTheRequestedAssurance(t *testing.T) {
+	ws := &catalog.Workspace{ID: "ws1", ScopeKey: []byte("k")}
+	s := &catalog.JourneySession{RequestedAssurance: "high"}
+	codes := bindingCodes(ws, s, token.Proof{Assurance: uint8(trust.LevelStandard)}, SiteverifyRequest{})
+	if len(codes) != 1 || codes[0] != CodeInsufficient {
+		t.Fatalf("codes %v", codes)
+	}
+	if codes = bindingCodes(ws, s, token.Proof{Assurance: uint8(trust.LevelHigh)}, SiteverifyRequest{}); len(codes) != 0 {
+		t.Fatalf("a high proof: %v", codes)
+	}
+}
