@@ -65,7 +65,7 @@ func (s *Server) journeyRoutes() []Route {
 	mob := []Auth{AuthMobile}
 	base := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrUnauthorized, ErrForbidden, ErrRateLimited, ErrUnavailable}
 	startErr := withModuleCodes(base, []*errcode.Code{journeys.ErrInvalidRequest, journeys.ErrJourneyNotFound, journeys.ErrConsentOutdated,
-		journeys.ErrNoSigningKey, journeys.ErrSessionsFull})
+		journeys.ErrNoSigningKey, journeys.ErrSessionsFull, journeys.ErrMethodUnavailable})
 	svErr := withModuleCodes(base, []*errcode.Code{journeys.ErrInvalidRequest, journeys.ErrBusy})
 	stErr := withModuleCodes(base, []*errcode.Code{journeys.ErrInvalidRequest, journeys.ErrInvalidSession})
 	escErr := withModuleCodes(base, []*errcode.Code{journeys.ErrInvalidRequest, journeys.ErrInvalidSession, journeys.ErrSessionClosed,

@@ -609,3 +609,17 @@ func TestBindingCodesRefuseAProofBelowTheRequestedAssurance(t *testing.T) {
 		t.Fatalf("a high proof: %v", codes)
 	}
 }
+
+func TestHighRiskReviewWithoutAQueueFailsClosed(t *testing.T) {
+	f := mustFixture(t)
+	f.m.WithCases(nil)
+	s := loginJourney
+	s.Escalation = catalog.JourneyEscalation{Enabled: true, ReviewOnHighRisk: true}
+	f.define(t, s)
+	if _, err := f.m.Start(context.Background(), f.who, StartRequest{JourneyKey: "login", SubjectID: "u", RiskLevel: "critical"}); !errors.Is(err, ErrMethodUnavailable) {
+		t.Fatalf("err %v", err)
+	}
+	if n := f.store.Catalog().JourneySessionCount("ws1"); n != 0 {
+		t.Fatalf("%d sessions stored", n)
+	}
+}

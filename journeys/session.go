@@ -160,22 +160,24 @@ func (m *Module) Start(ctx context.Context, who Caller, r StartRequest) (StartRe
 		Requirements: j.Requirements, Consent: j.Consent, SubjectHash: subject, OperationHash: operationHash(ws, r.OperationReference),
 		Action: r.Action, RiskLevel: level, Status: StatusStarted, CreatedAt: now, ExpiresAt: now.Add(life), UpdatedAt: now}
 	if review {
-		s.Status = StatusEscalated
+		// A high-risk start goes to assisted review; without a queue to
+		// hold the case it fails closed (503), never open without one.
+		cases := m.engines().cases
+		if cases == nil {
+			return StartResult{}, ErrMethodUnavailable.With("this journey sends high-risk starts to review, and no review queue is configured on this node")
+		}
+		// The review case names the session, never the subject.
+		ref, err := cases.OpenCase(ctx, ws.ID, "journey", "journey-session:"+s.ID, []string{"high_risk_start", "risk:" + level})
+		if err != nil {
+			return StartResult{}, ErrMethodUnavailable.With("the review queue did not answer")
+		}
+		s.Status, s.CaseReference = StatusEscalated, ref
 	}
 	if _, err := m.store.Apply(ctx, &catalog.CreateJourneySession{Session: s, At: now}); err != nil {
 		if errors.Is(err, catalog.ErrJourneySessionsFull) {
 			return StartResult{}, ErrSessionsFull
 		}
 		return StartResult{}, err
-	}
-	if cases := m.engines().cases; review && cases != nil {
-		// The review case names the session, never the subject.
-		if ref, err := cases.OpenCase(ctx, ws.ID, "journey", "journey-session:"+s.ID, []string{"high_risk_start"}); err == nil {
-			_ = m.retryCAS(ctx, ws.ID, s.ID, func(cur *catalog.JourneySession) error {
-				_, err := m.transition(ctx, cur, func(n *catalog.JourneySession) { n.CaseReference = ref })
-				return err
-			})
-		}
 	}
 	tok := token.Journey{ID: id, WorkspaceID: ws.ID, Expires: s.ExpiresAt.Unix()}
 	return StartResult{Journey: j, SessionToken: tok.Sign(k, false), PersonToken: tok.Sign(k, true), ExpiresIn: int(life / time.Second),
