@@ -2,7 +2,9 @@ package http
 
 import (
 	"embed"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"sort"
 	"time"
 
@@ -423,8 +425,13 @@ func (s *Server) journeyPersonFaceComplete(c *Call) {
 		return
 	}
 	frames := make([]liveness.Frame, 0, len(in.Frames))
-	for _, f := range in.Frames {
-		frames = append(frames, liveness.Frame{Image: f.Image, OffsetMS: f.OffsetMS})
+	for i, f := range in.Frames {
+		img, err := base64.StdEncoding.DecodeString(f.Image)
+		if err != nil || len(img) == 0 || len(img) > 1<<20 {
+			c.fail(ErrInvalidField, fmt.Sprintf("frames[%d].image: standard base64 of an image, at most 1 MiB decoded", i))
+			return
+		}
+		frames = append(frames, liveness.Frame{Image: img, OffsetMS: f.OffsetMS})
 	}
 	c.attempt(c.journeys().CompleteFace(c.Ctx, c.personToken(), frames))
 }

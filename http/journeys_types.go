@@ -241,7 +241,7 @@ type JourneyChallenge struct {
 
 // JourneyFrame is one captured frame (base64 of a JPEG or PNG).
 type JourneyFrame struct {
-	Image    []byte `json:"image" required:"true" doc:"Base64 of the frame image."`
+	Image    string `json:"image" required:"true" doc:"Standard base64 of the frame image (JPEG or PNG), at most 1 MiB decoded."`
 	OffsetMS int    `json:"offset_ms" required:"true"`
 }
 
