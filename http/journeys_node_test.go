@@ -1,7 +1,6 @@
 package http_test
 
 import (
-	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -231,7 +230,15 @@ func TestMobileJourneyStartsAndReadsItsOwnSession(t *testing.T) {
 	wantCode(t, e.post("/journeys/status", map[string]any{"session_token": st.SessionToken}), 404, "invalid-journey-session")
 	mob["app_id"] = "com.other"
 	wantCode(t, e.do("POST", "/v1/mobile/journeys/start", e.dev.MobileSecret, mob), 403, "invalid-app-identity")
-	_ = context.Background()
+	// The person's view works; human verification is not wired into this
+	// node (the verify module provides the verdict): a clear 503.
+	capability := st.Endpoint[strings.Index(st.Endpoint, "#")+1:]
+	if r = e.do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", capability); r.status != 200 || !strings.Contains(string(r.body), `"reference":"journey:`) {
+		t.Fatalf("person view: %d %s", r.status, r.body)
+	}
+	wantCode(t, e.do("POST", "/v1/journeys/person/human", "", map[string]any{"response": "tv1_x"}, "X-Service-Journey-Token", capability), 503, "journey-method-unavailable")
+	wantCode(t, e.do("POST", "/v1/journeys/person/face/complete", "", map[string]any{"frames": []any{map[string]any{"image": "%%%", "offset_ms": 0}}},
+		"X-Service-Journey-Token", capability), 400, "invalid-field")
 }
 
 func TestJourneyPersonPageHasAStrictCSP(t *testing.T) {
