@@ -217,6 +217,12 @@ type Catalog struct {
 	// Identity verification sessions and review cases by workspace
 	// (identity.go).
 	Identity map[string]*IdentityWorkspace `json:"identity"`
+	// Journeys (journey.go, journey_credentials.go): definitions, sessions
+	// by workspace, and what a subject enrolled (passkeys, face templates).
+	Journeys        map[string]*Journey                  `json:"journeys"`
+	JourneySessions map[string]*WorkspaceJourneySessions `json:"journey_sessions"`
+	Passkeys        map[string]*WorkspacePasskeys        `json:"passkeys"`
+	JourneyFaces    map[string]map[string]*FaceTemplate  `json:"journey_faces"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

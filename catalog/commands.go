@@ -81,6 +81,14 @@ var commands = map[string]func() Command{
 	"identity_session.put":        func() Command { return &PutIdentitySession{} },
 	"identity_session.ack_events": func() Command { return &AckIdentityEvents{} },
 	"review_case.put":             func() Command { return &PutReviewCase{} },
+	"journey.put":                 func() Command { return &PutJourney{} },
+	"journey.delete":              func() Command { return &DeleteJourney{} },
+	"journey_session.create":      func() Command { return &CreateJourneySession{} },
+	"journey_session.transition":  func() Command { return &TransitionJourneySession{} },
+	"journey_session.read":        func() Command { return &ReadJourneySession{} },
+	"passkey.put":                 func() Command { return &PutPasskey{} },
+	"face_template.put":           func() Command { return &PutFaceTemplate{} },
+	"journey_subject.delete":      func() Command { return &DeleteSubjectCredentials{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -225,6 +233,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteBrandingOf,
 	deleteConsoleUsersOf,
 	deleteIdentityOf,
+	deleteJourneysOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

@@ -3,6 +3,7 @@ package http
 import (
 	"context"
 	"errors"
+	"github.com/trustd/trustd/journeys"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -92,6 +93,7 @@ func contractErrors() []ErrorCode {
 		branding.Errors,
 		users.Errors,
 		session.Errors,
+		journeys.Errors,
 	} {
 		out = withModuleCodes(out, mod)
 	}

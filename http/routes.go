@@ -5,6 +5,7 @@ import (
 
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/session"
+	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/passwords"
@@ -28,20 +29,23 @@ type modules struct {
 	docs      *documents.Screener
 	trust     *trust.Module
 	idv       *session.Module
+	journeys  *journeys.Module
 }
 
 func newModules(s *Server) modules {
+	hv, account := verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}), newAccountModule(s)
 	return modules{
 		rl:        newRateCheck(s),
 		lease:     lease.New(s.router, s.clock, s.log),
 		admission: admission.New(s.router, s.clock),
 		ap:        apiprotection.New(s.router, s.clock),
-		account:   newAccountModule(s),
+		account:   account,
 		pw:        newPasswordModule(s),
-		verify:    verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev}),
+		verify:    hv,
 		docs:      newDocumentScreener(),
 		trust:     s.newTrustModule(),
 		idv:       s.newIdentitySessions(),
+		journeys:  s.newJourneys(hv, account),
 	}
 }
 
@@ -69,5 +73,6 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.consoleUserRoutes()...)
 	rs = append(rs, s.passwordStatusRoutes()...)
 	rs = append(rs, s.identityRoutes()...)
+	rs = append(rs, s.journeyRoutes()...)
 	return rs
 }

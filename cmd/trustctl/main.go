@@ -65,6 +65,7 @@ verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate
            trust-policies create|list|get|update|delete: Trust API rules (CEL), see trustctl trust.go
            messaging get|policy|rotate-secret|delete: messaging preflight settings, see trustctl messaging.go
            branding-profiles create|list|get|update|delete; branding-profiles logo <id> --in FILE | remove-logo <id>
+           journeys put|list|get|delete <key>, journeys erase-subject --subject-id S: journey definitions, see journeys.go
            signing-keys list | signing-keys rotate [--purpose live|sandbox|receipt] (two-phase: published to every node before it signs)
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
@@ -153,6 +154,9 @@ func run(args []string, out io.Writer) error {
 	noun, verb, rest := o.positional[0], o.positional[1], o.positional[2:]
 	if noun == "cluster" {
 		return o.cluster(verb, out)
+	}
+	if noun == "journeys" {
+		return o.journeys(verb, rest, out)
 	}
 	if noun == "trust-policies" {
 		return o.trustPolicies(verb, rest, out)

@@ -20,6 +20,13 @@ type ProofInput struct {
 	Action                        string
 	AuthTime                      time.Time
 	TTL                           time.Duration
+	// ID, when not zero, is the proof's id (an issuer that must know it,
+	// such as a journey session, draws it); else a random one.
+	ID [16]byte
+	// SubjectBinding and OperationBinding, when set, are bindings already
+	// computed (SubjectBinding, OperationBinding) by an issuer that keeps
+	// only hashes; they apply when SubjectID or OperationReference is empty.
+	SubjectBinding, OperationBinding *[16]byte
 }
 
 // ProofTTL is the default lifetime of a proof.
@@ -35,7 +42,10 @@ func IssueProof(k *token.Key, ws *catalog.Workspace, in ProofInput, now time.Tim
 	}
 	p := token.Proof{WorkspaceID: ws.ID, Method: in.Method, Assurance: uint8(in.Assurance), Identity: in.Identity,
 		Liveness: in.Liveness, DeviceBound: in.DeviceBound, Action: in.Action, Issued: now.Unix(), Expires: now.Add(ttl).Unix()}
-	_, _ = rand.Read(p.ID[:])
+	p.ID = in.ID
+	if p.ID == [16]byte{} {
+		_, _ = rand.Read(p.ID[:])
+	}
 	if !in.AuthTime.IsZero() {
 		p.AuthTime = in.AuthTime.Unix()
 	}
@@ -44,6 +54,12 @@ func IssueProof(k *token.Key, ws *catalog.Workspace, in ProofInput, now time.Tim
 	}
 	if in.OperationReference != "" {
 		p.HasOperation, p.OperationHash = true, OperationBinding(ws.ScopeKey, in.OperationReference)
+	}
+	if in.SubjectID == "" && in.SubjectBinding != nil {
+		p.HasSubject, p.SubjectHash = true, *in.SubjectBinding
+	}
+	if in.OperationReference == "" && in.OperationBinding != nil {
+		p.HasOperation, p.OperationHash = true, *in.OperationBinding
 	}
 	return p.Sign(k)
 }

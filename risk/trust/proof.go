@@ -199,6 +199,12 @@ const (
 	BindSubject
 )
 
+// FailureKey is the actor key under which a subject's failed step-up
+// attempts are counted (a CountHit in SignalWindow), for issuers that
+// fail an attempt outside /trust/siteverify (journeys); binding is the
+// subject's SubjectBinding.
+func FailureKey(ws string, binding [16]byte) string { return failuresKeyBinding(ws, binding) }
+
 // failuresKeyBinding counts a subject's failed attempts under its 16-byte
 // binding, the first half of its SubjectHash: proofs carry only that.
 func failuresKeyBinding(ws string, b [16]byte) string {

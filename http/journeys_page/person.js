@@ -1,0 +1,129 @@
+// The person's page of a journey: reads the capability from the fragment
+// (never sent to a server, dropped from the address bar at once), shows
+// the journey, and runs its method against this service. No inline
+// script, no third-party code; the page's CSP allows only this file and
+// calls to its own origin.
+'use strict';
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const cap = location.hash.slice(1);
+  history.replaceState(null, '', location.pathname + location.search);
+
+  const setState = (state, text) => {
+    document.body.dataset.state = state;
+    $('state').textContent = text;
+  };
+
+  const call = async (path, body) => {
+    const headers = { 'X-Service-Journey-Token': cap };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const r = await fetch('/v1/journeys/person/' + path, {
+      method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'omit', cache: 'no-store', redirect: 'error',
+    });
+    const j = await r.json();
+    if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+    return j;
+  };
+
+  const fromB64 = (s) => {
+    const b = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4));
+    return Uint8Array.from(b, (c) => c.charCodeAt(0)).buffer;
+  };
+  const toB64 = (buf) => btoa(String.fromCharCode(...new Uint8Array(buf)))
+    .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+  const creationOptions = (o) => ({
+    ...o,
+    challenge: fromB64(o.challenge),
+    user: { ...o.user, id: fromB64(o.user.id) },
+    excludeCredentials: (o.excludeCredentials || []).map((c) => ({ ...c, id: fromB64(c.id) })),
+  });
+  const requestOptions = (o) => ({
+    ...o,
+    challenge: fromB64(o.challenge),
+    allowCredentials: (o.allowCredentials || []).map((c) => ({ ...c, id: fromB64(c.id) })),
+  });
+
+  const credentialJSON = (c) => {
+    const r = c.response;
+    const out = { id: c.id, rawId: toB64(c.rawId), type: c.type, clientExtensionResults: c.getClientExtensionResults(), response: {
+      clientDataJSON: toB64(r.clientDataJSON) } };
+    if (r.attestationObject) {
+      out.response.attestationObject = toB64(r.attestationObject);
+      out.response.transports = r.getTransports ? r.getTransports() : [];
+    } else {
+      out.response.authenticatorData = toB64(r.authenticatorData);
+      out.response.signature = toB64(r.signature);
+      if (r.userHandle) out.response.userHandle = toB64(r.userHandle);
+    }
+    return out;
+  };
+
+  const done = (res) => {
+    if (res.success) {
+      $('proof').hidden = false;
+      $('proof').value = res.response;
+      $('proof').textContent = res.response;
+      setState('done', 'Verified. You can return to the application.');
+      if (window.opener) window.opener.postMessage({ type: 'trustd-journey', response: res.response }, '*');
+    } else {
+      setState('failed', 'Not verified (' + (res.reasons || []).join(', ') + '). Try again.');
+      $('go').hidden = false;
+    }
+  };
+
+  const passkey = async () => {
+    let c = await call('passkey/begin');
+    for (let i = 0; i < 2; i++) {
+      const cred = c.ceremony === 'registration'
+        ? await navigator.credentials.create({ publicKey: creationOptions(c.options) })
+        : await navigator.credentials.get({ publicKey: requestOptions(c.options) });
+      const res = await call('passkey/finish', { credential: credentialJSON(cred) });
+      if (!res.next) return res;
+      c = res.next;
+    }
+    throw new Error('unexpected ceremony');
+  };
+
+  const methods = { device_authorization: passkey };
+
+  const run = async () => {
+    $('go').hidden = true;
+    setState('working', 'Follow your device\'s prompt…');
+    try {
+      done(await methods[document.body.dataset.method]());
+    } catch (e) {
+      setState('error', 'Something went wrong: ' + e.message);
+      $('go').hidden = false;
+    }
+  };
+
+  const init = async () => {
+    if (!cap) { setState('error', 'This link is incomplete.'); return; }
+    try {
+      const v = await call('session');
+      $('title').textContent = v.journey_name;
+      document.body.dataset.method = v.method;
+      if (v.consent.required) {
+        $('consent').hidden = false;
+        $('consent').textContent = 'By continuing you accept consent version ' + v.consent.version + '.';
+      }
+      if (!methods[v.method]) {
+        setState('unsupported', 'This verification continues in the application that sent you here.');
+        return;
+      }
+      if (v.status === 'expired' || v.status === 'escalated') {
+        setState('closed', 'This verification is no longer open.');
+        return;
+      }
+      setState('ready', 'Ready.');
+      $('go').hidden = false;
+      $('go').addEventListener('click', run);
+    } catch (e) {
+      setState('error', 'This verification link is not valid: ' + e.message);
+    }
+  };
+  init();
+})();

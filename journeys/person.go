@@ -1,0 +1,222 @@
+package journeys
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/risk/trust"
+)
+
+// The person's side of a session: the browser holds the capability (the
+// JourneyPersonPrefix token of the start's endpoint), never the session
+// token, and completes the method with it. Each completion that passes
+// issues one proof, bound to the journey session (its id is the session's
+// ProofID), the subject, the action, the operation and the assurance the
+// method achieved.
+
+// PersonView is what the person's page needs.
+type PersonView struct {
+	JourneyName string
+	Method      string
+	Consent     catalog.JourneyConsent
+	Status      string
+	ExpiresIn   int
+	Attempts    int
+	// Reference is the session reference a human-verification widget
+	// carries as its cdata.
+	Reference string
+}
+
+// Proof is a completed attempt: the single-use proof the person hands the
+// customer's page, which its backend exchanges at /journeys/siteverify.
+type Proof struct {
+	Response string
+	Status   string
+}
+
+// Attempt is a failed or passed completion.
+type Attempt struct {
+	Passed  bool
+	Proof   Proof
+	Reasons []string
+	Status  string
+}
+
+// Reference returns the cdata a human-verification widget of this session
+// carries: the session id, which is already in the person's capability.
+func Reference(s *catalog.JourneySession) string { return "journey:" + s.ID }
+
+// personSession resolves a capability.
+func (m *Module) personSession(ctx context.Context, capability string) (*catalog.Catalog, *catalog.JourneySession, *catalog.Workspace, error) {
+	cat := m.store.Catalog()
+	s, _, ok := m.session(ctx, cat, nil, capability, true)
+	if !ok {
+		return nil, nil, nil, ErrInvalidSession
+	}
+	ws := cat.Workspaces[s.WorkspaceID]
+	if ws == nil {
+		return nil, nil, nil, ErrInvalidSession
+	}
+	return cat, s, ws, nil
+}
+
+// Person reads the session for the person's page.
+func (m *Module) Person(ctx context.Context, capability string) (PersonView, error) {
+	cat, s, _, err := m.personSession(ctx, capability)
+	if err != nil {
+		return PersonView{}, err
+	}
+	j := cat.Journey(s.WorkspaceID, s.JourneyKey)
+	name := s.JourneyKey
+	if j != nil {
+		name = j.Name
+	}
+	now := m.now()
+	return PersonView{JourneyName: name, Method: s.Method, Consent: s.Consent, Status: statusAt(s, now),
+		ExpiresIn: max(int(s.ExpiresAt.Sub(now)/time.Second), 0), Attempts: s.Attempts, Reference: Reference(s)}, nil
+}
+
+// checkOpen refuses a step on a closed session or of the wrong method.
+func checkOpen(s *catalog.JourneySession, method string, now time.Time) error {
+	if !open(s, now) {
+		return ErrSessionClosed
+	}
+	if s.Method != method {
+		return ErrWrongMethod.With("the session's method is %s", s.Method)
+	}
+	return nil
+}
+
+// begin opens an attempt: proof_pending with the method's state; any
+// proof of an earlier attempt stops completing the session.
+func (m *Module) begin(ctx context.Context, s *catalog.JourneySession, state []byte) (*catalog.JourneySession, error) {
+	var out *catalog.JourneySession
+	err := m.retryCAS(ctx, s.WorkspaceID, s.ID, func(cur *catalog.JourneySession) error {
+		if err := checkOpen(cur, s.Method, m.now()); err != nil {
+			return err
+		}
+		n, err := m.transition(ctx, cur, func(n *catalog.JourneySession) {
+			n.Status, n.Attempts, n.ProofID, n.MethodState, n.LastError = StatusProofPending, n.Attempts+1, "", state, ""
+		})
+		out = n
+		return err
+	})
+	return out, err
+}
+
+// finish ends the attempt opened at version s.Version: a pass issues the
+// proof and completes the session, a failure fails it (a retry needs a
+// fresh attempt and a fresh proof). countAttempt is set for methods
+// without a begin step (the attempt is counted here).
+func (m *Module) finish(ctx context.Context, ws *catalog.Workspace, s *catalog.JourneySession, passed bool, reasons []string, countAttempt bool) (Attempt, error) {
+	cat := m.store.Catalog()
+	now := m.now()
+	var text string
+	id := newID()
+	if passed {
+		k := m.keys.Signer(cat)
+		if k == nil {
+			return Attempt{}, ErrNoSigningKey
+		}
+		a := MethodAchieves(s.Method)
+		in := trust.ProofInput{ID: id, Method: s.Method, Assurance: a.Assurance, Identity: a.Identity && s.SubjectHash != "",
+			Liveness: a.Liveness, DeviceBound: a.DeviceBound, Action: s.Action, AuthTime: now, TTL: s.ExpiresAt.Sub(now)}
+		if raw, err := base64.RawURLEncoding.DecodeString(s.SubjectHash); err == nil && len(raw) >= 16 {
+			var b [16]byte
+			copy(b[:], raw)
+			in.SubjectBinding = &b
+		}
+		if raw, err := hex.DecodeString(s.OperationHash); err == nil && len(raw) == 16 {
+			var b [16]byte
+			copy(b[:], raw)
+			in.OperationBinding = &b
+		}
+		if in.TTL <= 0 {
+			return Attempt{}, ErrSessionClosed
+		}
+		text = trust.IssueProof(k, ws, in, now)
+	}
+	n, err := m.transition(ctx, s, func(n *catalog.JourneySession) {
+		n.MethodState = nil
+		if countAttempt {
+			n.Attempts++
+		}
+		if passed {
+			n.Status, n.ProofID, n.LastError = StatusCompleted, hex.EncodeToString(id[:]), ""
+			return
+		}
+		n.Status, n.ProofID, n.FailedAttempts = StatusFailed, "", n.FailedAttempts+1
+		if len(reasons) > 0 {
+			n.LastError = reasons[0]
+		}
+	})
+	if errors.Is(err, catalog.ErrJourneySessionChanged) {
+		return Attempt{}, ErrBusy
+	}
+	if err != nil {
+		return Attempt{}, err
+	}
+	if !passed {
+		m.countFailure(ws.ID, s.SubjectHash)
+		return Attempt{Reasons: reasons, Status: n.Status}, nil
+	}
+	return Attempt{Passed: true, Proof: Proof{Response: text, Status: n.Status}, Status: n.Status}, nil
+}
+
+// HumanVerdict is the outcome of a human-verification response token
+// (the widget's), as the verify module's siteverify decides it: the
+// token was ours, unused, unexpired, of the site, and carried cdata.
+type HumanVerdict struct {
+	Success bool
+	CData   string
+	Codes   []string
+}
+
+// HumanVerifier exchanges a widget response token once for its verdict.
+// The verify module implements it (its siteverify); appID is the site the
+// journey was started by.
+type HumanVerifier interface {
+	VerifyHuman(ctx context.Context, workspaceID, siteID, response string) (HumanVerdict, error)
+}
+
+// WithHuman sets the human-verification verdict source.
+func (m *Module) WithHuman(h HumanVerifier) *Module {
+	return m.setEngines(func(e *engines) { e.human = h })
+}
+
+// CompleteHuman completes a human_verification session with a widget
+// response token whose cdata is the session's Reference: a token of
+// another session, or without cdata, fails the attempt.
+func (m *Module) CompleteHuman(ctx context.Context, capability, response string) (Attempt, error) {
+	_, s, ws, err := m.personSession(ctx, capability)
+	if err != nil {
+		return Attempt{}, err
+	}
+	if err := checkOpen(s, MethodHuman, m.now()); err != nil {
+		return Attempt{}, err
+	}
+	if response == "" || len(response) > 2048 {
+		return Attempt{}, ErrInvalidRequest.With("response: the widget's response token")
+	}
+	human := m.engines().human
+	if human == nil {
+		return Attempt{}, ErrMethodUnavailable.With("human verification verdicts are not wired on this node")
+	}
+	v, err := human.VerifyHuman(ctx, ws.ID, s.AppID, response)
+	if err != nil {
+		return Attempt{}, ErrMethodUnavailable.With("human verification did not answer")
+	}
+	passed := v.Success && v.CData == Reference(s)
+	reasons := v.Codes
+	if v.Success && !passed {
+		reasons = []string{"cdata-mismatch"}
+	}
+	if !passed && len(reasons) == 0 {
+		reasons = []string{"human-verification-failed"}
+	}
+	return m.finish(ctx, ws, s, passed, reasons, true)
+}
