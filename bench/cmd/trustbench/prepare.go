@@ -29,8 +29,8 @@ type prepared struct {
 	// the measured phase, set by drive.
 	serverPids []int
 	serverCPU  []time.Duration
-	notes     []string
-	cleanups  []func() error
+	notes      []string
+	cleanups   []func() error
 	// tokens is set for scenarios that consume pre-minted tokens.
 	tokens *scenario.Tokens
 }
