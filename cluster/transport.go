@@ -83,7 +83,9 @@ type Transport struct {
 	mu      sync.RWMutex
 	clients map[string]*fasthttp.PipelineClient // by peer address
 	queues  map[string]*peerQueue               // by peer address
+	hosts   map[string]*fasthttp.HostClient     // frames, by peer address
 	pending sync.Pool
+	timers  sync.Pool
 	// frames and asks count what the peer queues sent (Frames).
 	frames, asks atomic.Uint64
 }
@@ -97,7 +99,7 @@ func (t *Transport) Frames() (frames, asks uint64) { return t.frames.Load(), t.a
 // it (see cluster/mtls).
 func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
 	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.PipelineClient{},
-		queues: map[string]*peerQueue{}}
+		queues: map[string]*peerQueue{}, hosts: map[string]*fasthttp.HostClient{}}
 	t.pending.New = func() any { return &pendingAsk{done: make(chan struct{}, 1)} }
 	return t
 }
@@ -174,6 +176,52 @@ func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout tim
 	return append(dst, resp.Body()...), nil
 }
 
+// callFrame is call for ask frames. Their only sender is the peer's
+// queue goroutine with one frame in flight, so a plain client that writes
+// and reads on the calling goroutine serves it: no writer and reader
+// goroutines to wake per frame, as the pipeline client has.
+func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Duration) ([]byte, error) {
+	t.mu.RLock()
+	c := t.hosts[addr]
+	t.mu.RUnlock()
+	if c == nil {
+		t.mu.Lock()
+		if c = t.hosts[addr]; c == nil {
+			c = &fasthttp.HostClient{
+				Addr:                          addr,
+				Name:                          "trustd-peer",
+				MaxConns:                      2,
+				ReadTimeout:                   5 * time.Second,
+				WriteTimeout:                  5 * time.Second,
+				MaxIdleConnDuration:           time.Minute,
+				Dial:                          t.dial,
+				NoDefaultUserAgentHeader:      true,
+				DisableHeaderNamesNormalizing: true,
+			}
+			t.hosts[addr] = c
+		}
+		t.mu.Unlock()
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(pathAsks)
+	req.Header.SetHost(addr)
+	if t.token != "" {
+		req.Header.Set(peerTokenHeader, t.token)
+	}
+	req.SetBodyRaw(body)
+	if err := c.DoTimeout(req, resp, timeout); err != nil {
+		return dst, err
+	}
+	if sc := resp.StatusCode(); sc != fasthttp.StatusOK {
+		return dst, fmt.Errorf("%w: %s %s: %d %s", ErrPeerRefused, addr, pathAsks, sc, resp.Body())
+	}
+	return append(dst, resp.Body()...), nil
+}
+
 // Forward implements Forwarder: one Ask, one Answer. Asks to one peer
 // travel in frames (see peerQueue): an ask made while no frame to that
 // peer is in flight leaves at once; asks made while one is in flight wait
@@ -201,7 +249,7 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, err)
 	}
 	q.push(p)
-	if !p.wait(timeout) {
+	if !p.wait(timeout, &t.timers) {
 		// Abandoned: the sender may still write into p, so p is never
 		// reused. The op may still run on the owner.
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, fasthttp.ErrTimeout)
@@ -213,17 +261,17 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 	if p.err != nil {
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, p.err)
 	}
-	var ans clusterpb.Answer
-	if err := (gproto.UnmarshalOptions{}).Unmarshal(p.out, &ans); err != nil {
-		return fmt.Errorf("cluster: undecodable answer from %s: %w", m.ID, err)
+	var ans answer
+	if !ans.decode(p.out) {
+		return fmt.Errorf("cluster: undecodable answer from %s", m.ID)
 	}
-	switch ans.Status {
+	switch ans.status {
 	case clusterpb.Status_STATUS_OK:
-		return op.UnmarshalResult(ans.Result)
+		return op.UnmarshalResult(ans.result)
 	case clusterpb.Status_STATUS_MISDIRECTED:
-		return &MisdirectedError{Epoch: ans.Epoch}
+		return &MisdirectedError{Epoch: ans.epoch}
 	}
-	return fmt.Errorf("%w: %s answered %s: %s", ErrPeerRefused, m.ID, ans.Status, ans.Error)
+	return fmt.Errorf("%w: %s answered %s: %s", ErrPeerRefused, m.ID, ans.status, ans.err)
 }
 
 // States of a pendingAsk.
@@ -248,14 +296,19 @@ type pendingAsk struct {
 }
 
 // wait waits up to timeout for the answer; false: abandoned.
-func (p *pendingAsk) wait(timeout time.Duration) bool {
+func (p *pendingAsk) wait(timeout time.Duration, timers *sync.Pool) bool {
 	select {
 	case <-p.done:
 		return true
 	default:
 	}
-	t := time.NewTimer(timeout)
-	defer t.Stop()
+	t, _ := timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(timeout)
+	} else {
+		t.Reset(timeout)
+	}
+	defer func() { t.Stop(); timers.Put(t) }()
 	select {
 	case <-p.done:
 		return true
@@ -385,7 +438,7 @@ func (q *peerQueue) flush(batch []*pendingAsk) {
 	q.frame = frame
 	q.t.frames.Add(1)
 	q.t.asks.Add(uint64(len(batch)))
-	out, err := q.t.call(q.addr, pathAsks, frame, q.answer[:0], timeout)
+	out, err := q.t.callFrame(q.addr, frame, q.answer[:0], timeout)
 	q.answer = out
 	if err != nil {
 		for _, p := range batch {
@@ -424,6 +477,10 @@ func (t *Transport) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clients = map[string]*fasthttp.PipelineClient{}
+	for _, c := range t.hosts {
+		c.CloseIdleConnections()
+	}
+	t.hosts = map[string]*fasthttp.HostClient{}
 	for _, q := range t.queues {
 		close(q.stop)
 	}
