@@ -43,6 +43,7 @@ type outcome struct {
 	enforced    bool
 	mult        int64
 	op          actors.Reserve
+	refund      actors.Refund
 	err         error
 	recommended ratelimit.Decision
 	decision    ratelimit.Decision
@@ -275,6 +276,45 @@ func (m *Module) reserve(r *Result) {
 	}
 }
 
+// refund gives back every reservation that took, for a check whose
+// applied decision is not allow: remote refunds in parallel (the last on
+// this goroutine), local ones inline, as reserve does.
+func (m *Module) refund(r *Result) {
+	last := -1
+	for i := range r.out {
+		o := &r.out[i]
+		if o.err != nil || !o.op.OK {
+			continue
+		}
+		o.refunded = true
+		o.refund = actors.Refund{Key: o.op.Key, Bucket: o.op.Bucket, Cost: o.op.Cost,
+			QuotaStart: o.op.QuotaStart, QuotaLimit: o.op.QuotaLimit}
+		o.op.Remaining = min(o.op.Remaining+o.op.Cost, o.op.Bucket.Capacity)
+		if o.op.QuotaLimit > 0 {
+			o.op.QuotaRemaining = min(o.op.QuotaRemaining+o.op.Cost, o.op.QuotaLimit)
+		}
+		if m.local != nil && !m.local(o.op.Key) {
+			if last >= 0 {
+				r.wg.Add(1)
+				go m.refundRemote(&r.wg, &r.out[last])
+			}
+			last = i
+			continue
+		}
+		_ = m.ask.Ask(o.refund.Key, &o.refund)
+	}
+	if last >= 0 {
+		o := &r.out[last]
+		_ = m.ask.Ask(o.refund.Key, &o.refund)
+	}
+	r.wg.Wait()
+}
+
+func (m *Module) refundRemote(wg *sync.WaitGroup, o *outcome) {
+	defer wg.Done()
+	_ = m.ask.Ask(o.refund.Key, &o.refund)
+}
+
 func (m *Module) reserveRemote(wg *sync.WaitGroup, o *outcome) {
 	defer wg.Done()
 	o.err = m.ask.Ask(o.op.Key, &o.op)
@@ -330,17 +370,11 @@ func (m *Module) decide(r *Result) {
 		}
 		applied = ratelimit.Stricter(applied, o.decision)
 	}
+	if applied != ratelimit.Allow {
+		m.refund(r)
+	}
 	for i := range r.out {
 		o := &r.out[i]
-		if applied != ratelimit.Allow && o.err == nil && o.op.OK {
-			o.refunded = true
-			_ = m.ask.Ask(o.op.Key, &actors.Refund{Key: o.op.Key, Bucket: o.op.Bucket, Cost: o.op.Cost,
-				QuotaStart: o.op.QuotaStart, QuotaLimit: o.op.QuotaLimit})
-			o.op.Remaining = min(o.op.Remaining+o.op.Cost, o.op.Bucket.Capacity)
-			if o.op.QuotaLimit > 0 {
-				o.op.QuotaRemaining = min(o.op.QuotaRemaining+o.op.Cost, o.op.QuotaLimit)
-			}
-		}
 		st := o.p.stats
 		st.matched.Add(1)
 		switch {
