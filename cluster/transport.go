@@ -216,11 +216,20 @@ func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Durati
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
 		return dst, err
 	}
-	if sc := resp.StatusCode(); sc != fasthttp.StatusOK {
+	if sc := resp.StatusCode(); sc == fasthttp.StatusNotFound {
+		return dst, errNoFrames
+	} else if sc != fasthttp.StatusOK {
 		return dst, fmt.Errorf("%w: %s %s: %d %s", ErrPeerRefused, addr, pathAsks, sc, resp.Body())
 	}
 	return append(dst, resp.Body()...), nil
 }
+
+// errNoFrames is a peer of the previous version: it has no /peer/v1/asks.
+var errNoFrames = errors.New("cluster: peer does not take ask frames")
+
+// legacyRetry is how long a queue sends one ask per request to a peer
+// that refused frames before trying a frame again (a rolling upgrade).
+const legacyRetry = time.Minute
 
 // Forward implements Forwarder: one Ask, one Answer. Asks to one peer
 // travel in frames (see peerQueue): an ask made while no frame to that
@@ -351,6 +360,7 @@ type peerQueue struct {
 	stop   chan struct{}
 	frame  []byte
 	answer []byte
+	legacy time.Time // until then the peer gets one ask per request
 }
 
 // maxFrameAsks bounds the asks of one frame.
@@ -436,10 +446,19 @@ func (q *peerQueue) flush(batch []*pendingAsk) {
 		timeout = max(timeout, p.timeout)
 	}
 	q.frame = frame
+	if time.Now().Before(q.legacy) {
+		q.oneByOne(batch)
+		return
+	}
 	q.t.frames.Add(1)
 	q.t.asks.Add(uint64(len(batch)))
 	out, err := q.t.callFrame(q.addr, frame, q.answer[:0], timeout)
 	q.answer = out
+	if errors.Is(err, errNoFrames) {
+		q.legacy = time.Now().Add(legacyRetry)
+		q.oneByOne(batch)
+		return
+	}
 	if err != nil {
 		for _, p := range batch {
 			p.answer(nil, err)
@@ -457,6 +476,21 @@ func (q *peerQueue) flush(batch []*pendingAsk) {
 		out = rest
 		p.answer(ans, nil)
 	}
+}
+
+// oneByOne sends each ask of batch on its own (POST /peer/v1/ask), in
+// parallel, to a peer that takes no frames.
+func (q *peerQueue) oneByOne(batch []*pendingAsk) {
+	var wg sync.WaitGroup
+	for _, p := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := q.t.call(q.addr, pathAsk, p.body, nil, p.timeout)
+			p.answer(out, err)
+		}()
+	}
+	wg.Wait()
 }
 
 // nextField reads one "field 1, bytes" entry of a frame.

@@ -1,9 +1,13 @@
 package cluster
 
 import (
+	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/ratelimit"
@@ -65,4 +69,46 @@ func BenchmarkAskForwardedConcurrent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A peer of the previous version answers 404 to frames: asks still reach
+// it, one per request.
+func TestAPeerWithoutFramesGetsOneAskPerRequest(t *testing.T) {
+	p := mustNewPair(t)
+	srv := p.b.Ring().Members[1]
+	tr := p.a.fwd.(*Transport)
+	// Point b's address at a listener that refuses frames and passes
+	// single asks on to b.
+	old := NewTransport("k", nil)
+	legacy := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) == pathAsks {
+			ctx.Error("no such peer operation", fasthttp.StatusNotFound)
+			return
+		}
+		out, err := old.call(srv.PeerAddr, string(ctx.Path()), ctx.PostBody(), nil, time.Second)
+		if err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadGateway)
+			return
+		}
+		ctx.SetBody(out)
+	}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = legacy.Serve(ln) }()
+	t.Cleanup(func() { _ = legacy.Shutdown() })
+	members := p.a.Ring().Members
+	members[1].PeerAddr = ln.Addr().String()
+	p.a.SetRing(NewRing(9, members, "a"))
+	key := p.keyOwnedBy("b")
+	for i := range 3 {
+		op := &actors.Reserve{Key: key, Bucket: ratelimit.BucketConfig{Capacity: 10, RefillAmount: 1, RefillInterval: 1 << 62}, Cost: 1}
+		if err := p.a.Ask(key, op); err != nil || !op.OK || op.Remaining != int64(9-i) {
+			t.Fatalf("ask %d through a legacy peer: ok=%v remaining=%d err=%v", i, op.OK, op.Remaining, err)
+		}
+	}
+	if frames, _ := tr.Frames(); frames != 1 {
+		t.Fatalf("%d frames sent; want 1 (refused), then single asks", frames)
+	}
 }
