@@ -89,7 +89,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.baselineTarget, "baseline-target", "", "with --compare-baseline: drive this running baseline (go run ./bench/baseline) instead of an in-process one")
 	fs.StringVar(&o.serverPid, "server-pid", "", "pid of the server, to report its CPU µs per request (several, comma-separated, are summed: the nodes of a cluster)")
 	fs.BoolVar(&o.suite, "suite", false, "start a baseline process and a trustd node, and print the ratio to the baseline of ratelimit, ratelimit-multi and siteverify (each --rounds times) and the open-loop CPU ratio at --open-rate")
-	fs.IntVar(&o.cluster, "cluster", 0, "start a 1-node and an N-node cluster (mutual TLS) and compare local and forwarded CPU per check (N ≥ 2)")
+	fs.IntVar(&o.cluster, "cluster", 0, "start a 1-node and an N-node cluster (mutual TLS) and compare local and forwarded CPU per check (N ≥ 2); with --rate both run open loop at that rate")
 	fs.StringVar(&o.trustdBin, "trustd-bin", "", "with --suite/--cluster: the trustd binary (default: go build ./cmd/trustd into a temporary directory)")
 	fs.IntVar(&o.rounds, "rounds", 3, "with --suite/--cluster: rounds of every comparison (the median ratio is reported)")
 	fs.Float64Var(&o.openRate, "open-rate", 5000, "with --suite: the open-loop rate of the CPU comparison (0: skip it)")

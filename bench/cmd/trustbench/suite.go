@@ -270,12 +270,12 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	perNode := make([][]float64, o.cluster)
 	for round := 1; round <= o.rounds; round++ {
 		fmt.Fprintf(log, "round %d/%d: one node (load average %s)\n", round, o.rounds, loadAverage())
-		s1, _, err := runLogged(ctx, o.sub(scRateLimit, one.apis[:1], one.pids(), one.token, 0), log)
+		s1, _, err := runLogged(ctx, o.sub(scRateLimit, one.apis[:1], one.pids(), one.token, o.rate), log)
 		if err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(log, "round %d/%d: %d nodes, every request entering node 1 (load average %s)\n", round, o.rounds, o.cluster, loadAverage())
-		sN, each, err := runLogged(ctx, o.sub(scRateLimit, many.apis[:1], many.pids(), many.token, 0), log)
+		sN, each, err := runLogged(ctx, o.sub(scRateLimit, many.apis[:1], many.pids(), many.token, o.rate), log)
 		if err != nil {
 			return fail(err)
 		}
@@ -295,6 +295,11 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	fmt.Fprintf(stdout, "trustbench --cluster %d: %s, %d round(s) of %s (+%s warm-up) rate-limit checks, %d connections, %d keys; every node on this host, mutual TLS between nodes; load average %s at start, %s at end\n",
 		o.cluster, start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, load0, loadAverage())
 	fmt.Fprintf(stdout, "command: %s\n", o.command)
+	if o.rate > 0 {
+		fmt.Fprintf(stdout, "open loop at %g checks/s in both setups (CPU per check compared at one rate).\n", o.rate)
+	} else {
+		fmt.Fprintln(stdout, "closed loop: each setup at its own saturation (per-request costs differ with throughput; --rate compares at one rate).")
+	}
 	fmt.Fprintf(stdout, "all load enters node 1, which owns about 1/%d of the keys; forwarded CPU per check = (cluster CPU − %.2f × local) / %.2f.\n", o.cluster, 1-fwd, fwd)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tper round\tmedian\ttarget\t")
