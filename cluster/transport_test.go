@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -110,5 +111,33 @@ func TestAPeerWithoutFramesGetsOneAskPerRequest(t *testing.T) {
 	}
 	if frames, _ := tr.Frames(); frames != 1 {
 		t.Fatalf("%d frames sent; want 1 (refused), then single asks", frames)
+	}
+}
+
+// A node whose ring just shrank to itself alone (every peer looked dead:
+// a starved node can see that while its peers serve) refuses single use
+// for a grace period rather than deciding a first use without a replica.
+func TestANodeLeftAloneAMomentAgoRefusesSingleUse(t *testing.T) {
+	p := mustNewPair(t)
+	key := p.keyOwnedBy("b")
+	exp := time.Now().Add(time.Minute).UnixNano()
+	p.a.SetRing(NewRing(5, p.a.Ring().Members[:1], "a"))
+	op := &actors.Consume{ID: key, Expires: exp}
+	if err := p.a.Ask(key, op); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("consume alone right after the peers vanished: first=%v err=%v, want unavailable", op.First, err)
+	}
+	seen := &actors.Seen{ID: key}
+	if err := p.a.AskLocal(Partition(key), seen); err != nil || seen.Used {
+		t.Fatalf("the refused consume left a use: used=%v err=%v", seen.Used, err)
+	}
+	// Soft state is not single use: a bucket still answers.
+	if err := p.a.Ask(key, &actors.Reserve{Key: key, Bucket: ratelimit.BucketConfig{Capacity: 1, RefillAmount: 1, RefillInterval: 1}, Cost: 1}); err != nil {
+		t.Fatalf("reserve alone: %v", err)
+	}
+	// After the grace, a node alone is a single node.
+	p.a.soloSince.Store(time.Now().Add(-soloGrace - time.Second).UnixNano())
+	op = &actors.Consume{ID: key, Expires: exp}
+	if err := p.a.Ask(key, op); err != nil || !op.First {
+		t.Fatalf("consume alone after the grace: first=%v err=%v", op.First, err)
 	}
 }
