@@ -249,7 +249,6 @@ func (c *Cluster) serveOp(a *askMsg, op actors.WireOp, ans *answer) {
 // frameScratch is the per-frame state of serveAsks, pooled.
 type frameScratch struct {
 	asks    []askMsg
-	ops     []actors.WireOp
 	answers []answer
 	wg      sync.WaitGroup
 }
@@ -264,7 +263,7 @@ var frames = sync.Pool{New: func() any { return new(frameScratch) }}
 func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 	f := frames.Get().(*frameScratch)
 	defer frames.Put(f)
-	f.asks, f.ops = f.asks[:0], f.ops[:0]
+	f.asks = f.asks[:0]
 	body := ctx.PostBody()
 	for len(body) > 0 {
 		v, rest, ok := nextField(body)
