@@ -42,7 +42,20 @@ type Router struct {
 	fwd     Forwarder
 	timeout time.Duration
 	refresh atomic.Pointer[func(atLeast uint64) *Ring]
+	// soloSince is when this node's ring last shrank to itself alone from
+	// a ring with peers (Unix ns; 0: never).
+	soloSince atomic.Int64
 }
+
+// soloGrace is how long after its ring shrank to itself alone a node
+// refuses single-use writes (ops that need a replica): a node starved of
+// CPU can see every peer as dead for a moment while they are alive and
+// serving, and a consume it accepted alone could be accepted again by the
+// partition's real owner (a double spend). A real loss of every peer
+// costs this long of "unavailable" for single-use operations.
+const soloGrace = 10 * time.Second
+
+var errAlone = errors.New("cluster: alone in the ring since a moment ago; single use needs a replica")
 
 // NewRouter routes over ring, running locally owned ops on local. fwd may be
 // nil while the ring has only this node.
@@ -77,6 +90,9 @@ func (r *Router) SetRing(next *Ring) {
 			return
 		}
 		if r.ring.CompareAndSwap(cur, next) {
+			if cur != nil && len(cur.Members) > 1 && len(next.Members) == 1 {
+				r.soloSince.Store(time.Now().UnixNano())
+			}
 			return
 		}
 	}
@@ -156,6 +172,9 @@ func (r *Router) own(ring *Ring, p int, op actors.Op) error {
 	}
 	ri := ring.Replica(p)
 	if ri < 0 || ri == ring.Self {
+		if since := r.soloSince.Load(); since != 0 && time.Now().UnixNano()-since < int64(soloGrace) && rep.ReplicaOp() != nil {
+			return r.unreplicated(p, rep, errAlone)
+		}
 		return nil
 	}
 	rop := rep.ReplicaOp()

@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"google.golang.org/protobuf/encoding/protowire"
 	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/trustd/trustd/actors"
@@ -29,6 +31,7 @@ import (
 // the public contract.
 const (
 	pathAsk     = "/peer/v1/ask"
+	pathAsks    = "/peer/v1/asks"
 	pathApply   = "/peer/v1/apply"
 	pathHandoff = "/peer/v1/handoff"
 	pathStatus  = "/peer/v1/status"
@@ -79,15 +82,25 @@ type Transport struct {
 	tls     *tls.Config // nil: plain TCP (loopback-only clusters)
 	mu      sync.RWMutex
 	clients map[string]*fasthttp.PipelineClient // by peer address
-	bufs    sync.Pool
+	queues  map[string]*peerQueue               // by peer address
+	hosts   map[string]*fasthttp.HostClient     // frames, by peer address
+	pending sync.Pool
+	timers  sync.Pool
+	// frames and asks count what the peer queues sent (Frames).
+	frames, asks atomic.Uint64
 }
+
+// Frames reports how many ask frames this transport sent and how many
+// asks they carried.
+func (t *Transport) Frames() (frames, asks uint64) { return t.frames.Load(), t.asks.Load() }
 
 // NewTransport returns a transport that presents the token derived from
 // clusterKey and, when clientTLS is set, dials peers over mutual TLS with
 // it (see cluster/mtls).
 func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
-	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.PipelineClient{}}
-	t.bufs.New = func() any { b := make([]byte, 0, 256); return &b }
+	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.PipelineClient{},
+		queues: map[string]*peerQueue{}, hosts: map[string]*fasthttp.HostClient{}}
+	t.pending.New = func() any { return &pendingAsk{done: make(chan struct{}, 1)} }
 	return t
 }
 
@@ -163,35 +176,334 @@ func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout tim
 	return append(dst, resp.Body()...), nil
 }
 
-// Forward implements Forwarder: one Ask, one Answer.
+// callFrame is call for ask frames. Their only sender is the peer's
+// queue goroutine with one frame in flight, so a plain client that writes
+// and reads on the calling goroutine serves it: no writer and reader
+// goroutines to wake per frame, as the pipeline client has.
+func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Duration) ([]byte, error) {
+	t.mu.RLock()
+	c := t.hosts[addr]
+	t.mu.RUnlock()
+	if c == nil {
+		t.mu.Lock()
+		if c = t.hosts[addr]; c == nil {
+			c = &fasthttp.HostClient{
+				Addr:                          addr,
+				Name:                          "trustd-peer",
+				MaxConns:                      2,
+				ReadTimeout:                   5 * time.Second,
+				WriteTimeout:                  5 * time.Second,
+				MaxIdleConnDuration:           time.Minute,
+				Dial:                          t.dial,
+				NoDefaultUserAgentHeader:      true,
+				DisableHeaderNamesNormalizing: true,
+			}
+			t.hosts[addr] = c
+		}
+		t.mu.Unlock()
+	}
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.SetMethod(fasthttp.MethodPost)
+	req.SetRequestURI(pathAsks)
+	req.Header.SetHost(addr)
+	if t.token != "" {
+		req.Header.Set(peerTokenHeader, t.token)
+	}
+	req.SetBodyRaw(body)
+	if err := c.DoTimeout(req, resp, timeout); err != nil {
+		return dst, err
+	}
+	if sc := resp.StatusCode(); sc == fasthttp.StatusNotFound {
+		return dst, errNoFrames
+	} else if sc != fasthttp.StatusOK {
+		return dst, fmt.Errorf("%w: %s %s: %d %s", ErrPeerRefused, addr, pathAsks, sc, resp.Body())
+	}
+	return append(dst, resp.Body()...), nil
+}
+
+// errNoFrames is a peer of the previous version: it has no /peer/v1/asks.
+var errNoFrames = errors.New("cluster: peer does not take ask frames")
+
+// legacyRetry is how long a queue sends one ask per request to a peer
+// that refused frames before trying a frame again (a rolling upgrade).
+const legacyRetry = time.Minute
+
+// Forward implements Forwarder: one Ask, one Answer. Asks to one peer
+// travel in frames (see peerQueue): an ask made while no frame to that
+// peer is in flight leaves at once; asks made while one is in flight wait
+// for it and leave together in the next.
 func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.WireOp, replica bool, timeout time.Duration) error {
-	bp := t.bufs.Get().(*[]byte)
-	defer t.bufs.Put(bp)
-	opb, err := op.AppendOp((*bp)[:0])
+	p := t.pending.Get().(*pendingAsk)
+	opb, err := op.AppendOp(p.buf[:0])
 	if err != nil {
+		p.buf = opb[:0]
+		t.pending.Put(p)
 		return fmt.Errorf("cluster: encode %s: %w", op.OpKind(), err)
 	}
 	ask := clusterpb.Ask{Epoch: epoch, Partition: uint32(partition), Kind: op.OpKind(), Op: opb, Replica: replica}
 	body, err := gproto.MarshalOptions{}.MarshalAppend(opb[len(opb):], &ask)
 	if err != nil {
+		p.buf = opb[:0]
+		t.pending.Put(p)
 		return fmt.Errorf("cluster: encode ask: %w", err)
 	}
-	out, err := t.call(m.PeerAddr, pathAsk, body, body[len(body):], timeout)
-	*bp = out[:0]
+	p.buf, p.body, p.timeout, p.err = opb[:0], body, timeout, nil
+	p.state.Store(askWaiting)
+	q, err := t.queue(m.PeerAddr)
 	if err != nil {
+		t.pending.Put(p)
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, err)
 	}
-	var ans clusterpb.Answer
-	if err := gproto.Unmarshal(out, &ans); err != nil {
-		return fmt.Errorf("cluster: undecodable answer from %s: %w", m.ID, err)
+	q.push(p)
+	if !p.wait(timeout, &t.timers) {
+		// Abandoned: the sender may still write into p, so p is never
+		// reused. The op may still run on the owner.
+		return fmt.Errorf("cluster: ask %s: %w", m.ID, fasthttp.ErrTimeout)
 	}
-	switch ans.Status {
+	defer func() {
+		p.out = p.out[:0]
+		t.pending.Put(p)
+	}()
+	if p.err != nil {
+		return fmt.Errorf("cluster: ask %s: %w", m.ID, p.err)
+	}
+	var ans answer
+	if !ans.decode(p.out) {
+		return fmt.Errorf("cluster: undecodable answer from %s", m.ID)
+	}
+	switch ans.status {
 	case clusterpb.Status_STATUS_OK:
-		return op.UnmarshalResult(ans.Result)
+		return op.UnmarshalResult(ans.result)
 	case clusterpb.Status_STATUS_MISDIRECTED:
-		return &MisdirectedError{Epoch: ans.Epoch}
+		return &MisdirectedError{Epoch: ans.epoch}
 	}
-	return fmt.Errorf("%w: %s answered %s: %s", ErrPeerRefused, m.ID, ans.Status, ans.Error)
+	return fmt.Errorf("%w: %s answered %s: %s", ErrPeerRefused, m.ID, ans.status, ans.err)
+}
+
+// States of a pendingAsk.
+const (
+	askWaiting int32 = iota
+	askAnswered
+	askAbandoned
+)
+
+// pendingAsk is one encoded ask waiting for its answer. The caller owns it
+// until it is pushed; then the peer's sender writes out or err and moves
+// state from waiting to answered (and signals done), unless the caller
+// moved it to abandoned first.
+type pendingAsk struct {
+	buf     []byte // scratch the ask is encoded into
+	body    []byte // the encoded clusterpb.Ask (in buf's array)
+	timeout time.Duration
+	out     []byte // the encoded clusterpb.Answer
+	err     error
+	state   atomic.Int32
+	done    chan struct{}
+}
+
+// wait waits up to timeout for the answer; false: abandoned.
+func (p *pendingAsk) wait(timeout time.Duration, timers *sync.Pool) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+	}
+	t, _ := timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(timeout)
+	} else {
+		t.Reset(timeout)
+	}
+	defer func() { t.Stop(); timers.Put(t) }()
+	select {
+	case <-p.done:
+		return true
+	case <-t.C:
+		if p.state.CompareAndSwap(askWaiting, askAbandoned) {
+			return false
+		}
+		<-p.done // answered meanwhile
+		return true
+	}
+}
+
+// answer hands p its answer unless it was abandoned.
+func (p *pendingAsk) answer(out []byte, err error) {
+	if p.state.Load() != askWaiting {
+		return
+	}
+	p.out, p.err = append(p.out[:0], out...), err
+	if p.state.CompareAndSwap(askWaiting, askAnswered) {
+		p.done <- struct{}{}
+	}
+}
+
+// peerQueue coalesces the asks to one peer. One sender goroutine per peer
+// keeps at most one frame in flight: it takes every ask queued, sends them
+// as one frame (POST /peer/v1/asks, the body a clusterpb "repeated Ask"
+// (field 1), the answer a "repeated Answer" in the same order), hands each
+// caller its answer, and repeats while asks are queued. When idle an ask
+// leaves at once (one wake of the sender); under load the frame grows
+// with what arrives during one round trip, so the per-request costs of
+// the peer transport (HTTP framing, syscalls, goroutine wakes on both
+// nodes) are paid per frame, not per ask.
+type peerQueue struct {
+	t      *Transport
+	addr   string
+	mu     sync.Mutex
+	queue  []*pendingAsk
+	spare  []*pendingAsk
+	wake   chan struct{}
+	stop   chan struct{}
+	frame  []byte
+	answer []byte
+	legacy time.Time // until then the peer gets one ask per request
+}
+
+// maxFrameAsks bounds the asks of one frame.
+const maxFrameAsks = 256
+
+func (t *Transport) queue(addr string) (*peerQueue, error) { //nolint:unparam // kept for a closed transport
+	t.mu.RLock()
+	q := t.queues[addr]
+	t.mu.RUnlock()
+	if q != nil {
+		return q, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if q = t.queues[addr]; q == nil {
+		q = &peerQueue{t: t, addr: addr, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		t.queues[addr] = q
+		go q.send()
+	}
+	return q, nil
+}
+
+func (q *peerQueue) push(p *pendingAsk) {
+	q.mu.Lock()
+	q.queue = append(q.queue, p)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns up to maxFrameAsks queued asks that are still waited for.
+func (q *peerQueue) take() []*pendingAsk {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := min(len(q.queue), maxFrameAsks)
+	batch := append(q.spare[:0], q.queue[:n]...)
+	rest := copy(q.queue, q.queue[n:])
+	clear(q.queue[rest:])
+	q.queue = q.queue[:rest]
+	live := batch[:0]
+	for _, p := range batch {
+		if p.state.Load() == askWaiting {
+			live = append(live, p)
+		}
+	}
+	clear(batch[len(live):])
+	return live
+}
+
+func (q *peerQueue) send() {
+	for {
+		select {
+		case <-q.wake:
+		case <-q.stop:
+			for _, p := range q.take() {
+				p.answer(nil, errors.New("transport closed"))
+			}
+			return
+		}
+		for {
+			batch := q.take()
+			if len(batch) == 0 {
+				break
+			}
+			q.flush(batch)
+			clear(batch)
+			q.mu.Lock()
+			q.spare = batch[:0]
+			q.mu.Unlock()
+		}
+	}
+}
+
+// flush sends one frame and hands out its answers.
+func (q *peerQueue) flush(batch []*pendingAsk) {
+	frame := q.frame[:0]
+	var timeout time.Duration
+	for _, p := range batch {
+		frame = protowire.AppendTag(frame, 1, protowire.BytesType)
+		frame = protowire.AppendBytes(frame, p.body)
+		timeout = max(timeout, p.timeout)
+	}
+	q.frame = frame
+	if time.Now().Before(q.legacy) {
+		q.oneByOne(batch)
+		return
+	}
+	q.t.frames.Add(1)
+	q.t.asks.Add(uint64(len(batch)))
+	out, err := q.t.callFrame(q.addr, frame, q.answer[:0], timeout)
+	q.answer = out
+	if errors.Is(err, errNoFrames) {
+		q.legacy = time.Now().Add(legacyRetry)
+		q.oneByOne(batch)
+		return
+	}
+	if err != nil {
+		for _, p := range batch {
+			p.answer(nil, err)
+		}
+		return
+	}
+	for i, p := range batch {
+		ans, rest, ok := nextField(out)
+		if !ok {
+			for _, p := range batch[i:] {
+				p.answer(nil, fmt.Errorf("%w: %d answers to %d asks", ErrPeerRefused, i, len(batch)))
+			}
+			return
+		}
+		out = rest
+		p.answer(ans, nil)
+	}
+}
+
+// oneByOne sends each ask of batch on its own (POST /peer/v1/ask), in
+// parallel, to a peer that takes no frames.
+func (q *peerQueue) oneByOne(batch []*pendingAsk) {
+	var wg sync.WaitGroup
+	for _, p := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := q.t.call(q.addr, pathAsk, p.body, nil, p.timeout)
+			p.answer(out, err)
+		}()
+	}
+	wg.Wait()
+}
+
+// nextField reads one "field 1, bytes" entry of a frame.
+func nextField(b []byte) (v, rest []byte, ok bool) {
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 || num != 1 || typ != protowire.BytesType {
+		return nil, nil, false
+	}
+	v, m := protowire.ConsumeBytes(b[n:])
+	if m < 0 {
+		return nil, nil, false
+	}
+	return v, b[n+m:], true
 }
 
 // Close drops every peer connection.
@@ -199,6 +511,14 @@ func (t *Transport) Close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.clients = map[string]*fasthttp.PipelineClient{}
+	for _, c := range t.hosts {
+		c.CloseIdleConnections()
+	}
+	t.hosts = map[string]*fasthttp.HostClient{}
+	for _, q := range t.queues {
+		close(q.stop)
+	}
+	t.queues = map[string]*peerQueue{}
 }
 
 func validToken(want string, got []byte) bool {

@@ -37,6 +37,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stderr, "trustbench:", err)
 		return 2
 	}
+	switch {
+	case o.serveBaseline != "":
+		return serveBaseline(ctx, o.serveBaseline, stderr)
+	case o.suite:
+		return runSuite(ctx, o, stdout, stderr)
+	case o.cluster > 0:
+		return runCluster(ctx, o, stdout, stderr)
+	}
 	s, err := runScenarios(ctx, o, stderr)
 	if s == nil {
 		fmt.Fprintln(stderr, "trustbench:", err)

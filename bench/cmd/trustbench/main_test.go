@@ -180,6 +180,14 @@ func TestOptions(t *testing.T) {
 		{"an unknown scenario is refused", []string{"--scenario", "nope"}, noEnv, false, "", 0},
 		{"zipf with a bad exponent is refused", []string{"--scenario", "baseline", "--distribution", "zipf", "--zipf-s", "0.5"}, noEnv, false, "", 0},
 		{"comparing the baseline with itself is refused", []string{"--scenario", "baseline", "--compare-baseline"}, noEnv, false, "", 0},
+		{"the suite starts its own servers: no target or token needed", []string{"--suite"}, noEnv, true, "", 0},
+		{"cluster mode needs neither", []string{"--cluster", "3", "--rate", "2000"}, noEnv, true, "", 0},
+		{"the suite against a target is refused", []string{"--suite", "--target", "http://a:1"}, noEnv, false, "", 0},
+		{"suite and cluster together are refused", []string{"--suite", "--cluster", "3"}, noEnv, false, "", 0},
+		{"a cluster of one is refused", []string{"--cluster", "1"}, noEnv, false, "", 0},
+		{"zero rounds are refused", []string{"--suite", "--rounds", "0"}, noEnv, false, "", 0},
+		{"several server pids are accepted", []string{"--scenario", "baseline", "--server-pid", "12,34"}, noEnv, true, "", 0},
+		{"a server pid that is not a number is refused", []string{"--scenario", "baseline", "--server-pid", "12,x"}, noEnv, false, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,6 +199,26 @@ func TestOptions(t *testing.T) {
 				t.Fatalf("token %q targets %v", o.adminToken, o.targets)
 			}
 		})
+	}
+}
+
+func TestMedianAndSubOptions(t *testing.T) {
+	if m := median([]float64{3, 1, 2}); m != 2 {
+		t.Fatalf("median of 3 = %v", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Fatalf("median of 4 = %v", m)
+	}
+	o := &options{suite: true, cluster: 0, compareBaseline: true, rate: 9}
+	sub := o.sub(scRateLimitMulti, []string{"http://n:1"}, []int{7, 8}, "tok", 0)
+	if sub.suite || sub.compareBaseline || sub.scenario != scRateLimitMulti || sub.rate != 0 || sub.adminToken != "tok" {
+		t.Fatalf("sub options %+v", sub)
+	}
+	if pids := sub.serverPids(); len(pids) != 2 || pids[0] != 7 || pids[1] != 8 {
+		t.Fatalf("pids %v", pids)
+	}
+	if o.suite != true || o.rate != 9 {
+		t.Fatal("sub changed the suite's own options")
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +51,13 @@ type options struct {
 	plot            string
 	compareBaseline bool
 	baselineTarget  string
-	serverPid       int
+	serverPid       string
+	suite           bool
+	cluster         int
+	trustdBin       string
+	rounds          int
+	openRate        float64
+	serveBaseline   string
 	timeout         time.Duration
 	seed            uint64
 	command         string
@@ -80,7 +87,13 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.plot, "plot", "", "write a latency plot to this PNG file")
 	fs.BoolVar(&o.compareBaseline, "compare-baseline", false, "first run the in-process baseline with the same settings and report the ratio")
 	fs.StringVar(&o.baselineTarget, "baseline-target", "", "with --compare-baseline: drive this running baseline (go run ./bench/baseline) instead of an in-process one")
-	fs.IntVar(&o.serverPid, "server-pid", 0, "pid of the server, to report its CPU µs per request")
+	fs.StringVar(&o.serverPid, "server-pid", "", "pid of the server, to report its CPU µs per request (several, comma-separated, are summed: the nodes of a cluster)")
+	fs.BoolVar(&o.suite, "suite", false, "start a baseline process and a trustd node, and print the ratio to the baseline of ratelimit, ratelimit-multi and siteverify (each --rounds times) and the open-loop CPU ratio at --open-rate")
+	fs.IntVar(&o.cluster, "cluster", 0, "start a 1-node and an N-node cluster (mutual TLS) and compare local and forwarded CPU per check (N ≥ 2); with --rate both run open loop at that rate")
+	fs.StringVar(&o.trustdBin, "trustd-bin", "", "with --suite/--cluster: the trustd binary (default: go build ./cmd/trustd into a temporary directory)")
+	fs.IntVar(&o.rounds, "rounds", 3, "with --suite/--cluster: rounds of every comparison (the median ratio is reported)")
+	fs.Float64Var(&o.openRate, "open-rate", 5000, "with --suite: the open-loop rate of the CPU comparison (0: skip it)")
+	fs.StringVar(&o.serveBaseline, "serve-baseline", "", "internal: serve the baseline on this address until SIGTERM (--suite runs itself so)")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "per-request read/write timeout")
 	fs.Uint64Var(&o.seed, "seed", uint64(time.Now().UnixNano()), "random seed of the key choosers")
 	if err := fs.Parse(args); err != nil {
@@ -125,6 +138,29 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 }
 
 func (o *options) validate() error {
+	if _, err := parsePids(o.serverPid); err != nil {
+		return err
+	}
+	if o.serveBaseline != "" {
+		return nil
+	}
+	if o.suite || o.cluster != 0 {
+		switch {
+		case o.suite && o.cluster != 0:
+			return errors.New("--suite and --cluster are separate runs")
+		case o.cluster == 1 || o.cluster < 0 || o.cluster > 9:
+			return errors.New("--cluster takes 2 to 9 nodes")
+		case len(o.targets) > 0 || o.compareBaseline:
+			return errors.New("--suite and --cluster start their own servers: no --target or --compare-baseline")
+		case o.rounds < 1:
+			return errors.New("--rounds must be at least 1")
+		case o.openRate < 0:
+			return errors.New("--open-rate must not be negative")
+		case o.duration <= 0 || o.warmup < 0 || o.connections < 1:
+			return errors.New("--duration must be positive, --warmup not negative, --connections at least 1")
+		}
+		return o.keys.Validate()
+	}
 	switch {
 	case !slices.Contains(scenarios, o.scenario):
 		return fmt.Errorf("unknown scenario %q (one of %s)", o.scenario, strings.Join(scenarios, ", "))
@@ -148,6 +184,27 @@ func (o *options) validate() error {
 		return provision.ErrNoToken
 	}
 	return o.keys.Validate()
+}
+
+// serverPids is --server-pid parsed (validate checked it).
+func (o *options) serverPids() []int {
+	pids, _ := parsePids(o.serverPid)
+	return pids
+}
+
+func parsePids(s string) ([]int, error) {
+	var pids []int
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("--server-pid: %q is not a pid", f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
 }
 
 func (o *options) needsTrustd() bool {

@@ -24,10 +24,13 @@ type prepared struct {
 	targets   []string
 	ops       []string
 	newWorker func(i int) (load.Worker, error)
-	// serverPid is the process whose CPU is charged to the server, or 0.
-	serverPid int
-	notes     []string
-	cleanups  []func() error
+	// serverPids are the processes whose CPU is charged to the server
+	// (several: the nodes of a cluster); serverCPU is each one's CPU over
+	// the measured phase, set by drive.
+	serverPids []int
+	serverCPU  []time.Duration
+	notes      []string
+	cleanups   []func() error
 	// tokens is set for scenarios that consume pre-minted tokens.
 	tokens *scenario.Tokens
 }
@@ -71,7 +74,7 @@ func prepareBaseline(o *options, p *prepared, log io.Writer) error {
 	case o.scenario == scBaseline && len(o.targets) > 0:
 		// --scenario baseline --target: a baseline running on its own; its
 		// --server-pid is the baseline's.
-		targets, p.serverPid = o.targets, o.serverPid
+		targets, p.serverPids = o.targets, o.serverPids()
 	case o.baselineTarget != "":
 		targets = []string{o.baselineTarget}
 	default:
@@ -145,7 +148,7 @@ func prepareRedis(ctx context.Context, o *options, p *prepared, log io.Writer) e
 	}
 	b := redislua.Bucket{Capacity: o.capacity, RefillAmount: o.capacity, RefillInterval: time.Second, Cost: 1}
 	cmds := redislua.Commands(o.keys.N, sha, b)
-	p.targets, p.ops, p.serverPid = []string{"redis://" + srv.Addr()}, []string{scRedisLua}, srv.Pid()
+	p.targets, p.ops, p.serverPids = []string{"redis://" + srv.Addr()}, []string{scRedisLua}, []int{srv.Pid()}
 	p.newWorker = func(i int) (load.Worker, error) {
 		ch, err := p.chooser(o, i)
 		if err != nil {
@@ -187,7 +190,7 @@ func prepareTrustd(ctx context.Context, o *options, p *prepared, log io.Writer) 
 		return err
 	}
 	p.cleanups = append(p.cleanups, func() error { tg.CloseIdle(); return nil })
-	p.targets, p.serverPid = o.targets, o.serverPid
+	p.targets, p.serverPids = o.targets, o.serverPids()
 	bodies := scenario.CheckBodies(o.keys.N)
 	secret := env.Site.Secret
 	if o.scenario != scSiteverify {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -12,57 +13,65 @@ import (
 	"github.com/trustd/trustd/bench/report"
 )
 
-// cpuMeter samples this process's and the server's CPU time at the start of
+// cpuMeter samples this process's and the servers' CPU time at the start of
 // the measured phase (called from the load runner's timer goroutine) and at
-// its end.
+// its end. Several pids (the nodes of a cluster) are summed; each one's
+// share is kept too.
 type cpuMeter struct {
-	pid int
+	pids []int
 
-	mu                  sync.Mutex
-	started             bool
-	selfStart, srvStart time.Duration
-	srvStartErr         error
+	mu          sync.Mutex
+	started     bool
+	selfStart   time.Duration
+	srvStart    []time.Duration
+	srvStartErr error
 }
 
 func (m *cpuMeter) start() {
 	self := procstat.Self()
-	var srv time.Duration
+	srv := make([]time.Duration, len(m.pids))
 	var err error
-	if m.pid > 0 {
-		srv, err = procstat.CPU(m.pid)
+	for i, pid := range m.pids {
+		var e error
+		srv[i], e = procstat.CPU(pid)
+		err = errors.Join(err, e)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.started, m.selfStart, m.srvStart, m.srvStartErr = true, self, srv, err
 }
 
-// stop returns the CPU used since start by this process and (if a pid was
-// given and could be read both times) by the server.
-func (m *cpuMeter) stop() (self time.Duration, server *time.Duration, err error) {
+// stop returns the CPU used since start by this process and (if pids were
+// given and could be read both times) by the servers, summed and each.
+func (m *cpuMeter) stop() (self time.Duration, server *time.Duration, each []time.Duration, err error) {
 	selfEnd := procstat.Self()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.started {
-		return 0, nil, nil
+		return 0, nil, nil, nil
 	}
 	self = selfEnd - m.selfStart
-	if m.pid <= 0 {
-		return self, nil, nil
+	if len(m.pids) == 0 {
+		return self, nil, nil, nil
 	}
 	if m.srvStartErr != nil {
-		return self, nil, m.srvStartErr
+		return self, nil, nil, m.srvStartErr
 	}
-	end, err := procstat.CPU(m.pid)
-	if err != nil {
-		return self, nil, err
+	var sum time.Duration
+	for i, pid := range m.pids {
+		end, err := procstat.CPU(pid)
+		if err != nil {
+			return self, nil, nil, err
+		}
+		each = append(each, end-m.srvStart[i])
+		sum += end - m.srvStart[i]
 	}
-	d := end - m.srvStart
-	return self, &d, nil
+	return self, &sum, each, nil
 }
 
 // drive runs a prepared scenario and summarizes it.
 func drive(ctx context.Context, o *options, p *prepared, log io.Writer) (*report.Summary, error) {
-	meter := &cpuMeter{pid: p.serverPid}
+	meter := &cpuMeter{pids: p.serverPids}
 	cfg := load.Config{
 		Duration: o.duration, Warmup: o.warmup, Connections: o.connections, Rate: o.rate,
 		Ops: p.ops, AtMeasureStart: meter.start,
@@ -76,7 +85,8 @@ func drive(ctx context.Context, o *options, p *prepared, log io.Writer) (*report
 	if err != nil {
 		return nil, err
 	}
-	self, server, cpuErr := meter.stop()
+	self, server, each, cpuErr := meter.stop()
+	p.serverCPU = each
 	notes := append([]string(nil), p.notes...)
 	if cpuErr != nil {
 		notes = append(notes, "server CPU not measured: "+cpuErr.Error())

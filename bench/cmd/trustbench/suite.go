@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trustd/trustd/bench/report"
+)
+
+// --suite and --cluster: one command that starts its own servers, runs
+// every comparison the speed issue (16) sets a target for, and prints the
+// ratios. Each comparison is a pair of runs taken back to back (baseline,
+// then trustd; or one node, then the cluster), repeated --rounds times
+// with the pairs interleaved, and the median ratio is what counts: on a
+// shared machine the load moves within minutes, and a ratio of two runs
+// seconds apart cancels part of that.
+
+// waitRing waits until every node of tc reports n ready members owning
+// partitions (GET /admin/v1/cluster).
+func waitRing(ctx context.Context, tc *testCluster, n int) error {
+	hc := &http.Client{Timeout: 2 * time.Second}
+	for i, api := range tc.apis {
+		err := waitFor(ctx, tc.nodes[i], fmt.Sprintf("seeing %d ready members", n), func() bool {
+			req, _ := http.NewRequestWithContext(ctx, "GET", api+"/admin/v1/cluster", nil)
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+			resp, err := hc.Do(req)
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			var st struct {
+				Nodes []struct {
+					State      string `json:"state"`
+					Partitions int    `json:"partitions"`
+				} `json:"nodes"`
+			}
+			if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&st) != nil {
+				return false
+			}
+			ready := 0
+			for _, nd := range st.Nodes {
+				if nd.State == "ready" && nd.Partitions > 0 {
+					ready++
+				}
+			}
+			return ready == n
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sub is o for one run of the suite: scenario, targets and server pids set,
+// nothing started by the run itself.
+func (o *options) sub(scenario string, targets []string, pids []int, token string, rate float64) *options {
+	c := *o
+	c.suite, c.cluster, c.compareBaseline, c.baselineTarget = false, 0, false, ""
+	c.scenario, c.targets, c.adminToken, c.rate = scenario, targets, token, rate
+	c.serverPid = ""
+	for i, p := range pids {
+		if i > 0 {
+			c.serverPid += ","
+		}
+		c.serverPid += fmt.Sprint(p)
+	}
+	return &c
+}
+
+// runLogged runs one scenario and prints its summary line to log.
+func runLogged(ctx context.Context, o *options, log io.Writer) (*report.Summary, []time.Duration, error) {
+	p, err := prepare(ctx, o, o.scenario, log)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", o.scenario, err)
+	}
+	s, err := drive(ctx, o, p, log)
+	err = errors.Join(err, p.cleanup())
+	if s == nil {
+		return nil, nil, fmt.Errorf("%s: %w", o.scenario, err)
+	}
+	cpu := "–"
+	if s.ServerCPUUs != nil {
+		cpu = fmt.Sprintf("%.1f", *s.ServerCPUUs)
+	}
+	fmt.Fprintf(log, "  → %s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, server CPU %s µs/req, errors %v, decisions %v\n",
+		s.Scenario, s.Throughput, float64(s.Latency.P50)/1000, float64(s.Latency.P99)/1000, cpu, s.Errors, s.Decisions)
+	if n := failures(s); n*100 > s.Requests {
+		err = errors.Join(err, fmt.Errorf("%s: %d of %d requests failed", s.Scenario, n, s.Requests))
+	}
+	return s, p.serverCPU, err
+}
+
+func failures(s *report.Summary) int64 {
+	var n int64
+	for _, v := range s.Errors {
+		n += v
+	}
+	return n
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func joinf(xs []float64, format string) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf(format, x))
+	}
+	return strings.Join(parts, " / ")
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
+}
+
+// suiteRow is one comparison of the suite.
+type suiteRow struct {
+	name, target string
+	base, tested []float64 // per round: req/s, or µs of server CPU per request
+	ratios       []float64
+	atLeast      bool // target: ratio ≥ goal (else ≤)
+	goal         float64
+}
+
+func (r *suiteRow) met() string {
+	m := median(r.ratios)
+	if (r.atLeast && m >= r.goal) || (!r.atLeast && m <= r.goal) {
+		return "met"
+	}
+	return "not met"
+}
+
+// runSuite is --suite.
+func runSuite(ctx context.Context, o *options, stdout, log io.Writer) (code int) {
+	start := time.Now().UTC()
+	load0 := loadAverage()
+	dir, err := os.MkdirTemp("", "trustbench-suite-")
+	if err != nil {
+		fmt.Fprintln(log, "trustbench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fail := func(err error) int { fmt.Fprintln(log, "trustbench:", err); return 1 }
+	bin, err := trustdBinary(ctx, o, dir, log)
+	if err != nil {
+		return fail(err)
+	}
+	base, baseURL, err := startBaseline(ctx, dir)
+	if err != nil {
+		return fail(err)
+	}
+	defer base.stop()
+	fmt.Fprintf(log, "baseline: own process, pid %d on %s\n", base.pid(), baseURL)
+	node, err := startCluster(ctx, bin, filepath.Join(dir, "node"), "suite", 1, false, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer node.stop()
+
+	rows := []*suiteRow{
+		{name: scRateLimit, target: "≥ 0.85× baseline req/s", atLeast: true, goal: 0.85},
+		{name: scRateLimitMulti, target: "≥ 0.75×", atLeast: true, goal: 0.75},
+		{name: scSiteverify, target: "≥ 0.75×", atLeast: true, goal: 0.75},
+	}
+	open := &suiteRow{name: fmt.Sprintf("open loop %g/s: server CPU µs/check", o.openRate), target: "≤ 1.3× baseline", goal: 1.3}
+	for round := 1; round <= o.rounds; round++ {
+		for _, row := range rows {
+			fmt.Fprintf(log, "round %d/%d: %s (load average %s)\n", round, o.rounds, row.name, loadAverage())
+			bs, _, err := runLogged(ctx, o.sub(scBaseline, []string{baseURL}, []int{base.pid()}, "", 0), log)
+			if err != nil {
+				return fail(err)
+			}
+			ts, _, err := runLogged(ctx, o.sub(row.name, node.apis, node.pids(), node.token, 0), log)
+			if err != nil {
+				return fail(err)
+			}
+			row.base, row.tested = append(row.base, bs.Throughput), append(row.tested, ts.Throughput)
+			row.ratios = append(row.ratios, ts.Throughput/bs.Throughput)
+		}
+		if o.openRate > 0 {
+			fmt.Fprintf(log, "round %d/%d: open loop at %g/s (load average %s)\n", round, o.rounds, o.openRate, loadAverage())
+			bs, _, err := runLogged(ctx, o.sub(scBaseline, []string{baseURL}, []int{base.pid()}, "", o.openRate), log)
+			if err != nil {
+				return fail(err)
+			}
+			ts, _, err := runLogged(ctx, o.sub(scRateLimit, node.apis, node.pids(), node.token, o.openRate), log)
+			if err != nil {
+				return fail(err)
+			}
+			if bs.ServerCPUUs == nil || ts.ServerCPUUs == nil || *bs.ServerCPUUs <= 0 {
+				return fail(errors.New("open loop: server CPU not measured"))
+			}
+			open.base, open.tested = append(open.base, *bs.ServerCPUUs), append(open.tested, *ts.ServerCPUUs)
+			open.ratios = append(open.ratios, *ts.ServerCPUUs / *bs.ServerCPUUs)
+		}
+	}
+	if o.openRate > 0 {
+		rows = append(rows, open)
+	}
+	fmt.Fprintf(stdout, "trustbench --suite: %s, %d round(s) of %s (+%s warm-up), %d connections, %d keys %s; load average %s at start, %s at end\n",
+		start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, o.keys.Distribution, load0, loadAverage())
+	fmt.Fprintf(stdout, "command: %s\n", o.command)
+	fmt.Fprintln(stdout, "baseline and trustd each run in their own process; ratios are per round (trustd / baseline), median last.")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "comparison\tbaseline\ttrustd\tratio per round\tmedian\ttarget\t")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%s\t%s\n", r.name, joinf(r.base, "%.0f"), joinf(r.tested, "%.0f"),
+			joinf(r.ratios, "%.2f"), median(r.ratios), r.target, r.met())
+	}
+	_ = tw.Flush()
+	return 0
+}
+
+// runCluster is --cluster N: a 1-node cluster and an N-node cluster (mutual
+// TLS, cluster key), all load entering node 1 of each; per check, the CPU
+// of every node of the cluster against the one node's.
+func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
+	start := time.Now().UTC()
+	load0 := loadAverage()
+	dir, err := os.MkdirTemp("", "trustbench-cluster-")
+	if err != nil {
+		fmt.Fprintln(log, "trustbench:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	fail := func(err error) int { fmt.Fprintln(log, "trustbench:", err); return 1 }
+	bin, err := trustdBinary(ctx, o, dir, log)
+	if err != nil {
+		return fail(err)
+	}
+	one, err := startCluster(ctx, bin, filepath.Join(dir, "one"), "one", 1, true, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer one.stop()
+	many, err := startCluster(ctx, bin, filepath.Join(dir, "many"), "many", o.cluster, true, log)
+	if err != nil {
+		return fail(err)
+	}
+	defer many.stop()
+
+	n := float64(o.cluster)
+	fwd := (n - 1) / n // share of keys node 1 does not own (expected)
+	var local, total, forwarded, ratioFwd, cps1, cpsN, cpsRatio []float64
+	perNode := make([][]float64, o.cluster)
+	for round := 1; round <= o.rounds; round++ {
+		fmt.Fprintf(log, "round %d/%d: one node (load average %s)\n", round, o.rounds, loadAverage())
+		s1, _, err := runLogged(ctx, o.sub(scRateLimit, one.apis[:1], one.pids(), one.token, o.rate), log)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(log, "round %d/%d: %d nodes, every request entering node 1 (load average %s)\n", round, o.rounds, o.cluster, loadAverage())
+		sN, each, err := runLogged(ctx, o.sub(scRateLimit, many.apis[:1], many.pids(), many.token, o.rate), log)
+		if err != nil {
+			return fail(err)
+		}
+		if s1.ServerCPUUs == nil || sN.ServerCPUUs == nil || len(each) != o.cluster {
+			return fail(errors.New("server CPU not measured"))
+		}
+		l, t := *s1.ServerCPUUs, *sN.ServerCPUUs
+		f := (t - (1-fwd)*l) / fwd
+		local, total, forwarded = append(local, l), append(total, t), append(forwarded, f)
+		ratioFwd = append(ratioFwd, f/l)
+		cps1, cpsN = append(cps1, 1e6/l), append(cpsN, 1e6/t)
+		cpsRatio = append(cpsRatio, l/t)
+		for i, d := range each {
+			perNode[i] = append(perNode[i], float64(d.Microseconds())/float64(sN.Requests))
+		}
+	}
+	fmt.Fprintf(stdout, "trustbench --cluster %d: %s, %d round(s) of %s (+%s warm-up) rate-limit checks, %d connections, %d keys; every node on this host, mutual TLS between nodes; load average %s at start, %s at end\n",
+		o.cluster, start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, load0, loadAverage())
+	fmt.Fprintf(stdout, "command: %s\n", o.command)
+	if o.rate > 0 {
+		fmt.Fprintf(stdout, "open loop at %g checks/s in both setups (CPU per check compared at one rate).\n", o.rate)
+	} else {
+		fmt.Fprintln(stdout, "closed loop: each setup at its own saturation (per-request costs differ with throughput; --rate compares at one rate).")
+	}
+	fmt.Fprintf(stdout, "all load enters node 1, which owns about 1/%d of the keys; forwarded CPU per check = (cluster CPU − %.2f × local) / %.2f.\n", o.cluster, 1-fwd, fwd)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "figure\tper round\tmedian\ttarget\t")
+	row := func(name string, xs []float64, format, target string) {
+		fmt.Fprintf(tw, "%s\t%s\t"+format+"\t%s\t\n", name, joinf(xs, format), median(xs), target)
+	}
+	row("local check, one node: server CPU µs", local, "%.1f", "")
+	row(fmt.Sprintf("%d nodes: CPU µs per check, all nodes", o.cluster), total, "%.1f", "")
+	for i := range perNode {
+		row(fmt.Sprintf("  node %d", i+1), perNode[i], "%.1f", "")
+	}
+	row("forwarded check: CPU µs (both nodes)", forwarded, "%.1f", "")
+	fr := median(ratioFwd)
+	row("forwarded / local", ratioFwd, "%.2f", "≤ 1.50: "+metIf(fr <= 1.5))
+	row("checks per CPU-second, one node", cps1, "%.0f", "")
+	row(fmt.Sprintf("checks per CPU-second, %d nodes", o.cluster), cpsN, "%.0f", "")
+	cr := median(cpsRatio)
+	row(fmt.Sprintf("%d nodes / one node", o.cluster), cpsRatio, "%.2f", "≥ 0.90: "+metIf(cr >= 0.9))
+	_ = tw.Flush()
+	return 0
+}
+
+func metIf(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "not met"
+}
