@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
 )
 
 // An Op is one unit of work on state owned by a shard. Apply runs inside the
@@ -125,27 +126,27 @@ var ErrOpPanicked = errors.New("actors: op panicked; it was not completed")
 // that holds Config.MaxKeysPerTable keys already.
 var ErrTableFull = errors.New("actors: the shard's table is full")
 
-// A shard is one State and the right to touch it: a one-slot channel used
-// as a lock with a bounded wait. The op runs on the asking goroutine while
-// it holds the slot, so a local ask costs no goroutine switch and no wake
-// (it used to be a protoactor message to a mailbox goroutine and a reply
-// through a channel: two wakes per ask, most of the cost of a check at
-// low rates). Ops on one shard still run one at a time, in full, which is
-// all the exactness of check-and-consume needs.
-type shard struct {
-	slot chan struct{}
-	st   State
-	held *[numKinds]atomic.Int64
+// request is the message sent to a shard. The reply travels through done, a
+// channel carried in the message: no futures on the hot path.
+type request struct {
+	op        Op
+	partition int
+	panicked  bool
+	refused   bool
+	done      chan struct{}
 }
 
-// System is a fixed set of shards on one node.
+type sweepTick struct{}
+
+// System is a fixed set of shard actors on one node.
 type System struct {
-	shards  []*shard
+	as      *actor.ActorSystem
+	pids    []*actor.PID
 	clock   Clock
+	reqs    sync.Pool
 	timers  sync.Pool
 	stop    chan struct{}
 	stopped chan struct{}
-	closed  atomic.Bool
 	once    sync.Once
 	log     *slog.Logger
 	panics  atomic.Uint64
@@ -210,106 +211,76 @@ func NewSystem(cfg Config, clock Clock) *System {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &System{
+		as:      actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) })),
 		clock:   clock,
 		log:     logger,
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	s.reqs.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	s.held = make([][numKinds]atomic.Int64, cfg.Shards)
 	for i := 0; i < cfg.Shards; i++ {
-		s.shards = append(s.shards, &shard{slot: make(chan struct{}, 1), held: &s.held[i], st: State{maxKeys: cfg.MaxKeysPerTable}})
+		held := &s.held[i]
+		props := actor.PropsFromProducer(func() actor.Actor {
+			return &shard{clock: clock, sys: s, held: held, st: State{maxKeys: cfg.MaxKeysPerTable}}
+		})
+		s.pids = append(s.pids, s.as.Root.Spawn(props))
 	}
 	go s.sweepLoop(cfg.SweepEvery)
 	return s
 }
 
-// Shards is the number of shards.
-func (s *System) Shards() int { return len(s.shards) }
+// Shards is the number of shard actors.
+func (s *System) Shards() int { return len(s.pids) }
 
-// ShardOf is the shard index partition maps to: two partitions with the
-// same index share one State, so one op may touch keys of both.
-func (s *System) ShardOf(partition int) int { return partition % len(s.shards) }
-
-// Ask runs op on the shard that owns partition, waiting up to timeout for
-// the shard to be free. A nil error means op ran and its result fields are
-// set; ErrTimeout means it did not run.
+// Ask runs op on the shard that owns partition and waits up to timeout for
+// it to finish. A nil error means op ran and its result fields are set.
 func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
-	if s.closed.Load() {
-		return ErrStopped
-	}
-	sh := s.shards[partition%len(s.shards)]
 	select {
-	case sh.slot <- struct{}{}:
+	case <-s.stop:
+		return ErrStopped
 	default:
-		if err := s.wait(sh, timeout); err != nil {
-			return err
-		}
 	}
-	st := &sh.st
-	st.Now, st.Partition, st.refused = s.clock(), partition, false
-	ok := s.run(op, st)
-	refused := st.refused
-	<-sh.slot
-	if !ok {
-		return ErrOpPanicked
-	}
-	if refused {
-		return ErrTableFull
-	}
-	return nil
-}
-
-// wait takes sh's slot when another op holds it: a few yields first (ops
-// are short), then a bounded park.
-func (s *System) wait(sh *shard, timeout time.Duration) error {
-	for range 4 {
-		runtime.Gosched()
-		select {
-		case sh.slot <- struct{}{}:
-			return nil
-		default:
-		}
-	}
+	req := s.reqs.Get().(*request)
+	req.op, req.partition = op, partition
+	s.as.Root.Send(s.pids[partition%len(s.pids)], req)
 	t, _ := s.timers.Get().(*time.Timer)
 	if t == nil {
 		t = time.NewTimer(timeout)
 	} else {
 		t.Reset(timeout)
 	}
-	defer func() { t.Stop(); s.timers.Put(t) }()
 	select {
-	case sh.slot <- struct{}{}:
+	case <-req.done:
+		t.Stop()
+		s.timers.Put(t)
+		panicked, refused := req.panicked, req.refused
+		req.op, req.panicked, req.refused = nil, false, false
+		s.reqs.Put(req)
+		if panicked {
+			return ErrOpPanicked
+		}
+		if refused {
+			return ErrTableFull
+		}
 		return nil
 	case <-t.C:
+		// The shard may still run op and signal done later; the request is
+		// abandoned rather than reused so that late signal lands nowhere.
+		s.timers.Put(t)
 		return ErrTimeout
-	case <-s.stop:
-		return ErrStopped
 	}
 }
 
-// run runs op on st and reports whether it returned normally. A panic must not escape: the op's request fails
-// closed instead, and the bug is logged and counted; the shard keeps its
-// state (forgetting single-use markers would accept replays).
-func (s *System) run(op Op, st *State) (ok bool) {
-	defer func() {
-		if r := recover(); r != nil {
-			s.panics.Add(1)
-			s.log.Error("actors: recovered a panic; the request fails closed and the shard keeps its state",
-				"op", fmt.Sprintf("%T", op), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			ok = false
-		}
-	}()
-	op.Apply(st)
-	return true
-}
-
-// Stop stops the sweeps. Asks after Stop fail with ErrStopped; an ask
-// already running finishes.
+// Stop stops every shard actor. Asks after Stop fail with ErrStopped.
 func (s *System) Stop() {
 	s.once.Do(func() {
-		s.closed.Store(true)
 		close(s.stop)
 		<-s.stopped
+		for _, pid := range s.pids {
+			_ = s.as.Root.StopFuture(pid).Wait()
+		}
+		s.as.Shutdown()
 	})
 }
 
@@ -322,40 +293,60 @@ func (s *System) sweepLoop(every time.Duration) {
 		case <-s.stop:
 			return
 		case <-t.C:
-			for _, sh := range s.shards {
-				select {
-				case sh.slot <- struct{}{}:
-				case <-s.stop:
-					return
-				}
-				s.sweep(sh)
-				<-sh.slot
+			for _, pid := range s.pids {
+				s.as.Root.Send(pid, sweepTick{})
 			}
 		}
 	}
 }
 
-// sweep collects expired entries of every table of sh (holding its slot)
-// and publishes the held-keys counts.
-func (s *System) sweep(sh *shard) {
-	now := s.clock()
-	for _, v := range sh.st.slots {
-		if sw, ok := v.(Sweeper); ok {
-			sh.st.Now = now
-			s.run(sweepOp{sw}, &sh.st)
+// Panics is how many ops (and sweeps) panicked since start.
+func (s *System) Panics() uint64 { return s.panics.Load() }
+
+// shard is the actor. Its State is touched only from Receive.
+type shard struct {
+	clock Clock
+	sys   *System
+	held  *[numKinds]atomic.Int64
+	st    State
+}
+
+func (a *shard) Receive(c actor.Context) {
+	switch m := c.Message().(type) {
+	case *request:
+		a.st.Now, a.st.Partition, a.st.refused = a.clock(), m.partition, false
+		m.panicked = !a.safely(m.op, func() { m.op.Apply(&a.st) })
+		m.refused = a.st.refused
+		m.done <- struct{}{}
+	case sweepTick:
+		now := a.clock()
+		for _, v := range a.st.slots {
+			if sw, ok := v.(Sweeper); ok {
+				a.safely(sw, func() { sw.Sweep(now, sweepBudget) })
+			}
 		}
-	}
-	for k, v := range sh.st.slots {
-		if sz, ok := v.(Sizer); ok {
-			sh.held[k].Store(int64(sz.Len()))
+		for k, v := range a.st.slots {
+			if sz, ok := v.(Sizer); ok {
+				a.held[k].Store(int64(sz.Len()))
+			}
 		}
 	}
 }
 
-// sweepOp runs one table's bounded sweep under the panic guard.
-type sweepOp struct{ sw Sweeper }
-
-func (o sweepOp) Apply(st *State) { o.sw.Sweep(st.Now, sweepBudget) }
-
-// Panics is how many ops (and sweeps) panicked since start.
-func (s *System) Panics() uint64 { return s.panics.Load() }
+// safely runs f and reports whether it returned normally. A panic must not
+// escape Receive: the actor runtime would restart the shard with empty
+// state, forgetting every single-use marker (replays accepted) and every
+// bucket. The op's own request fails closed instead, and the bug is logged
+// and counted.
+func (a *shard) safely(what any, f func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			a.sys.panics.Add(1)
+			a.sys.log.Error("actors: recovered a panic; the request fails closed and the shard keeps its state",
+				"op", fmt.Sprintf("%T", what), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	f()
+	return true
+}
