@@ -47,10 +47,7 @@ func checkFaceConfig(cfg Config) error {
 // closed while it is starting or down.
 func (n *Node) startFace() {
 	cfg := n.cfg
-	n.faceEng = &faceEngine{}
-	lc := cfg.Liveness
-	lc.Engine = n.faceEng
-	n.liveness = liveness.New(lc)
+	n.prepareFace()
 	switch {
 	case cfg.Face.URL != "":
 		c, err := face.NewClient(cfg.Face)
@@ -68,6 +65,35 @@ func (n *Node) startFace() {
 			n.superviseSidecar(ctx)
 		}()
 	}
+}
+
+// prepareFace builds the engine wrapper and the presence checker before
+// the API is built, so identity sessions and journeys hold them from the
+// start; the wrapper fails closed until startFace connects an engine.
+func (n *Node) prepareFace() {
+	if n.faceEng != nil {
+		return
+	}
+	n.faceEng = &faceEngine{}
+	lc := n.cfg.Liveness
+	lc.Engine = n.faceEng
+	n.liveness = liveness.New(lc)
+}
+
+// faceConfigured reports whether this node has a face engine to use.
+func (n *Node) faceConfigured() bool { return n.cfg.Face.URL != "" || n.cfg.FaceSidecarDir != "" }
+
+// faceMatch is face.Compare at the node's threshold.
+func (n *Node) faceMatch(a, b []float32) (float64, bool) {
+	return face.Compare(a, b, n.FaceMatchThreshold())
+}
+
+// journeyMatcher adapts faceMatch to journeys.Matcher.
+type journeyMatcher struct{ n *Node }
+
+func (j journeyMatcher) Match(a, b []float32) (bool, error) {
+	_, same := j.n.faceMatch(a, b)
+	return same, nil
 }
 
 func (n *Node) superviseSidecar(ctx context.Context) {

@@ -33,6 +33,7 @@ import (
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
+	"github.com/trustd/trustd/token"
 )
 
 // Config is everything a node is started with; cmd/trustd fills it from
@@ -287,6 +288,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		defer close(n.webhooksDone)
 		n.webhooks.Run(whCtx)
 	}()
+	fe, presence, match := cfg.FaceEngine, cfg.Presence, cfg.FaceMatch
+	if fe == nil && n.faceConfigured() {
+		n.prepareFace()
+		fe, presence, match = n.faceEng, n.liveness, n.faceMatch
+	}
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
@@ -294,8 +300,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Webhooks:  n.webhooks,
 		Passwords: n.passwords,
-		Identity:  cfg.Identity, FaceEngine: cfg.FaceEngine, Presence: cfg.Presence, FaceMatch: cfg.FaceMatch,
+		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
 	}, n.store, n.router, reg, cfg.Logger)
+	// Journeys escalate into the identity review queue, and run their
+	// facial methods on the node's face engine when one is configured.
+	n.api.Journeys().WithCases(n.api.IdentitySessions())
+	if n.faceConfigured() {
+		n.api.Journeys().WithFace(n.liveness, journeyMatcher{n}, token.NewSealer(cfg.ClusterKey, "journey-face-template"))
+	}
 	n.identityDone = make(chan struct{})
 	go func() {
 		defer close(n.identityDone)
