@@ -82,6 +82,9 @@ var brandingProfiles = &resource[catalog.BrandingProfile, BrandingProfileInput, 
 	id: "BrandingProfile", ids: "BrandingProfiles",
 	table: func(c *catalog.Catalog) map[string]*catalog.BrandingProfile { return c.BrandingProfiles },
 	owner: func(p *catalog.BrandingProfile) string { return p.WorkspaceID },
+	// a full workspace (the profile cap) or a duplicate name
+	createErrors: []ErrorCode{ErrConflict},
+	updateErrors: []ErrorCode{ErrConflict},
 	build: func(c *Call, in *BrandingProfileInput, cur *catalog.BrandingProfile, workspaceID string) (catalog.BrandingProfile, string, error) {
 		p := catalog.BrandingProfile{WorkspaceID: workspaceID}
 		if cur != nil {

@@ -6,12 +6,14 @@ import (
 	"io"
 	nethttp "net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
+	validatorerrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/trustd/trustd/node"
 )
@@ -22,7 +24,7 @@ type testNode struct {
 	t         *testing.T
 	n         *node.Node
 	cfg       node.Config
-	validator validator.Validator
+	validator *lockedValidator
 }
 
 func mustStartNode(t *testing.T, mutate ...func(*node.Config)) *testNode {
@@ -140,15 +142,7 @@ func (tn *testNode) checkContract(req *nethttp.Request, resp *nethttp.Response, 
 		}
 		spec, _ := io.ReadAll(r.Body)
 		r.Body.Close()
-		doc, err := libopenapi.NewDocument(spec)
-		if err != nil {
-			tn.t.Fatal(err)
-		}
-		v, errs := validator.NewValidator(doc)
-		if len(errs) > 0 {
-			tn.t.Fatalf("contract validator: %v", errs)
-		}
-		tn.validator = v
+		tn.validator = contractValidator(tn.t, bytes.ReplaceAll(spec, []byte(tn.n.APIURL()), []byte("http://127.0.0.1")))
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	if ok, errs := tn.validator.ValidateHttpResponse(req, resp); !ok {
@@ -156,6 +150,51 @@ func (tn *testNode) checkContract(req *nethttp.Request, resp *nethttp.Response, 
 			tn.t.Errorf("%s %s → %d does not match the contract: %s %s %v", req.Method, req.URL.Path, resp.StatusCode, e.Message, e.Reason, e.SchemaValidationErrors)
 		}
 	}
+}
+
+// contractValidators caches one validator per contract text: compiling
+// every schema of the contract takes seconds (tens under -race), and every
+// node of one build serves the same contract. The server URL is replaced
+// by a port-less one so that nodes on different ports share it; paths
+// are matched on the URL path only.
+var contractValidators struct {
+	sync.Mutex
+	byText map[string]*lockedValidator
+}
+
+// lockedValidator serialises use of one shared validator.
+type lockedValidator struct {
+	mu sync.Mutex
+	v  validator.Validator
+}
+
+func (l *lockedValidator) ValidateHttpResponse(req *nethttp.Request, resp *nethttp.Response) (bool, []*validatorerrors.ValidationError) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.v.ValidateHttpResponse(req, resp)
+}
+
+func contractValidator(t *testing.T, spec []byte) *lockedValidator {
+	t.Helper()
+	contractValidators.Lock()
+	defer contractValidators.Unlock()
+	if v := contractValidators.byText[string(spec)]; v != nil {
+		return v
+	}
+	doc, err := libopenapi.NewDocument(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatalf("contract validator: %v", errs)
+	}
+	if contractValidators.byText == nil {
+		contractValidators.byText = map[string]*lockedValidator{}
+	}
+	lv := &lockedValidator{v: v}
+	contractValidators.byText[string(spec)] = lv
+	return lv
 }
 
 func (tn *testNode) admin(method, path string, body any) response {

@@ -111,6 +111,7 @@ type Server struct {
 	metrics *metrics
 	ingress *ingress
 	reqSeq  atomic.Uint64
+	fresh   freshConns // accepted, no request yet: closed at shutdown
 	reqPfx  string
 	// fixedHeaders are the common headers with constant values, pre-built.
 	fixedHeaders [][2][]byte
@@ -177,6 +178,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
+		ConnState:             s.fresh.state,
 		ErrorHandler:          s.transportError,
 		Logger:                fasthttpLogger{log},
 	}
@@ -206,7 +208,68 @@ func connLimits(conns, perIP int) (int, int) {
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then returns.
-func (s *Server) Shutdown(ctx context.Context) error { return s.fast.ShutdownWithContext(ctx) }
+//
+// fasthttp closes idle keep-alive connections at shutdown but waits for a
+// connection that was accepted and never sent a byte (an HTTP client's
+// spare dial, a port scan) until its read timeout; such connections carry
+// no request, so Shutdown closes them while it waits.
+func (s *Server) Shutdown(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- s.fast.ShutdownWithContext(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.fresh.closeAll()
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+		}
+	}
+}
+
+// freshConns are the connections accepted that have not started a
+// request yet.
+type freshConns struct {
+	n  atomic.Int32 // len(m), read without the lock on the request path
+	mu sync.Mutex
+	m  map[net.Conn]struct{}
+}
+
+// state is the server's ConnState hook.
+func (f *freshConns) state(c net.Conn, st fasthttp.ConnState) {
+	switch st {
+	case fasthttp.StateNew:
+		f.mu.Lock()
+		if f.m == nil {
+			f.m = map[net.Conn]struct{}{}
+		}
+		f.m[c] = struct{}{}
+		f.n.Store(int32(len(f.m)))
+		f.mu.Unlock()
+	case fasthttp.StateActive, fasthttp.StateClosed, fasthttp.StateHijacked:
+		if f.n.Load() == 0 {
+			return
+		}
+		f.mu.Lock()
+		delete(f.m, c)
+		f.n.Store(int32(len(f.m)))
+		f.mu.Unlock()
+	}
+}
+
+func (f *freshConns) closeAll() {
+	if f.n.Load() == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.m {
+		c.Close()
+		delete(f.m, c)
+	}
+	f.n.Store(0)
+}
 
 // Handler returns the request handler, for in-memory tests and benchmarks.
 func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }

@@ -387,7 +387,7 @@ test('the script never uses eval, new Function, inline styles or HTML strings', 
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
   const { repoRoot } = await import('./lib.mjs');
-  const src = await readFile(join(repoRoot, 'http', 'widget', 'api.js'), 'utf8');
+  const src = await readFile(join(repoRoot, 'verify', 'widget', 'api.js'), 'utf8');
   for (const banned of [/\beval\s*\(/, /new\s+Function\b/, /\.innerHTML\b/, /\.outerHTML\b/, /insertAdjacentHTML/, /document\.write/, /\.style\.(?!setProperty)\w+\s*=/, /setAttribute\(\s*'style'/]) {
     assert.doesNotMatch(src, banned);
   }
