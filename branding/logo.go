@@ -6,14 +6,13 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"image"
-	"image/jpeg"
 	"image/png"
 
 	"golang.org/x/image/draw"
-	"golang.org/x/image/webp"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/raster"
 )
 
 // Limits of an uploaded logo, checked before its pixels are decoded (so a
@@ -46,21 +45,6 @@ var (
 	errEncode        = errcode.New("internal-error", errcode.Internal, "the logo could not be re-encoded")
 )
 
-// sniff names the format from the magic bytes: "" when unknown.
-func sniff(b []byte) string {
-	switch {
-	case len(b) >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF:
-		return "jpeg"
-	case len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n":
-		return "png"
-	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
-		return "webp"
-	case len(b) >= 6 && (string(b[:6]) == "GIF87a" || string(b[:6]) == "GIF89a"):
-		return "gif"
-	}
-	return ""
-}
-
 // NormalizeLogo decodes an uploaded logo and returns its PNG renditions
 // (one per Sizes entry) and their version (a strong validator). Only the
 // decoded pixels reach the output: every chunk, EXIF block, ICC profile
@@ -92,66 +76,14 @@ func NormalizeLogo(b []byte) ([]catalog.BrandingLogo, string, error) {
 }
 
 func decode(b []byte) (image.Image, error) {
-	if len(b) == 0 {
-		return nil, ErrLogoMissing
-	}
-	if len(b) > MaxUploadBytes {
-		return nil, ErrLogoTooLarge.With("the logo is %d bytes; the limit is %d", len(b), MaxUploadBytes)
-	}
-	format := sniff(b)
-	switch format {
-	case "jpeg", "png", "webp":
-	case "gif":
-		return nil, ErrLogoFormat.With("GIF is refused; send PNG, JPEG or WebP")
-	default:
-		return nil, ErrLogoFormat
-	}
-	if format == "png" && pngAnimated(b) {
-		return nil, ErrLogoAnimated.With("animated PNG (acTL chunk)")
-	}
-	if format == "webp" && webpAnimated(b) {
-		return nil, ErrLogoAnimated.With("animated WebP")
-	}
-	var cfg image.Config
-	var err error
-	switch format {
-	case "jpeg":
-		cfg, err = jpeg.DecodeConfig(bytes.NewReader(b))
-	case "png":
-		cfg, err = png.DecodeConfig(bytes.NewReader(b))
-	case "webp":
-		cfg, err = webp.DecodeConfig(bytes.NewReader(b))
-	}
-	if err != nil {
-		return nil, ErrLogoMalformed.With("%s header: %v", format, err)
-	}
-	if cfg.Width > MaxSide || cfg.Height > MaxSide || cfg.Width*cfg.Height > MaxPixels {
-		return nil, ErrLogoTooLarge.With("%d×%d pixels; the limits are %d a side and %d pixels", cfg.Width, cfg.Height, MaxSide, MaxPixels)
-	}
-	if min(cfg.Width, cfg.Height) < MinSide {
-		return nil, ErrLogoTooSmall.With("%d×%d pixels; the shorter side must be at least %d", cfg.Width, cfg.Height, MinSide)
-	}
-	var img image.Image
-	switch format {
-	case "jpeg":
-		img, err = jpeg.Decode(bytes.NewReader(b))
-	case "png":
-		img, err = png.Decode(bytes.NewReader(b))
-	case "webp":
-		img, err = webp.Decode(bytes.NewReader(b))
-	}
-	if err != nil {
-		return nil, ErrLogoMalformed.With("%s: %v", format, err)
-	}
-	if r := img.Bounds(); r.Dx() != cfg.Width || r.Dy() != cfg.Height {
-		return nil, ErrLogoMalformed.With("the decoded size differs from the header")
-	}
-	return img, nil
+	img, _, err := raster.Decode(b, raster.Limits{MaxBytes: MaxUploadBytes, MaxSide: MaxSide, MaxPixels: MaxPixels, MinSide: MinSide})
+	return img, logoCodes.As(err)
 }
 
-// render scales img so its longer side is size (keeping the aspect
-// ratio) and encodes it as a non-interlaced 8-bit RGBA PNG with no
-// ancillary chunks.
+// logoCodes are this module's codes for a refused upload.
+var logoCodes = raster.Codes{raster.Missing: ErrLogoMissing, raster.TooLarge: ErrLogoTooLarge, raster.TooSmall: ErrLogoTooSmall,
+	raster.Format: ErrLogoFormat, raster.Animated: ErrLogoAnimated, raster.Malformed: ErrLogoMalformed}
+
 func render(img image.Image, size int) ([]byte, error) {
 	b := img.Bounds()
 	w, h := size, size
@@ -168,29 +100,4 @@ func render(img image.Image, size int) ([]byte, error) {
 		return nil, errEncode.With("png: %v", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// pngAnimated reports an acTL chunk before the first IDAT (APNG).
-func pngAnimated(b []byte) bool {
-	p := 8
-	for p+8 <= len(b) {
-		n := int(binary.BigEndian.Uint32(b[p:]))
-		typ := string(b[p+4 : p+8])
-		if typ == "acTL" {
-			return true
-		}
-		if typ == "IDAT" || n < 0 || n > len(b) {
-			return false
-		}
-		p += 12 + n
-	}
-	return false
-}
-
-// webpAnimated reports a VP8X header with the animation flag or an ANIM chunk.
-func webpAnimated(b []byte) bool {
-	if len(b) >= 21 && string(b[12:16]) == "VP8X" && b[20]&0x02 != 0 {
-		return true
-	}
-	return bytes.Contains(b[12:min(len(b), 4096)], []byte("ANIM"))
 }

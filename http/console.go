@@ -125,8 +125,6 @@ func (b consoleBackend) Admin(actor, method, path string, body []byte) (int, []b
 // answer time does not say whether the address exists.
 func (b consoleBackend) UserLogin(email, password string) (console.Principal, bool) {
 	u := b.s.store.Catalog().ConsoleUserByEmail(email)
-	consoleKDF.lock()
-	defer consoleKDF.unlock()
 	if u == nil || u.PasswordHash == "" {
 		return console.Principal{}, users.VerifyMissing(password)
 	}

@@ -117,21 +117,6 @@ func (s *Server) newConsoleLink() (string, catalog.Hash, string) {
 	return tok, catalog.HashSecret(tok), strings.TrimSuffix(s.cfg.BaseURL, "/") + "/console/link?t=" + tok
 }
 
-// hashPassword runs argon2id with at most two hashes at once per node, so
-// a burst of admin calls or logins cannot take all memory or cores.
-func (s *Server) hashPassword(p string) string {
-	consoleKDF.lock()
-	defer consoleKDF.unlock()
-	return users.Hash(p, users.Default)
-}
-
-var consoleKDF = kdfGate{ch: make(chan struct{}, 2)}
-
-type kdfGate struct{ ch chan struct{} }
-
-func (g kdfGate) lock()   { g.ch <- struct{}{} }
-func (g kdfGate) unlock() { <-g.ch }
-
 func (s *Server) createConsoleUser(c *Call) {
 	w := c.workspace()
 	var in ConsoleUserInput
@@ -161,7 +146,7 @@ func (s *Server) createConsoleUser(c *Call) {
 	u := catalog.ConsoleUser{ID: uuid.NewString(), WorkspaceID: w.ID, Email: email, Role: *in.Role, CreatedAt: now, UpdatedAt: now}
 	var link string
 	if in.Password != nil {
-		u.PasswordHash = s.hashPassword(*in.Password)
+		u.PasswordHash = users.Hash(*in.Password, users.Default)
 	} else {
 		_, u.LinkHash, link = s.newConsoleLink()
 		u.LinkUntil = now.Add(consoleLinkTTL)
@@ -227,7 +212,7 @@ func (s *Server) updateConsoleUser(c *Call) {
 			c.failErr(err)
 			return
 		}
-		h := s.hashPassword(*in.Password)
+		h := users.Hash(*in.Password, users.Default)
 		p.PasswordHash = &h
 	}
 	if v, ok := c.apply(&catalog.UpdateConsoleUser{WorkspaceID: u.WorkspaceID, ID: u.ID, Patch: p, At: c.Now().UTC()}); ok {

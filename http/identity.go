@@ -1,13 +1,9 @@
 package http
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"strings"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
@@ -107,10 +103,10 @@ func (s *Server) identityRoutes() []Route {
 	return append(s.hostedRoutes(step, body, faceErrs, live, complete), []Route{
 		{Method: "POST", Path: "/identity/verification/session", ID: "identitySessionCreate", Tag: "Identity verification", Auth: a,
 			Summary: "Start a verification session; the answer holds the session capability, once.",
-			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: s.identityCreate},
+			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: identityBody(s.identityCreate)},
 		{Method: "POST", Path: sid + "/document", ID: "identitySessionDocument", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Screen the session's document (an attempt): verify or review keeps collecting, recapture asks again, reject ends it.",
-			Body:    &IdentityDocumentInput{}, Result: &session.StepResult{}, Errors: doc, MaxBody: DocumentsMaxBody, Handle: s.identityDocument},
+			Body:    &IdentityDocumentInput{}, Result: &session.StepResult{}, Errors: doc, MaxBody: DocumentsMaxBody, Handle: identityBody(s.identityDocument)},
 		{Method: "POST", Path: sid + "/liveness", ID: "identitySessionLiveness", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Issue the liveness challenge (actions, nonce, deadline) the face step answers; standard and high only, after the document.",
 			Result:  &session.Challenge{}, Errors: live, Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
@@ -118,7 +114,7 @@ func (s *Server) identityRoutes() []Route {
 			})},
 		{Method: "POST", Path: sid + "/face", ID: "identitySessionFace", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Send the selfie and the challenge frames (an attempt): the service checks liveness and compares the faces; fails closed without a face engine.",
-			Body:    &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs, MaxBody: IdentityFaceMaxBody, Handle: s.identityFace},
+			Body:    &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs, MaxBody: IdentityFaceMaxBody, Handle: identityBody(s.identityFace)},
 		{Method: "POST", Path: sid + "/complete", ID: "identitySessionComplete", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Decide once the required steps passed: verified, or manual review (document in doubt, or high assurance).",
 			Result:  &session.Result{}, Errors: complete, Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
@@ -193,109 +189,64 @@ func (c *Call) identityCaller() (session.Caller, bool) {
 
 func (c *Call) sessionToken() string { return string(c.Ctx.Request.Header.Peek(SessionTokenHeader)) }
 
-// verdictFields are body member names a client might use to assert a
-// result the service must measure itself.
-var verdictFields = []string{"match", "liveness", "live", "score", "similarity", "confidence", "verified", "decision", "outcome", "passed", "spoof"}
-
-// refuseClientVerdict answers client-verdict-refused when the body, at any
-// depth, has a member whose name asserts a match, liveness or score.
+// refuseClientVerdict answers client-verdict-refused when the body
+// asserts a match, liveness or score (session.RefuseClientVerdict).
 func (c *Call) refuseClientVerdict() bool {
-	dec := jsontext.NewDecoder(bytes.NewReader(c.Ctx.Request.Body()))
-	for {
-		kind, n := dec.StackIndex(dec.StackDepth())
-		name := kind == '{' && n%2 == 0
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return false // malformed or done: the strict decoder reports it
-		}
-		if name && tok.Kind() == '"' {
-			k := strings.ToLower(tok.String())
-			for _, f := range verdictFields {
-				if strings.Contains(k, f) {
-					c.failErr(session.ErrClientVerdict.With("the body member %q is refused: matches, liveness and scores are measured by the service", tok.String()))
-					return true
-				}
-			}
-		}
+	if err := session.RefuseClientVerdict(c.Ctx.Request.Body()); err != nil {
+		c.failErr(err)
+		return true
 	}
+	return false
 }
 
 func identityCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-func (s *Server) identityCreate(c *Call) {
-	if c.refuseClientVerdict() {
-		return
+// identityBody is a session operation on body In: refuse client
+// verdicts, decode, authenticate, run op under the step deadline, encode.
+func identityBody[In any](op func(ctx context.Context, c *Call, who session.Caller, in *In) (any, error)) func(*Call) {
+	return func(c *Call) {
+		if c.refuseClientVerdict() {
+			return
+		}
+		in := new(In)
+		if !c.decode(in) {
+			return
+		}
+		who, ok := c.identityCaller()
+		if !ok {
+			return
+		}
+		ctx, cancel := identityCtx()
+		defer cancel()
+		v, err := op(ctx, c, who, in)
+		if err != nil {
+			c.identityFail(ctx, err)
+			return
+		}
+		c.Ctx.Response.Header.Set("Cache-Control", "no-store")
+		c.ok(v)
 	}
-	var in IdentitySessionInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.identityCaller()
-	if !ok {
-		return
-	}
-	ctx, cancel := identityCtx()
-	defer cancel()
-	v, err := s.mods.idv.Create(ctx, who, session.CreateRequest{SubjectID: in.SubjectID, Action: in.Action, Assurance: in.AssuranceLevel,
+}
+
+func (s *Server) identityCreate(ctx context.Context, _ *Call, who session.Caller, in *IdentitySessionInput) (any, error) {
+	return s.mods.idv.Create(ctx, who, session.CreateRequest{SubjectID: in.SubjectID, Action: in.Action, Assurance: in.AssuranceLevel,
 		Country: in.Country, DocumentType: in.DocumentType, ConsentAccepted: in.ConsentAccepted, ConsentReference: in.ConsentReference})
-	if err != nil {
-		c.identityFail(ctx, err)
-		return
-	}
-	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-	c.json(201, v)
 }
 
-func (s *Server) identityDocument(c *Call) {
-	if c.refuseClientVerdict() {
-		return
-	}
-	var in IdentityDocumentInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.identityCaller()
-	if !ok {
-		return
-	}
-	ctx, cancel := identityCtx()
-	defer cancel()
-	v, err := s.mods.idv.Document(ctx, who, c.Param("session_id"), c.sessionToken(), session.DocumentRequest{Front: in.FrontImage,
+func (s *Server) identityDocument(ctx context.Context, c *Call, who session.Caller, in *IdentityDocumentInput) (any, error) {
+	return s.mods.idv.Document(ctx, who, c.Param("session_id"), c.sessionToken(), session.DocumentRequest{Front: in.FrontImage,
 		Back: in.BackImage, Country: in.Country, DocumentType: in.DocumentType})
-	if err != nil {
-		c.identityFail(ctx, err)
-		return
-	}
-	c.ok(v)
 }
 
-func (s *Server) identityFace(c *Call) {
-	if c.refuseClientVerdict() {
-		return
-	}
-	var in IdentityFaceInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.identityCaller()
-	if !ok {
-		return
-	}
+func (s *Server) identityFace(ctx context.Context, c *Call, who session.Caller, in *IdentityFaceInput) (any, error) {
 	fr := make([]session.FrameInput, len(in.Frames))
 	for i, f := range in.Frames {
 		fr[i] = session.FrameInput{Image: f.Image, OffsetMS: f.OffsetMS}
 	}
-	ctx, cancel := identityCtx()
-	defer cancel()
-	v, err := s.mods.idv.Face(ctx, who, c.Param("session_id"), c.sessionToken(), session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie,
+	return s.mods.idv.Face(ctx, who, c.Param("session_id"), c.sessionToken(), session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie,
 		Frames: fr, DocumentFront: in.DocumentFrontImage})
-	if err != nil {
-		c.identityFail(ctx, err)
-		return
-	}
-	c.ok(v)
 }
 
 // identitySimple is a body-less session operation.

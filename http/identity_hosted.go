@@ -80,7 +80,7 @@ func (s *Server) hostedRoutes(step, body []ErrorCode, faceErrs, live, complete [
 	return []Route{
 		{Method: "POST", Path: "/identity/hosted/session", ID: "identityHostedCreate", Tag: "Identity verification", Auth: []Auth{AuthCredential},
 			Summary: "Start a session captured on trustd's hosted page; the answer holds the session capability (for your server) and the page URL (hosted capability in its fragment).",
-			Body:    &HostedSessionInput{}, Status: 201, Result: &HostedSessionView{}, Errors: cr, Handle: s.hostedCreate},
+			Body:    &HostedSessionInput{}, Status: 201, Result: &HostedSessionView{}, Errors: cr, Handle: identityBody(s.hostedCreate)},
 		{Method: "GET", Path: hid, ID: "identityHostedPage", Tag: "Identity verification", ContentType: "text/html",
 			Summary: "The hosted capture page (strict CSP, no third-party requests); it reads the capability from the fragment and removes it at once.",
 			Handle:  s.hostedPage},
@@ -112,30 +112,15 @@ func (s *Server) hostedRoutes(step, body []ErrorCode, faceErrs, live, complete [
 	}
 }
 
-func (s *Server) hostedCreate(c *Call) {
-	if c.refuseClientVerdict() {
-		return
-	}
-	var in HostedSessionInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.identityCaller()
-	if !ok {
-		return
-	}
-	ctx, cancel := identityCtx()
-	defer cancel()
+func (s *Server) hostedCreate(ctx context.Context, _ *Call, who session.Caller, in *HostedSessionInput) (any, error) {
 	v, err := s.mods.idv.CreateHosted(ctx, who, session.HostedRequest{CreateRequest: session.CreateRequest{SubjectID: in.SubjectID,
 		Action: in.Action, Assurance: in.AssuranceLevel, Country: in.Country, DocumentType: in.DocumentType,
 		ConsentAccepted: in.ConsentAccepted, ConsentReference: in.ConsentReference},
 		ParentOrigin: in.ParentOrigin, ReturnURL: in.ReturnURL, Theme: in.Theme, Locale: in.Locale})
 	if err != nil {
-		c.identityFail(ctx, err)
-		return
+		return nil, err
 	}
-	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-	c.json(201, &HostedSessionView{Created: v.Created, URL: s.cfg.BaseURL + "/v1/identity/hosted/" + v.SessionID + "#" + v.HostedToken})
+	return &HostedSessionView{Created: v.Created, URL: s.cfg.BaseURL + "/v1/identity/hosted/" + v.SessionID + "#" + v.HostedToken}, nil
 }
 
 // hostedCSP allows this origin's script, style and API only; camera

@@ -95,21 +95,21 @@ func (s *Server) journeyRoutes() []Route {
 			Body:    &JourneySubjectErase{}, Result: &JourneySubjectErased{}, Errors: aerr, Handle: s.admin(s.eraseJourneySubject)},
 
 		{Method: "POST", Path: "/journeys/start", ID: "journeyStart", Tag: tag, Auth: site, Summary: "Start a journey: a short-lived single-use session token for your server and the endpoint where the person completes the method (escalated by the subject's risk).",
-			Body: &JourneyStartInput{}, Result: &JourneyStartResult{}, Errors: startErr, Handle: s.journeyStart},
+			Body: &JourneyStartInput{}, Result: &JourneyStartResult{}, Errors: startErr, Handle: asTrust((*Call).startJourney)},
 		{Method: "POST", Path: "/journeys/siteverify", ID: "journeySiteverify", Tag: tag, Auth: site, Summary: "Exchange the session token and its proof once; HTTP 200 with error-codes for every processed session. Continue only when success is true and journey.status is completed.",
-			Body: &JourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: svErr, Handle: s.journeySiteverify},
+			Body: &JourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: svErr, Handle: asTrust((*Call).siteverifyJourney)},
 		{Method: "POST", Path: "/journeys/status", ID: "journeyStatus", Tag: tag, Auth: site, Summary: "Read a session without consuming it.",
-			Body: &JourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: stErr, Handle: s.journeyStatus},
+			Body: &JourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: stErr, Handle: asTrust((*Call).statusJourney)},
 		{Method: "POST", Path: "/journeys/escalate", ID: "journeyEscalate", Tag: tag, Auth: site, Summary: "Open a privacy-safe review case for a session (no personal data in it); the session becomes escalated and no proof completes it afterwards.",
-			Body: &JourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: escErr, Handle: s.journeyEscalate},
+			Body: &JourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: escErr, Handle: asTrust((*Call).escalateJourney)},
 		{Method: "POST", Path: "/mobile/journeys/start", ID: "mobileJourneyStart", Tag: tag, Auth: mob, Summary: "POST /journeys/start" + mobSum,
-			Body: &MobileJourneyStartInput{}, Result: &JourneyStartResult{}, Errors: append(startErr, ErrInvalidAppIdentity), Handle: s.mobileJourneyStart},
+			Body: &MobileJourneyStartInput{}, Result: &JourneyStartResult{}, Errors: append(startErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneyStartInput, MobileJourneyStartInput]((*Call).startJourney)},
 		{Method: "POST", Path: "/mobile/journeys/siteverify", ID: "mobileJourneySiteverify", Tag: tag, Auth: mob, Summary: "POST /journeys/siteverify" + mobSum,
-			Body: &MobileJourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: s.mobileJourneySiteverify},
+			Body: &MobileJourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneySiteverifyInput, MobileJourneySiteverifyInput]((*Call).siteverifyJourney)},
 		{Method: "POST", Path: "/mobile/journeys/status", ID: "mobileJourneyStatus", Tag: tag, Auth: mob, Summary: "POST /journeys/status" + mobSum,
-			Body: &MobileJourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: append(stErr, ErrInvalidAppIdentity), Handle: s.mobileJourneyStatus},
+			Body: &MobileJourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: append(stErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneySessionInput, MobileJourneySessionInput]((*Call).statusJourney)},
 		{Method: "POST", Path: "/mobile/journeys/escalate", ID: "mobileJourneyEscalate", Tag: tag, Auth: mob, Summary: "POST /journeys/escalate" + mobSum,
-			Body: &MobileJourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: append(escErr, ErrInvalidAppIdentity), Handle: s.mobileJourneyEscalate},
+			Body: &MobileJourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: append(escErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneyEscalateInput, MobileJourneyEscalateInput]((*Call).escalateJourney)},
 
 		{Method: "GET", Path: "/journeys/person", ID: "journeyPersonPage", Tag: tag, Summary: "The page where the person completes a journey's method (the capability is in the fragment; strict CSP, no inline script).",
 			ContentType: "text/html", Handle: s.journeyPageAsset("person.html", "text/html; charset=utf-8")},
@@ -217,26 +217,6 @@ func (s *Server) eraseJourneySubject(c *Call) {
 	c.ok(&JourneySubjectErased{Deleted: n})
 }
 
-func (s *Server) journeyStart(c *Call) {
-	var in JourneyStartInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustCaller(in.Secret); ok {
-		c.startJourney(who, &in)
-	}
-}
-
-func (s *Server) mobileJourneyStart(c *Call) {
-	var in MobileJourneyStartInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID); ok {
-		c.startJourney(who, &in.JourneyStartInput)
-	}
-}
-
 func (c *Call) startJourney(who trust.Caller, in *JourneyStartInput) {
 	r, err := c.journeys().Start(c.Ctx, who, journeys.StartRequest{JourneyKey: in.JourneyKey, SubjectID: in.SubjectID, Action: in.Action,
 		OperationReference: in.OperationReference, RiskLevel: in.RiskLevel, RiskScore: in.RiskScore, ConsentVersion: in.ConsentVersion,
@@ -249,26 +229,6 @@ func (c *Call) startJourney(who trust.Caller, in *JourneyStartInput) {
 		ExpiresIn: r.ExpiresIn, Method: r.Method, RequestedAssurance: r.RequestedAssurance, PolicyVersion: r.PolicyVersion,
 		Consent: JourneyConsentView(r.Consent), Endpoint: c.s.cfg.BaseURL + PublicBase + "/journeys/person#" + r.PersonToken,
 		Requirements: JourneyRequirementsView(r.Requirements), Status: r.Status, RiskLevel: r.RiskLevel})
-}
-
-func (s *Server) journeySiteverify(c *Call) {
-	var in JourneySiteverifyInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustCaller(in.Secret); ok {
-		c.siteverifyJourney(who, &in)
-	}
-}
-
-func (s *Server) mobileJourneySiteverify(c *Call) {
-	var in MobileJourneySiteverifyInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID); ok {
-		c.siteverifyJourney(who, &in.JourneySiteverifyInput)
-	}
 }
 
 func (c *Call) siteverifyJourney(who trust.Caller, in *JourneySiteverifyInput) {
@@ -294,28 +254,8 @@ func (c *Call) siteverifyJourney(who trust.Caller, in *JourneySiteverifyInput) {
 	c.ok(&out)
 }
 
-func (s *Server) journeyStatus(c *Call) {
-	var in JourneySessionInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustCaller(in.Secret); ok {
-		c.statusJourney(who, in.SessionToken)
-	}
-}
-
-func (s *Server) mobileJourneyStatus(c *Call) {
-	var in MobileJourneySessionInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID); ok {
-		c.statusJourney(who, in.SessionToken)
-	}
-}
-
-func (c *Call) statusJourney(who trust.Caller, sessionToken string) {
-	r, err := c.journeys().Status(c.Ctx, who, sessionToken)
+func (c *Call) statusJourney(who trust.Caller, in *JourneySessionInput) {
+	r, err := c.journeys().Status(c.Ctx, who, in.SessionToken)
 	if err != nil {
 		c.failErr(err)
 		return
@@ -324,26 +264,6 @@ func (c *Call) statusJourney(who trust.Caller, sessionToken string) {
 	c.ok(&JourneyStatusResult{Success: true, Journey: JourneyRef{Key: s.JourneyKey}, Status: r.Status, Verified: r.Verified, Method: s.Method,
 		PolicyVersion: s.PolicyVersion, ExpiresIn: r.ExpiresIn, Attempts: s.Attempts, FailedAttempts: s.FailedAttempts,
 		CaseReference: s.CaseReference, NextStep: r.NextStep})
-}
-
-func (s *Server) journeyEscalate(c *Call) {
-	var in JourneyEscalateInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustCaller(in.Secret); ok {
-		c.escalateJourney(who, &in)
-	}
-}
-
-func (s *Server) mobileJourneyEscalate(c *Call) {
-	var in MobileJourneyEscalateInput
-	if !c.decode(&in) {
-		return
-	}
-	if who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID); ok {
-		c.escalateJourney(who, &in.JourneyEscalateInput)
-	}
 }
 
 func (c *Call) escalateJourney(who trust.Caller, in *JourneyEscalateInput) {
@@ -396,7 +316,8 @@ func (s *Server) journeyPerson(c *Call) {
 		return
 	}
 	c.ok(&JourneyPersonView{Success: true, JourneyName: v.JourneyName, Method: v.Method, Consent: JourneyConsentView(v.Consent),
-		Status: v.Status, ExpiresIn: v.ExpiresIn, Attempts: v.Attempts, Reference: v.Reference})
+		Status: v.Status, ExpiresIn: v.ExpiresIn, Attempts: v.Attempts, Reference: v.Reference,
+		ReturnOrigins: append([]string{}, v.ReturnOrigins...)})
 }
 
 func (s *Server) journeyPersonHuman(c *Call) {

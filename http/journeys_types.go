@@ -208,14 +208,15 @@ type JourneyEscalateResult struct {
 
 // JourneyPersonView is what the person's page reads.
 type JourneyPersonView struct {
-	Success     bool               `json:"success" required:"true"`
-	JourneyName string             `json:"journey_name" required:"true"`
-	Method      string             `json:"method" required:"true"`
-	Consent     JourneyConsentView `json:"consent" required:"true"`
-	Status      string             `json:"status" required:"true"`
-	ExpiresIn   int                `json:"expires_in" required:"true"`
-	Attempts    int                `json:"attempts" required:"true"`
-	Reference   string             `json:"reference" required:"true" doc:"The cdata a human-verification widget of this session must carry."`
+	Success       bool               `json:"success" required:"true"`
+	JourneyName   string             `json:"journey_name" required:"true"`
+	Method        string             `json:"method" required:"true"`
+	Consent       JourneyConsentView `json:"consent" required:"true"`
+	Status        string             `json:"status" required:"true"`
+	ExpiresIn     int                `json:"expires_in" required:"true"`
+	Attempts      int                `json:"attempts" required:"true"`
+	Reference     string             `json:"reference" required:"true" doc:"The cdata a human-verification widget of this session must carry."`
+	ReturnOrigins []string           `json:"return_origins" required:"true" doc:"Origins (https, the starting site's hostnames) the page hands the proof to by postMessage; empty for mobile sessions."`
 }
 
 // JourneyHumanInput completes a human_verification session.

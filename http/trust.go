@@ -53,13 +53,13 @@ func (s *Server) trustRoutes() []Route {
 		{Method: "DELETE", Path: ws + "/{trust_policy_id}", Admin: true, ID: "deleteTrustPolicy", Tag: tag, Auth: a, Summary: "Delete a trust policy.",
 			Status: 204, Errors: aerr, Handle: s.admin(s.deleteTrustPolicy)},
 		{Method: "POST", Path: "/trust/decision", ID: "trustDecision", Tag: tag, Auth: site, Summary: "Decide allow, verify (step-up), review or block for an action of a subject; the caller's figures are hints that can only raise friction.",
-			Body: &TrustDecisionInput{}, Result: &TrustDecision{}, Errors: decErr, Handle: s.trustDecision},
+			Body: &TrustDecisionInput{}, Result: &TrustDecision{}, Errors: decErr, Handle: asTrust((*Call).decide)},
 		{Method: "POST", Path: "/mobile/trust/decision", ID: "mobileTrustDecision", Tag: tag, Auth: mob, Summary: "POST /trust/decision for a registered mobile app: Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
-			Body: &MobileTrustDecisionInput{}, Result: &TrustDecision{}, Errors: append(decErr, ErrInvalidAppIdentity), Handle: s.mobileTrustDecision},
+			Body: &MobileTrustDecisionInput{}, Result: &TrustDecision{}, Errors: append(decErr, ErrInvalidAppIdentity), Handle: asTrustMobile[TrustDecisionInput, MobileTrustDecisionInput]((*Call).decide)},
 		{Method: "POST", Path: "/trust/siteverify", ID: "trustSiteverify", Tag: tag, Auth: site, Summary: "Exchange a single-use proof once and check it against the expected assurance, identity, liveness and operation binding; HTTP 200 with error-codes for every processed proof.",
-			Body: &TrustSiteverifyInput{}, Result: &TrustSiteverifyResult{}, Errors: svErr, Handle: s.trustSiteverify},
+			Body: &TrustSiteverifyInput{}, Result: &TrustSiteverifyResult{}, Errors: svErr, Handle: asTrust((*Call).trustSiteverify)},
 		{Method: "POST", Path: "/mobile/trust/siteverify", ID: "mobileTrustSiteverify", Tag: tag, Auth: mob, Summary: "POST /trust/siteverify for a registered mobile app (step-up proofs only): Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
-			Body: &MobileTrustSiteverifyInput{}, Result: &TrustSiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: s.mobileTrustSiteverify},
+			Body: &MobileTrustSiteverifyInput{}, Result: &TrustSiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: asTrustMobile[TrustSiteverifyInput, MobileTrustSiteverifyInput]((*Call).trustSiteverify)},
 		{Method: "POST", Path: "/trust/orchestrate", ID: "trustOrchestrate", Tag: tag, Auth: site, Summary: "Combine a successful verification with the subject's signals into a decision for one operation, with a signed decision receipt when it is allow (once per verification).",
 			Body: &TrustOrchestrateInput{}, Result: &TrustOrchestrateResult{}, Errors: orErr, Handle: s.trustOrchestrate},
 		{Method: "POST", Path: "/trust/receipts/verify", ID: "trustReceiptVerify", Tag: tag, Auth: site, Summary: "Verify a decision receipt's signature, lifetime, workspace and the bindings given.",
@@ -204,28 +204,6 @@ func (c *Call) trustMobileCaller(bodySecret, platform, appID string) (trust.Call
 	return trust.Caller{Workspace: tc.ws, AppID: tc.appID, Channel: "mobile"}, true
 }
 
-func (s *Server) trustDecision(c *Call) {
-	var in TrustDecisionInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.trustCaller(in.Secret)
-	if ok {
-		c.decide(who, &in)
-	}
-}
-
-func (s *Server) mobileTrustDecision(c *Call) {
-	var in MobileTrustDecisionInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID)
-	if ok {
-		c.decide(who, &in.TrustDecisionInput)
-	}
-}
-
 func (c *Call) decide(who trust.Caller, in *TrustDecisionInput) {
 	r, err := c.trustModule().Decide(c.Ctx, c.cat, who, in.request())
 	if err != nil {
@@ -241,27 +219,78 @@ func (in *TrustSiteverifyInput) request() trust.SiteverifyRequest {
 		OperationReference: in.OperationReference, MaxAgeSeconds: in.MaxAgeSeconds}
 }
 
-func (s *Server) trustSiteverify(c *Call) {
-	var in TrustSiteverifyInput
-	if !c.decode(&in) {
-		return
+// trustSiteverify binds a server caller's proofs to its app; a mobile
+// caller's app is checked by the proof's own binding.
+func (c *Call) trustSiteverify(who trust.Caller, in *TrustSiteverifyInput) {
+	appID := ""
+	if who.Channel == "server" {
+		appID = who.AppID
 	}
-	who, ok := c.trustCaller(in.Secret)
-	if ok {
-		c.exchangeProof(who, who.AppID, &in)
+	c.exchangeProof(who, appID, in)
+}
+
+// asTrust is the handler of a trust-caller operation (trust API, journeys)
+// on body In: decode, authenticate the site secret (bearer, else the
+// body's), run op.
+func asTrust[In any, P interface {
+	*In
+	siteSecretBody
+}](op func(c *Call, who trust.Caller, in *In)) func(*Call) {
+	return func(c *Call) {
+		in := P(new(In))
+		if !c.decode(in) {
+			return
+		}
+		if who, ok := c.trustCaller(in.siteSecret()); ok {
+			op(c, who, (*In)(in))
+		}
 	}
 }
 
-func (s *Server) mobileTrustSiteverify(c *Call) {
-	var in MobileTrustSiteverifyInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.trustMobileCaller(in.Secret, in.Platform, in.AppID)
-	if ok {
-		c.exchangeProof(who, "", &in.TrustSiteverifyInput)
+// asTrustMobile is asTrust for the mobile variant M of body In: the mobile
+// secret (bearer only) and the app's declared identity.
+func asTrustMobile[In, M any, P interface {
+	*M
+	siteSecretBody
+	mobileBody
+	site() *In
+}](op func(c *Call, who trust.Caller, in *In)) func(*Call) {
+	return func(c *Call) {
+		in := P(new(M))
+		if !c.decode(in) {
+			return
+		}
+		platform, appID := in.mobileIdentity()
+		if who, ok := c.trustMobileCaller(in.siteSecret(), platform, appID); ok {
+			op(c, who, in.site())
+		}
 	}
 }
+
+func (in *TrustDecisionInput) siteSecret() string     { return in.Secret }
+func (in *TrustSiteverifyInput) siteSecret() string   { return in.Secret }
+func (in *JourneyStartInput) siteSecret() string      { return in.Secret }
+func (in *JourneySiteverifyInput) siteSecret() string { return in.Secret }
+func (in *JourneySessionInput) siteSecret() string    { return in.Secret }
+func (in *JourneyEscalateInput) siteSecret() string   { return in.Secret }
+
+func (in *MobileTrustDecisionInput) site() *TrustDecisionInput     { return &in.TrustDecisionInput }
+func (in *MobileTrustSiteverifyInput) site() *TrustSiteverifyInput { return &in.TrustSiteverifyInput }
+func (in *MobileJourneyStartInput) site() *JourneyStartInput       { return &in.JourneyStartInput }
+func (in *MobileJourneySiteverifyInput) site() *JourneySiteverifyInput {
+	return &in.JourneySiteverifyInput
+}
+func (in *MobileJourneySessionInput) site() *JourneySessionInput   { return &in.JourneySessionInput }
+func (in *MobileJourneyEscalateInput) site() *JourneyEscalateInput { return &in.JourneyEscalateInput }
+
+func (in *MobileTrustDecisionInput) mobileIdentity() (string, string)   { return in.Platform, in.AppID }
+func (in *MobileTrustSiteverifyInput) mobileIdentity() (string, string) { return in.Platform, in.AppID }
+func (in *MobileJourneyStartInput) mobileIdentity() (string, string)    { return in.Platform, in.AppID }
+func (in *MobileJourneySiteverifyInput) mobileIdentity() (string, string) {
+	return in.Platform, in.AppID
+}
+func (in *MobileJourneySessionInput) mobileIdentity() (string, string)  { return in.Platform, in.AppID }
+func (in *MobileJourneyEscalateInput) mobileIdentity() (string, string) { return in.Platform, in.AppID }
 
 // exchangeProof answers a trust siteverify. A step-up proof goes to the
 // module; a widget response token is consumed by the same code as

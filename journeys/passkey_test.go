@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/trustd/trustd/catalog"
@@ -130,5 +131,18 @@ func TestPasskeyNeedsASiteHostnameCoveringThePage(t *testing.T) {
 	st := f.start(t, StartRequest{JourneyKey: "device", SubjectID: "user-1", Action: "pay", OperationReference: "op-1"})
 	if _, err := f.m.BeginPasskey(context.Background(), st.PersonToken); !errors.Is(err, ErrMethodUnavailable) {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// The page hands the proof only to the starting site's origins, never "*".
+func TestPersonViewNamesTheSitesOriginsOnly(t *testing.T) {
+	f := mustPasskeyFixture(t)
+	st := f.start(t, StartRequest{JourneyKey: "device", SubjectID: "user-1", Action: "pay", OperationReference: "order-1"})
+	v, err := f.m.Person(context.Background(), st.PersonToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"https://example", "https://shop.example"}; !slices.Equal(v.ReturnOrigins, want) {
+		t.Fatalf("return origins %v, want %v", v.ReturnOrigins, want)
 	}
 }

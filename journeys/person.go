@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/trustd/trustd/catalog"
@@ -29,6 +30,9 @@ type PersonView struct {
 	// Reference is the session reference a human-verification widget
 	// carries as its cdata.
 	Reference string
+	// ReturnOrigins are the origins the page may hand the proof to (the
+	// starting site's hostnames over https); none for mobile sessions.
+	ReturnOrigins []string
 }
 
 // Proof is a completed attempt: the single-use proof the person hands the
@@ -77,7 +81,22 @@ func (m *Module) Person(ctx context.Context, capability string) (PersonView, err
 	}
 	now := m.now()
 	return PersonView{JourneyName: name, Method: s.Method, Consent: s.Consent, Status: statusAt(s, now),
-		ExpiresIn: max(int(s.ExpiresAt.Sub(now)/time.Second), 0), Attempts: s.Attempts, Reference: Reference(s)}, nil
+		ExpiresIn: max(int(s.ExpiresAt.Sub(now)/time.Second), 0), Attempts: s.Attempts, Reference: Reference(s),
+		ReturnOrigins: returnOrigins(cat, s)}, nil
+}
+
+// returnOrigins are https origins of the site that started the session:
+// the page posts the proof to its opener only at one of them, never "*".
+func returnOrigins(cat *catalog.Catalog, s *catalog.JourneySession) []string {
+	site := cat.Sites[s.AppID]
+	if site == nil || s.Channel != "server" {
+		return nil
+	}
+	out := make([]string, 0, len(site.Hostnames))
+	for _, h := range site.Hostnames {
+		out = append(out, "https://"+strings.ToLower(h))
+	}
+	return out
 }
 
 // checkOpen refuses a step on a closed session or of the wrong method.

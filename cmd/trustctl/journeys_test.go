@@ -1,36 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/trustd/trustd/node"
 )
 
 func TestTrustctlJourneys(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close(context.Background())
-	ctl := func(args ...string) (string, error) {
-		var out bytes.Buffer
-		err := run(append([]string{"--addr", n.APIURL(), "--admin-token", n.AdminToken()}, args...), &out)
-		return out.String(), err
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := ctl(args...)
-		if err != nil {
-			t.Fatalf("trustctl %v: %v", args, err)
-		}
-		return out
-	}
+	n, ctl, must := startCtlNode(t)
 	must("workspaces", "create", "--name", "acme")
 	var ws string
 	for _, w := range n.Store().Catalog().Workspaces {

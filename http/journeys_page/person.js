@@ -67,7 +67,10 @@
       $('proof').value = res.response;
       $('proof').textContent = res.response;
       setState('done', 'Verified. You can return to the application.');
-      if (window.opener) window.opener.postMessage({ type: 'trustd-journey', response: res.response }, '*');
+      // Only to the starting site's origins: a page that merely opened this
+      // link learns nothing (postMessage drops a message whose target
+      // origin is not the opener's).
+      if (window.opener) for (const o of returnOrigins) window.opener.postMessage({ type: 'trustd-journey', response: res.response }, o);
     } else {
       setState('failed', 'Not verified (' + (res.reasons || []).join(', ') + '). Try again.');
       $('go').hidden = false;
@@ -100,10 +103,13 @@
     }
   };
 
+  let returnOrigins = [];
+
   const init = async () => {
     if (!cap) { setState('error', 'This link is incomplete.'); return; }
     try {
       const v = await call('session');
+      returnOrigins = v.return_origins || [];
       $('title').textContent = v.journey_name;
       document.body.dataset.method = v.method;
       if (v.consent.required) {

@@ -1,15 +1,11 @@
 package documents
 
 import (
-	"bytes"
 	"encoding/binary"
 	"image"
 	"image/draw"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
 
-	"golang.org/x/image/webp"
+	"github.com/trustd/trustd/raster"
 )
 
 // Image limits, checked on the header before any pixel is decoded so a
@@ -24,75 +20,13 @@ const (
 // Formats are the accepted encodings.
 var Formats = []string{"jpeg", "png", "webp"}
 
-// sniff names the format from the magic bytes; "" when unknown.
-func sniff(b []byte) string {
-	switch {
-	case len(b) >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF:
-		return "jpeg"
-	case len(b) >= 8 && string(b[:8]) == "\x89PNG\r\n\x1a\n":
-		return "png"
-	case len(b) >= 12 && string(b[:4]) == "RIFF" && string(b[8:12]) == "WEBP":
-		return "webp"
-	case len(b) >= 6 && (string(b[:6]) == "GIF87a" || string(b[:6]) == "GIF89a"):
-		return "gif"
-	}
-	return ""
-}
-
 // DecodeImage checks the limits on the header, refuses animation, decodes
 // and applies the JPEG EXIF orientation. The result is grey-scale, the only
 // form the checks use.
 func DecodeImage(b []byte) (*image.Gray, error) {
-	if len(b) == 0 {
-		return nil, ErrImageMissing
-	}
-	if len(b) > MaxImageBytes {
-		return nil, ErrImageTooLarge.With("image is %d bytes; the limit is %d", len(b), MaxImageBytes)
-	}
-	format := sniff(b)
-	switch format {
-	case "jpeg", "png", "webp":
-	case "gif":
-		return nil, ErrImageFormat.With("GIF is not accepted; send JPEG, PNG or WebP")
-	default:
-		return nil, ErrImageFormat
-	}
-	if format == "png" && pngAnimated(b) {
-		return nil, ErrImageAnimated.With("animated PNG (acTL chunk)")
-	}
-	if format == "webp" && webpAnimated(b) {
-		return nil, ErrImageAnimated.With("animated WebP (ANIM chunk)")
-	}
-	var cfg image.Config
-	var err error
-	switch format {
-	case "jpeg":
-		cfg, err = jpeg.DecodeConfig(bytes.NewReader(b))
-	case "png":
-		cfg, err = png.DecodeConfig(bytes.NewReader(b))
-	case "webp":
-		cfg, err = webp.DecodeConfig(bytes.NewReader(b))
-	}
+	img, format, err := raster.Decode(b, raster.Limits{MaxBytes: MaxImageBytes, MaxSide: MaxImageSide, MaxPixels: MaxImagePixels, MinSide: MinImageSide})
 	if err != nil {
-		return nil, ErrImageMalformed.With("%s header: %v", format, err)
-	}
-	if cfg.Width > MaxImageSide || cfg.Height > MaxImageSide || cfg.Width*cfg.Height > MaxImagePixels {
-		return nil, ErrImageTooLarge.With("%d×%d pixels; limits are %d per side and %d pixels", cfg.Width, cfg.Height, MaxImageSide, MaxImagePixels)
-	}
-	if min(cfg.Width, cfg.Height) < MinImageSide {
-		return nil, ErrImageTooSmall.With("%d×%d pixels; the short side must be at least %d", cfg.Width, cfg.Height, MinImageSide)
-	}
-	var img image.Image
-	switch format {
-	case "jpeg":
-		img, err = jpeg.Decode(bytes.NewReader(b))
-	case "png":
-		img, err = png.Decode(bytes.NewReader(b))
-	case "webp":
-		img, err = webp.Decode(bytes.NewReader(b))
-	}
-	if err != nil {
-		return nil, ErrImageMalformed.With("%s: %v", format, err)
+		return nil, imageCodes.As(err)
 	}
 	g := toGray(img)
 	if format == "jpeg" {
@@ -100,8 +34,6 @@ func DecodeImage(b []byte) (*image.Gray, error) {
 	}
 	return g, nil
 }
-
-var _ = gif.Decode // GIF is sniffed only to name it in the refusal
 
 func toGray(img image.Image) *image.Gray {
 	if g, ok := img.(*image.Gray); ok && g.Rect.Min == (image.Point{}) {
@@ -113,30 +45,9 @@ func toGray(img image.Image) *image.Gray {
 	return g
 }
 
-// pngAnimated reports an acTL chunk before the first IDAT (APNG).
-func pngAnimated(b []byte) bool {
-	p := 8
-	for p+8 <= len(b) {
-		n := int(binary.BigEndian.Uint32(b[p:]))
-		typ := string(b[p+4 : p+8])
-		if typ == "acTL" {
-			return true
-		}
-		if typ == "IDAT" || n < 0 || n > len(b) {
-			return false
-		}
-		p += 12 + n
-	}
-	return false
-}
-
-// webpAnimated reports a VP8X header with the animation flag or an ANIM chunk.
-func webpAnimated(b []byte) bool {
-	if len(b) >= 21 && string(b[12:16]) == "VP8X" && b[20]&0x02 != 0 {
-		return true
-	}
-	return bytes.Contains(b[12:min(len(b), 4096)], []byte("ANIM"))
-}
+// imageCodes are this module's codes for a refused upload.
+var imageCodes = raster.Codes{raster.Missing: ErrImageMissing, raster.TooLarge: ErrImageTooLarge, raster.TooSmall: ErrImageTooSmall,
+	raster.Format: ErrImageFormat, raster.Animated: ErrImageAnimated, raster.Malformed: ErrImageMalformed}
 
 // exifOrientation reads the Orientation tag (0x0112) of a JPEG's APP1 Exif
 // segment; 1 (as stored) when absent or unreadable.

@@ -25,6 +25,7 @@ import (
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
+	"github.com/trustd/trustd/jsonstrict"
 )
 
 // Statuses of a session (spec 3.2 plus the working states).
@@ -359,4 +360,21 @@ func mutable(s *catalog.IdentitySession, now time.Time) (string, error) {
 		return "", ErrExpired
 	}
 	return st, nil
+}
+
+// verdictFields are body member names a client might use to assert a
+// result the service must measure itself.
+var verdictFields = []string{"match", "liveness", "live", "score", "similarity", "confidence", "verified", "decision", "outcome", "passed", "spoof"}
+
+// RefuseClientVerdict returns ErrClientVerdict when the raw body has, at
+// any depth, a member whose name asserts a match, liveness or a score:
+// those are measured by the service, never taken from a client.
+func RefuseClientVerdict(body []byte) error {
+	name, found := jsonstrict.FindName(body, true, func(n string) bool {
+		return slices.ContainsFunc(verdictFields, func(f string) bool { return strings.Contains(n, f) })
+	})
+	if found {
+		return ErrClientVerdict.With("the body member %q is refused: matches, liveness and scores are measured by the service", name)
+	}
+	return nil
 }

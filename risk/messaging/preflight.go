@@ -1,14 +1,11 @@
 package messaging
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
@@ -97,20 +94,8 @@ var forbidden = []string{"code", "otp", "otp_code", "one_time_code", "passcode",
 // DecodeBody reads a signed body strictly into v, refusing code and
 // message-text fields with ErrContentRefused.
 func DecodeBody(body []byte, v any) error {
-	dec := jsontext.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.ReadToken(); err == nil && tok.Kind() == '{' {
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadToken()
-			if err != nil || name.Kind() != '"' {
-				break
-			}
-			if slices.Contains(forbidden, strings.ToLower(name.String())) {
-				return ErrContentRefused.With("field %q is refused: never send one-time codes or message bodies", name.String())
-			}
-			if err := dec.SkipValue(); err != nil {
-				break
-			}
-		}
+	if name, ok := jsonstrict.FindName(body, false, func(n string) bool { return slices.Contains(forbidden, n) }); ok {
+		return ErrContentRefused.With("field %q is refused: never send one-time codes or message bodies", name)
 	}
 	if err := jsonstrict.Unmarshal(body, v); err != nil {
 		return ErrBodyInvalid.With("%s", err.Error())

@@ -120,6 +120,16 @@ var Default = Params{Memory: 19 * 1024, Time: 2, Threads: 1}
 // (a tampered record must not make a login allocate gigabytes).
 const MaxMemory = 256 * 1024
 
+// kdf admits at most two argon2id runs at once per process, so a burst of
+// admin calls or logins cannot take all memory or cores.
+var kdf = make(chan struct{}, 2)
+
+func idKey(password, salt []byte, p Params) []byte {
+	kdf <- struct{}{}
+	defer func() { <-kdf }()
+	return argon2.IDKey(password, salt, p.Time, p.Memory, p.Threads, 32)
+}
+
 // Hash returns the PHC string of password under p:
 // $argon2id$v=19$m=…,t=…,p=…$salt$key (base64 without padding).
 func Hash(password string, p Params) string {
@@ -127,7 +137,7 @@ func Hash(password string, p Params) string {
 	if _, err := rand.Read(salt[:]); err != nil {
 		panic("users: crypto/rand failed: " + err.Error())
 	}
-	key := argon2.IDKey([]byte(password), salt[:], p.Time, p.Memory, p.Threads, 32)
+	key := idKey([]byte(password), salt[:], p)
 	b := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.Memory, p.Time, p.Threads, b.EncodeToString(salt[:]), b.EncodeToString(key))
 }
@@ -155,7 +165,7 @@ func Verify(h, password string) bool {
 	if err1 != nil || err2 != nil || len(salt) < 8 || len(key) != 32 {
 		return false
 	}
-	got := argon2.IDKey([]byte(password), salt, p.Time, p.Memory, p.Threads, 32)
+	got := idKey([]byte(password), salt, p)
 	return subtle.ConstantTimeCompare(got, key) == 1
 }
 
