@@ -54,11 +54,27 @@ echo "== go test -race"
 go test -race -count=1 -timeout 60m ./...
 
 echo "== fuzz (time-boxed)"
+since=$(mktemp)
 for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do
   pkg=./$(dirname "${target#./}")
   for fn in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$target" | sed 's/^func //'); do
     echo "-- $pkg $fn"
-    go test -run '^$' -fuzz "^${fn}\$" -fuzztime "${FUZZTIME:-15s}" -fuzzminimizetime=1s "$pkg" >/dev/null
+    # A failure prints what the fuzzer said. One that left no new failing
+    # input in testdata/fuzz is the fuzzing engine itself (a worker killed or
+    # hung on a starved machine), so it is tried once more; a found input fails.
+    for try in 1 2; do
+      log=$(mktemp)
+      if go test -run '^$' -fuzz "^${fn}\$" -fuzztime "${FUZZTIME:-15s}" -fuzzminimizetime=1s "$pkg" >"$log" 2>&1; then
+        rm -f "$log"; break
+      fi
+      tail -n 40 "$log"; rm -f "$log"
+      found=$(find "$pkg/testdata/fuzz/$fn" -type f -newer "$since" 2>/dev/null | head -n 1)
+      if [ -n "$found" ] || [ "$try" = 2 ]; then
+        [ -n "$found" ] && { echo "-- failing input $found:"; cat "$found"; }
+        exit 1
+      fi
+      echo "-- $fn: the fuzzing engine failed without a failing input; once more"
+    done
   done
 done
 echo "== all tests passed"
