@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trustd/trustd/ident"
 )
 
 // Target policy (SSRF). A webhook URL is chosen by a workspace admin, and
@@ -113,27 +115,10 @@ func (p targetPolicy) checkURL(raw string) error {
 		}
 		return fmt.Errorf("localhost is allowed only in development")
 	}
-	if !validHostname(host) {
+	if !ident.Hostname(strings.ToLower(strings.TrimSuffix(host, "."))) {
 		return fmt.Errorf("url host %q is not a valid DNS name or IP address", host)
 	}
 	return nil
-}
-
-func validHostname(h string) bool {
-	if len(h) == 0 || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // dialer returns a dial function that checks every address it connects to.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 )
 
 // The admin API: workspaces, sites, mobile apps and scoped credentials.
@@ -356,28 +356,6 @@ func siteView(st *catalog.Site, secret string) *SiteView {
 	return v
 }
 
-// validHostname accepts a DNS name, localhost or an IP literal.
-func validHostname(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	if net.ParseIP(h) != nil {
-		return true
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for i := 0; i < len(label); i++ {
-			ch := label[i]
-			if !(ch >= 'a' && ch <= 'z' || ch >= '0' && ch <= '9' || ch == '-') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func (in *SiteInput) validate(create bool, env string) error {
 	if create || in.Name != nil {
 		if err := validName("name", in.Name); err != nil {
@@ -391,7 +369,7 @@ func (in *SiteInput) validate(create bool, env string) error {
 		for i, h := range *in.Hostnames {
 			h = strings.ToLower(h)
 			(*in.Hostnames)[i] = h
-			if !validHostname(h) {
+			if !ident.Hostname(h) {
 				return invalid("hostnames", "invalid hostname "+h+" (exact lowercase names; no wildcards, schemes or ports)")
 			}
 		}
