@@ -208,14 +208,14 @@ test('themes: dark and light are fixed, auto follows the system setting', async 
 test('a token is refreshed before it expires', async () => {
   const url = server.page({
     head: RECORDER,
-    body: `<form><div id="r" class="service-widget" data-sitekey="sk-short" data-callback="onOk" data-expired-callback="onExpired"></div></form>`,
+    body: `<form><div id="r" class="service-widget" data-sitekey="sk-refresh" data-callback="onOk" data-expired-callback="onExpired"></div></form>`,
   });
   const { page, problems, context } = await newPage(browser);
   await page.goto(url);
   await page.locator('#r .trustd-cb').click();
   await waitState(page, '#r', 'success');
-  // Lifetime 2 s: a fresh token arrives at 1.6 s, before the first expires.
-  await page.waitForFunction(() => window.events.length >= 2, null, { timeout: 10000 });
+  // Lifetime 6 s: a fresh token arrives at 4.8 s, before the first expires.
+  await page.waitForFunction(() => window.events.length >= 2, null, { timeout: 15000 });
   const ev = await events(page);
   assert.deepEqual(ev.map((e) => e[0]), ['success', 'success']);
   assert.notEqual(ev[0][1], ev[1][1]);
