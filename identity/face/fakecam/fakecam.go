@@ -269,6 +269,14 @@ func Burst(actions []liveness.Action, turnDegrees float64, w, h int) ([]image.Im
 		n := float64(len(out))
 		out = append(out, synth.Place(src, w, h, scale, dx+n, dy+float64(len(out)%2), bg))
 	}
+	rotated := map[float64]image.Image{}
+	rotate := func(deg float64) image.Image {
+		if r, ok := rotated[deg]; ok {
+			return r
+		}
+		rotated[deg] = synth.Rotate(img, SampleHead, deg)
+		return rotated[deg]
+	}
 	put(img)
 	for _, a := range actions {
 		switch a {
@@ -277,9 +285,9 @@ func Burst(actions []liveness.Action, turnDegrees float64, w, h int) ([]image.Im
 			if a == liveness.TurnRight {
 				d = -d
 			}
-			put(synth.Rotate(img, SampleHead, d/2))
-			put(synth.Rotate(img, SampleHead, d))
-			put(synth.Rotate(img, SampleHead, d/2))
+			put(rotate(d / 2))
+			put(rotate(d))
+			put(rotate(d / 2))
 			put(img)
 		case liveness.Blink:
 			put(synth.CloseEyesSkin(img, eyes...))

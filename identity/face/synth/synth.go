@@ -174,13 +174,7 @@ func Rotate(img image.Image, h Head, deg float64) *image.RGBA {
 		tol = 24
 	}
 	near := func(c, bg color.RGBA) bool {
-		d := func(p, q uint8) int {
-			if p > q {
-				return int(p - q)
-			}
-			return int(q - p)
-		}
-		return d(c.R, bg.R) <= tol && d(c.G, bg.G) <= tol && d(c.B, bg.B) <= tol
+		return absDiff(c.R, bg.R) <= tol && absDiff(c.G, bg.G) <= tol && absDiff(c.B, bg.B) <= tol
 	}
 	edge := func(x0, y int) color.RGBA {
 		var r, g, bl int
@@ -267,4 +261,11 @@ func Rotate(img image.Image, h Head, deg float64) *image.RGBA {
 		}
 	}
 	return out
+}
+
+func absDiff(p, q uint8) int {
+	if p > q {
+		return int(p - q)
+	}
+	return int(q - p)
 }
