@@ -79,6 +79,7 @@ var commands = map[string]func() Command{
 	"console_user.use_link":       func() Command { return &UseConsoleLink{} },
 	"audit.record":                func() Command { return &RecordAudit{} },
 	"identity_session.put":        func() Command { return &PutIdentitySession{} },
+	"identity.prune":              func() Command { return &PruneIdentity{} },
 	"identity_session.ack_events": func() Command { return &AckIdentityEvents{} },
 	"review_case.put":             func() Command { return &PutReviewCase{} },
 	"journey.put":                 func() Command { return &PutJourney{} },

@@ -3,6 +3,8 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -366,4 +368,56 @@ func deleteIdentityOf(tx *Tx, workspaceID string) {
 	if _, ok := tx.next.Identity[workspaceID]; ok {
 		delete(Writable(tx, "identity", &tx.next.Identity), workspaceID)
 	}
+}
+
+// PruneIdentity applies the identity retention in every workspace: a
+// session is dropped IdentitySessionRetention after it ended (or after its
+// capture deadline when it never ended; never while in manual review or
+// while it still owes webhook events), a resolved review case
+// ReviewCaseRetention after its resolution. The leader issues it on a
+// timer, so retention holds in a workspace that creates nothing new.
+type PruneIdentity struct {
+	At time.Time `json:"at"`
+}
+
+func (*PruneIdentity) Kind() string { return "identity.prune" }
+func (c *PruneIdentity) Apply(tx *Tx) (any, error) {
+	n := 0
+	for _, ws := range slices.Sorted(maps.Keys(tx.next.Identity)) {
+		cur := tx.next.Identity[ws]
+		var sessions, cases []string
+		for id, s := range cur.Sessions {
+			if IdentitySessionPrunable(s, c.At) {
+				sessions = append(sessions, id)
+			}
+		}
+		for id, k := range cur.Cases {
+			if ReviewCasePrunable(k, c.At) {
+				cases = append(cases, id)
+			}
+		}
+		if len(sessions)+len(cases) == 0 {
+			continue
+		}
+		w := tx.identityOf(ws)
+		for _, id := range sessions {
+			delete(w.Sessions, id)
+		}
+		for _, id := range cases {
+			delete(w.Cases, id)
+		}
+		n += len(sessions) + len(cases)
+	}
+	return n, nil
+}
+
+// IdentitySessionPrunable reports whether PruneIdentity at now drops s.
+func IdentitySessionPrunable(s *IdentitySession, now time.Time) bool {
+	at, ok := s.prunableAt()
+	return ok && at.Before(now) && len(s.PendingEvents) == 0
+}
+
+// ReviewCasePrunable reports whether PruneIdentity at now drops k.
+func ReviewCasePrunable(k *ReviewCase, now time.Time) bool {
+	return k.Status != "open" && !k.ResolvedAt.IsZero() && k.ResolvedAt.Add(ReviewCaseRetention).Before(now)
 }

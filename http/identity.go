@@ -308,7 +308,7 @@ func (s *Server) resolveReview(c *Call) {
 // SweepIdentityEvents hands identity sessions' pending webhook events to
 // the outbox every interval while leader (an Emit that failed inside a
 // request is retried here, not only when the session is next touched),
-// until ctx ends.
+// and applies the identity retention, until ctx ends.
 func (s *Server) SweepIdentityEvents(ctx context.Context, every time.Duration, leader func() bool) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -320,6 +320,11 @@ func (s *Server) SweepIdentityEvents(ctx context.Context, every time.Duration, l
 			if leader() {
 				fctx, cancel := context.WithTimeout(ctx, every)
 				s.mods.idv.FlushPending(fctx)
+				// Retention on a timer: ended sessions and resolved cases
+				// past their retention go even in a quiet workspace.
+				if _, err := s.mods.idv.Prune(fctx); err != nil && ctx.Err() == nil {
+					s.log.Warn("identity retention: prune failed; retried on the next sweep", "err", err)
+				}
 				cancel()
 			}
 		}

@@ -10,19 +10,21 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/identity/face"
+	"github.com/trustd/trustd/identity/face/fakecam"
 	"github.com/trustd/trustd/identity/face/synth"
 	"github.com/trustd/trustd/identity/liveness"
 )
 
 // synthFrames builds a burst from the sample face: each pose is a
-// synthetic turn in degrees (0 = the photograph), placed on a 640x480
-// canvas with a small drift so no two frames are byte-identical.
+// synthetic 3-D head rotation in degrees (synth.Rotate; 0 = the
+// photograph), placed on a 640x480 canvas with a small drift so no two
+// frames are byte-identical.
 func synthFrames(t *testing.T, img image.Image, turns ...float64) []liveness.Frame {
 	var out []liveness.Frame
 	for i, deg := range turns {
 		src := img
 		if deg != 0 {
-			src = synth.Turn(img, 160, 115, deg)
+			src = synth.Rotate(img, fakecam.SampleHead, deg)
 		}
 		canvas := synth.Place(src, 640, 480, 1, 160+float64(i), 40+float64(i%2), color.RGBA{190, 195, 200, 255})
 		out = append(out, liveness.Frame{Image: encJPEG(t, canvas, 85), OffsetMS: i * 400})
@@ -30,12 +32,11 @@ func synthFrames(t *testing.T, img image.Image, turns ...float64) []liveness.Fra
 	return out
 }
 
-// The liveness check end to end with the real engine. The synthetic turn
-// moves the engine's yaw only to about ±7–9° (TestEngineSyntheticTurn), so
-// the passing case runs with YawDegrees 5 and FrontalDegrees 3: it proves
-// the pipeline (engine → tracking → sequence → reference) on real
-// analyses, not that 5° is a sound threshold. With the default 15° the
-// same frames fail, as they should.
+// The liveness check end to end with the real engine and the shipped
+// default thresholds: the synthetic 3-D rotation of 50° reads about ±24°
+// of yaw (TestEngineSyntheticTurn), beyond the default 15°. It proves the
+// pipeline (engine → tracking → sequence → reference) on real analyses of
+// one synthetic face, not that the thresholds suit real people.
 func TestLivenessWithRealEngine(t *testing.T) {
 	c := engine(t)
 	raw, img := sampleFace(t)
@@ -44,17 +45,17 @@ func TestLivenessWithRealEngine(t *testing.T) {
 	// The same frames are checked several times: analyses are memoised
 	// (the engine is deterministic) to keep the test short.
 	m := &memo{e: c, seen: map[string]face.Analysis{}}
-	lowered := liveness.New(liveness.Config{Engine: m, YawDegrees: 5, FrontalDegrees: 3})
+	lowered := liveness.New(liveness.Config{Engine: m})
 	ch := lowered.Issue(now)
 	ch.Actions = []liveness.Action{liveness.TurnLeft, liveness.TurnRight}
-	frames := synthFrames(t, img, 0, 20, 35, 0, -20, -35, 0)
+	frames := synthFrames(t, img, 0, 25, 50, 25, 0, -25, -50, -25, 0)
 
 	res, err := lowered.Check(context.Background(), ch, frames, now.Add(5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Passed || !slices.Equal(res.Observed, ch.Actions) {
-		t.Fatalf("synthetic turns with lowered thresholds: %+v", res)
+		t.Fatalf("synthetic turns with the default thresholds: %+v", res)
 	}
 	if sim, ok := c.Compare(ref, res.Reference); !ok {
 		t.Fatalf("reference does not match the sample: %.3f", sim)
@@ -68,11 +69,18 @@ func TestLivenessWithRealEngine(t *testing.T) {
 		t.Fatalf("reversed challenge: %+v %v", res, err)
 	}
 
-	// Default thresholds: the synthetic turns are not turns.
-	res, err = liveness.New(liveness.Config{Engine: m}).Check(context.Background(), ch, frames, now.Add(5*time.Second))
+	// Half turns (25°, about 10° of yaw) are not turns.
+	half := synthFrames(t, img, 0, 12, 25, 12, 0, -12, -25, -12, 0)
+	res, err = lowered.Check(context.Background(), ch, half, now.Add(5*time.Second))
 	if err != nil || res.Passed || !slices.Contains(res.Reasons, liveness.ReasonActions) {
-		t.Fatalf("default thresholds: %+v %v", res, err)
+		t.Fatalf("half turns: %+v %v", res, err)
 	}
+
+	// A jump straight from the front to a full turn breaks the track
+	// continuity check on this face (cosine about 0.67 < 0.7).
+	jump := synthFrames(t, img, 0, 50, 0, -50, 0)
+	res, err = lowered.Check(context.Background(), ch, jump, now.Add(5*time.Second))
+	t.Logf("front→50° jump: %+v %v", res.Reasons, err)
 
 	// A frame without a face, and a frame with two.
 	noFace := slices.Clone(frames)

@@ -203,3 +203,36 @@ func (m *Module) FlushPending(ctx context.Context) int {
 	}
 	return n
 }
+
+// Prune applies the retention (catalog.PruneIdentity) when something is
+// due: sessions past IdentitySessionRetention, resolved cases past
+// ReviewCaseRetention. It writes to Raft only when there is something to
+// drop; the leader calls it on a timer with FlushPending.
+func (m *Module) Prune(ctx context.Context) (int, error) {
+	now := m.d.Now().UTC()
+	due := false
+	for _, w := range m.d.Store.Catalog().Identity {
+		for _, s := range w.Sessions {
+			if due = catalog.IdentitySessionPrunable(s, now); due {
+				break
+			}
+		}
+		for _, k := range w.Cases {
+			if due = due || catalog.ReviewCasePrunable(k, now); due {
+				break
+			}
+		}
+		if due {
+			break
+		}
+	}
+	if !due {
+		return 0, nil
+	}
+	v, err := m.d.Store.Apply(ctx, &catalog.PruneIdentity{At: now})
+	if err != nil {
+		return 0, err
+	}
+	n, _ := v.(int)
+	return n, nil
+}

@@ -555,3 +555,69 @@ func TestConcurrentStepsOnOneSession(t *testing.T) {
 		t.Fatalf("after the step: %+v", r)
 	}
 }
+
+// Retention runs on a timer (the leader's sweep calls Prune), not only on
+// the next create: an ended session goes IdentitySessionRetention after it
+// ended, a session never completed after its capture deadline plus the
+// retention, a session in manual review stays until a reviewer decides,
+// and a resolved case goes ReviewCaseRetention after its resolution.
+// Nothing is written while nothing is due.
+func TestRetentionPrunesOnATimer(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "verify", "review", "verify")
+	done := e.create(t, DocumentOnly)
+	_, _ = e.doc(done, "page")
+	if r, err := e.m.Complete(ctx, e.who, done.SessionID, done.SessionToken); err != nil || r.Status != StatusVerified {
+		t.Fatalf("%+v %v", r, err)
+	}
+	review := e.create(t, DocumentOnly)
+	_, _ = e.doc(review, "page")
+	if r, err := e.m.Complete(ctx, e.who, review.SessionID, review.SessionToken); err != nil || r.Status != StatusReview {
+		t.Fatalf("%+v %v", r, err)
+	}
+	idle := e.create(t, DocumentOnly)
+	resolved := e.create(t, DocumentOnly)
+	_, _ = e.doc(resolved, "page")
+	caseID, err := e.m.OpenCase(ctx, "ws1", "journey_escalation", "jrn_1", []string{"velocity"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.m.Resolve(ctx, "ws1", caseID, DecisionRejected, "no", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	sessions := func() int { return len(e.st.Catalog().Identity["ws1"].Sessions) }
+	cases := func() int { return len(e.st.Catalog().Identity["ws1"].Cases) }
+	before := e.st.Catalog().Index
+	if n, err := e.m.Prune(ctx); n != 0 || err != nil || e.st.Catalog().Index != before {
+		t.Fatalf("prune with nothing due: %d %v, index %d → %d", n, err, before, e.st.Catalog().Index)
+	}
+	// Just past the retention of the verified session (its capture
+	// deadline is later, so the idle one is not due yet).
+	e.now = e.now.Add(catalog.IdentitySessionRetention + time.Minute)
+	if n, err := e.m.Prune(ctx); n != 1 || err != nil {
+		t.Fatalf("prune after the retention: %d %v", n, err)
+	}
+	if e.st.Catalog().IdentitySession("ws1", done.SessionID) != nil || sessions() != 3 {
+		t.Fatalf("the ended session was not pruned (%d left)", sessions())
+	}
+	// Past the idle sessions' capture deadline plus retention: both idle
+	// ones go; the one in review stays.
+	e.now = e.now.Add(2 * time.Hour)
+	if n, err := e.m.Prune(ctx); n != 2 || err != nil {
+		t.Fatalf("prune of idle sessions: %d %v", n, err)
+	}
+	if e.st.Catalog().IdentitySession("ws1", review.SessionID) == nil || e.st.Catalog().IdentitySession("ws1", idle.SessionID) != nil {
+		t.Fatal("retention pruned the session in review or kept an idle one")
+	}
+	// The resolved case goes after its own retention; the open case stays.
+	if cases() != 2 {
+		t.Fatalf("%d cases", cases())
+	}
+	e.now = e.now.Add(catalog.ReviewCaseRetention)
+	if n, err := e.m.Prune(ctx); n != 1 || err != nil || cases() != 1 {
+		t.Fatalf("prune of the resolved case: %d %v, %d cases left", n, err, cases())
+	}
+	if e.st.Catalog().ReviewCase("ws1", caseID) != nil || sessions() != 1 {
+		t.Fatal("the resolved case was kept, or the session in review was pruned")
+	}
+}
