@@ -273,7 +273,7 @@ type SitePatch struct {
 	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitempty"`
 	ChallengeDifficulty *int      `json:"challenge_difficulty,omitempty"`
 	// BrandingProfileID: "" removes the site's profile.
-	BrandingProfileID *string `json:"branding_profile_id,omitempty"`
+	BrandingProfileID *string `json:"branding_profile_id,omitzero"`
 }
 
 // UpdateSite applies a patch to a site of a workspace.

@@ -157,6 +157,19 @@ func TestSitesAndAppsNameABrandingProfile(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), `"branding_profile_id":"p1"`) {
 			t.Fatalf("encode: %v %s", err, b)
 		}
+		// a patch clearing the profile survives the log's encoding
+		// (omitempty would drop the "" of the pointer)
+		b, err = Encode(&UpdateSite{WorkspaceID: "w1", ID: "s1", Patch: SitePatch{BrandingProfileID: p("")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear, err := Decode("site.update", b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c2, err := mustApplyTraffic(t, c, clear); err != nil || c2.Sites["s1"].BrandingProfileID != "" {
+			t.Fatalf("a decoded clearing patch: %v %s", err, b)
+		}
 		b, _ = Encode(&CreateSite{Site: *c.Sites["s2"]})
 		if strings.Contains(string(b), "branding_profile_id") {
 			t.Fatalf("a site without a profile writes the field: %s", b)

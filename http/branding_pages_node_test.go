@@ -142,8 +142,12 @@ func TestSitesShowTheirBrandingProfile(t *testing.T) {
 		}
 		// a session whose return host has no branded site, and an
 		// unknown session, get the default page
-		if r := tn.do("GET", "/v1/identity/hosted/"+create("http://127.0.0.1/done"), "", nil); r.status != 200 || strings.Contains(string(r.body), "/v1/branding/") {
+		if r := tn.do("GET", "/v1/identity/hosted/"+create("http://127.0.0.1/done"), "", nil); r.status != 200 || !strings.Contains(string(r.body), "/v1/branding/"+prof.ID) {
 			t.Fatal("127.0.0.1 is a host of the same site: want branded")
+		}
+		tn.mustCreate(base+"/sites", map[string]any{"name": "plain", "hostnames": []string{"plain.example"}}, &struct{}{})
+		if r := tn.do("GET", "/v1/identity/hosted/"+create("https://plain.example/done"), "", nil); r.status != 200 || strings.Contains(string(r.body), "/v1/branding/") {
+			t.Fatalf("a site without a profile: %d %s", r.status, r.body)
 		}
 		if r := tn.do("GET", "/v1/identity/hosted/00000000-0000-4000-8000-000000000000", "", nil); r.status != 200 || strings.Contains(string(r.body), "brand-logo") {
 			t.Fatalf("unknown session: %d", r.status)
