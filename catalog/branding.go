@@ -99,10 +99,51 @@ func (c *DeleteBrandingProfile) Apply(tx *Tx) (any, error) {
 	if !ok || cur.WorkspaceID != c.WorkspaceID {
 		return nil, fmt.Errorf("%w: branding profile %s", ErrNotFound, c.ID)
 	}
+	if use := BrandingProfileUse(tx.next, c.WorkspaceID, c.ID); use != "" {
+		return nil, fmt.Errorf("%w: the branding profile is in use by %s; change that first", ErrConflict, use)
+	}
 	delete(Writable(tx, "branding_profiles", &tx.next.BrandingProfiles), c.ID)
 	return nil, nil
 }
 
 func deleteBrandingOf(tx *Tx, workspaceID string) {
 	deleteOwned(tx, "branding_profiles", &tx.next.BrandingProfiles, workspaceID, func(p *BrandingProfile) string { return p.WorkspaceID })
+}
+
+// needBrandingProfile checks that a site or mobile app names a profile of
+// its own workspace ("" names none). A profile of another workspace is as
+// absent as a missing one.
+func needBrandingProfile(tx *Tx, workspaceID, id string) error {
+	if id == "" {
+		return nil
+	}
+	if p := tx.next.BrandingProfiles[id]; p == nil || p.WorkspaceID != workspaceID {
+		return fmt.Errorf("%w: branding profile %s", ErrNotFound, id)
+	}
+	return nil
+}
+
+// BrandingProfileUse names a site or mobile app of the workspace that
+// shows profile id ("site <id>", "mobile app <id>"; the lowest id, so
+// every replica says the same), "" when none does: a profile in use is
+// not deleted (its pages would silently lose their look).
+func BrandingProfileUse(c *Catalog, workspaceID, id string) string {
+	site, app := "", ""
+	for _, s := range c.Sites {
+		if s.WorkspaceID == workspaceID && s.BrandingProfileID == id && (site == "" || s.ID < site) {
+			site = s.ID
+		}
+	}
+	if site != "" {
+		return "site " + site
+	}
+	for _, a := range c.MobileApps {
+		if a.WorkspaceID == workspaceID && a.BrandingProfileID == id && (app == "" || a.ID < app) {
+			app = a.ID
+		}
+	}
+	if app != "" {
+		return "mobile app " + app
+	}
+	return ""
 }

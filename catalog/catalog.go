@@ -79,6 +79,11 @@ type Site struct {
 	TokenTTLSeconds     int       `json:"token_ttl_seconds"`
 	ChallengeDifficulty int       `json:"challenge_difficulty"`
 	CreatedAt           time.Time `json:"created_at"`
+	// BrandingProfileID names the branding profile (of the same
+	// workspace) the widget, the hosted identity page and the journey
+	// pages of this site show; "" for the default look. Absent in logs
+	// written before it existed, which therefore apply alike.
+	BrandingProfileID string `json:"branding_profile_id,omitempty"`
 }
 
 // Sandbox reports whether the site only works with sandbox endpoints.
@@ -123,6 +128,9 @@ type MobileApp struct {
 	AppID       string    `json:"app_id"`
 	SecretHash  Hash      `json:"secret_hash"`
 	CreatedAt   time.Time `json:"created_at"`
+	// BrandingProfileID: as Site's, for the journey pages of sessions
+	// the app starts.
+	BrandingProfileID string `json:"branding_profile_id,omitempty"`
 }
 
 // Credential is a scoped server credential.

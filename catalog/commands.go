@@ -259,6 +259,9 @@ func (c *CreateSite) Apply(tx *Tx) (any, error) {
 	if _, ok := tx.next.Sites[c.Site.ID]; ok {
 		return nil, fmt.Errorf("%w: site %s exists", ErrConflict, c.Site.ID)
 	}
+	if err := needBrandingProfile(tx, c.Site.WorkspaceID, c.Site.BrandingProfileID); err != nil {
+		return nil, err
+	}
 	return sitesTable.store(tx, c.Site), nil
 }
 
@@ -270,6 +273,8 @@ type SitePatch struct {
 	ScoreThreshold      *float64  `json:"score_threshold,omitempty"`
 	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitempty"`
 	ChallengeDifficulty *int      `json:"challenge_difficulty,omitempty"`
+	// BrandingProfileID: "" removes the site's profile.
+	BrandingProfileID *string `json:"branding_profile_id,omitzero"`
 }
 
 // UpdateSite applies a patch to a site of a workspace.
@@ -293,6 +298,12 @@ func (c *UpdateSite) Apply(tx *Tx) (any, error) {
 	set(&s.ScoreThreshold, p.ScoreThreshold)
 	set(&s.TokenTTLSeconds, p.TokenTTLSeconds)
 	set(&s.ChallengeDifficulty, p.ChallengeDifficulty)
+	if p.BrandingProfileID != nil {
+		if err := needBrandingProfile(tx, s.WorkspaceID, *p.BrandingProfileID); err != nil {
+			return nil, err
+		}
+		s.BrandingProfileID = *p.BrandingProfileID
+	}
 	return sitesTable.store(tx, s), nil
 }
 
@@ -342,6 +353,9 @@ func (c *CreateMobileApp) Apply(tx *Tx) (any, error) {
 		if a.WorkspaceID == c.App.WorkspaceID && a.Platform == c.App.Platform && a.AppID == c.App.AppID {
 			return nil, fmt.Errorf("%w: %s app %s is already registered", ErrConflict, a.Platform, a.AppID)
 		}
+	}
+	if err := needBrandingProfile(tx, c.App.WorkspaceID, c.App.BrandingProfileID); err != nil {
+		return nil, err
 	}
 	return mobileAppsTable.store(tx, c.App), nil
 }

@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/errcode"
 )
 
 // The admin API: workspaces, sites, mobile apps and scoped credentials.
@@ -61,6 +63,7 @@ type SiteInput struct {
 	ScoreThreshold      *float64  `json:"score_threshold,omitempty" doc:"0 to 1, default 0.5."`
 	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitempty" doc:"Response token lifetime, 30 to 3600, default 300."`
 	ChallengeDifficulty *int      `json:"challenge_difficulty,omitempty" doc:"Minimum proof-of-work difficulty in leading zero bits, 1 to 24; 0 lets risk decide."`
+	BrandingProfileID   *string   `json:"branding_profile_id,omitempty" doc:"A branding profile of the same workspace: the widget, the journey pages and the hosted identity page of this site show its colours and logo. Empty string: none (the default look). Another workspace's or a missing profile: 404 branding-profile-not-found."`
 }
 
 // SiteView is a site as the admin API shows it. Secret appears only in
@@ -79,6 +82,7 @@ type SiteView struct {
 	ChallengeDifficulty int        `json:"challenge_difficulty" required:"true"`
 	PreviousSecretUntil *time.Time `json:"previous_secret_valid_until,omitempty"`
 	CreatedAt           time.Time  `json:"created_at" required:"true"`
+	BrandingProfileID   string     `json:"branding_profile_id,omitempty" doc:"The branding profile the site's pages show; absent for the default look."`
 }
 
 // SiteList is the answer of GET …/sites.
@@ -96,6 +100,8 @@ type MobileAppInput struct {
 	Name     string `json:"name" required:"true"`
 	Platform string `json:"platform" required:"true" enum:"android|ios"`
 	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id, e.g. com.example.app."`
+	// BrandingProfileID is set at registration only (apps have no update).
+	BrandingProfileID string `json:"branding_profile_id,omitempty" doc:"A branding profile of the same workspace, shown by the journey pages of sessions the app starts. Missing or another workspace's: 404 branding-profile-not-found."`
 }
 
 // MobileAppView is a mobile app; MobileSecret only in the create answer.
@@ -107,6 +113,8 @@ type MobileAppView struct {
 	AppID        string    `json:"app_id" required:"true"`
 	MobileSecret string    `json:"mobile_secret,omitempty" doc:"Server secret; shown only once."`
 	CreatedAt    time.Time `json:"created_at" required:"true"`
+	// BrandingProfileID: as the input's.
+	BrandingProfileID string `json:"branding_profile_id,omitempty" doc:"The branding profile of the app's journey pages; absent for the default look."`
 }
 
 // MobileAppList is the answer of GET …/mobile-apps.
@@ -325,13 +333,17 @@ var sites = &resource[catalog.Site, SiteInput, SiteView, SiteList]{
 	what: "site", path: "/workspaces/{workspace_id}/sites", param: "site_id", id: "Site", ids: "Sites",
 	summary: map[string]string{"create": "Create a site; the answer holds its secret, once.", "list": "List a workspace's sites.",
 		"update": "Change a site."},
-	table:  func(c *catalog.Catalog) map[string]*catalog.Site { return c.Sites },
-	owner:  func(st *catalog.Site) string { return st.WorkspaceID },
-	build:  buildSite,
-	create: func(st catalog.Site) catalog.Command { return &catalog.CreateSite{Site: st} },
+	// a branding profile that is missing or another workspace's
+	createErrors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}),
+	updateErrors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}),
+	table:        func(c *catalog.Catalog) map[string]*catalog.Site { return c.Sites },
+	owner:        func(st *catalog.Site) string { return st.WorkspaceID },
+	build:        buildSite,
+	create:       func(st catalog.Site) catalog.Command { return &catalog.CreateSite{Site: st} },
 	update: func(in *SiteInput, st catalog.Site) catalog.Command {
 		return &catalog.UpdateSite{WorkspaceID: st.WorkspaceID, ID: st.ID, Patch: catalog.SitePatch{Name: in.Name, Hostnames: in.Hostnames,
-			ChallengeMode: in.ChallengeMode, ScoreThreshold: in.ScoreThreshold, TokenTTLSeconds: in.TokenTTLSeconds, ChallengeDifficulty: in.ChallengeDifficulty}}
+			ChallengeMode: in.ChallengeMode, ScoreThreshold: in.ScoreThreshold, TokenTTLSeconds: in.TokenTTLSeconds, ChallengeDifficulty: in.ChallengeDifficulty,
+			BrandingProfileID: in.BrandingProfileID}}
 	},
 	delete: func(st *catalog.Site, _ time.Time) catalog.Command {
 		return &catalog.DeleteSite{WorkspaceID: st.WorkspaceID, ID: st.ID}
@@ -345,7 +357,7 @@ func siteView(st *catalog.Site, secret string) *SiteView {
 	v := &SiteView{SiteID: st.ID, WorkspaceID: st.WorkspaceID, Name: st.Name, SiteKey: st.SiteKey, Secret: secret,
 		Hostnames: st.Hostnames, Environment: st.Environment, ChallengeMode: st.ChallengeMode,
 		ScoreThreshold: st.ScoreThreshold, TokenTTLSeconds: st.TokenTTLSeconds,
-		ChallengeDifficulty: st.ChallengeDifficulty, CreatedAt: st.CreatedAt}
+		ChallengeDifficulty: st.ChallengeDifficulty, CreatedAt: st.CreatedAt, BrandingProfileID: st.BrandingProfileID}
 	if v.Hostnames == nil {
 		v.Hostnames = []string{}
 	}
@@ -400,6 +412,11 @@ func (in *SiteInput) validate(create bool, env string) error {
 // public key and its secret (returned once; the site keeps its hash); on
 // update it checks the patch against the site, which update then applies.
 func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (catalog.Site, string, error) {
+	if in.BrandingProfileID != nil {
+		if err := needBrandingProfile(c, workspaceID, *in.BrandingProfileID); err != nil {
+			return catalog.Site{}, "", err
+		}
+	}
 	if cur != nil {
 		if in.Environment != nil && *in.Environment != cur.Environment {
 			return *cur, "", invalid("environment", "is fixed at creation; create another site")
@@ -447,7 +464,23 @@ func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (c
 	if in.ChallengeDifficulty != nil {
 		st.ChallengeDifficulty = *in.ChallengeDifficulty
 	}
+	if in.BrandingProfileID != nil {
+		st.BrandingProfileID = *in.BrandingProfileID
+	}
 	return st, secret, nil
+}
+
+// needBrandingProfile checks that a site or mobile app names a branding
+// profile of its own workspace ("" names none); the catalog command checks
+// again when it applies.
+func needBrandingProfile(c *Call, workspaceID, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, ok := branding.Lookup(c.cat, workspaceID, id); !ok {
+		return branding.ErrNotFound.With("no branding profile %q in this workspace", id)
+	}
+	return nil
 }
 
 // siteSecretPrefix names a site secret's environment: sk_live_,
@@ -492,7 +525,7 @@ var mobileApps = &resource[catalog.MobileApp, MobileAppInput, MobileAppView, Mob
 	what: "mobile app", path: "/workspaces/{workspace_id}/mobile-apps", param: "mobile_app_id", id: "MobileApp", ids: "MobileApps",
 	noGet:        true,
 	summary:      map[string]string{"create": "Register a mobile app; the answer holds its server secret, once.", "list": "List mobile apps."},
-	createErrors: []ErrorCode{ErrConflict},
+	createErrors: withModuleCodes([]ErrorCode{ErrConflict}, []*errcode.Code{branding.ErrNotFound}),
 	table:        func(c *catalog.Catalog) map[string]*catalog.MobileApp { return c.MobileApps },
 	owner:        func(a *catalog.MobileApp) string { return a.WorkspaceID },
 	build: func(c *Call, in *MobileAppInput, _ *catalog.MobileApp, workspaceID string) (catalog.MobileApp, string, error) {
@@ -505,9 +538,12 @@ var mobileApps = &resource[catalog.MobileApp, MobileAppInput, MobileAppView, Mob
 		if !validAppID(in.AppID) {
 			return catalog.MobileApp{}, "", invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'")
 		}
+		if err := needBrandingProfile(c, workspaceID, in.BrandingProfileID); err != nil {
+			return catalog.MobileApp{}, "", err
+		}
 		secret := NewSecret("ms_")
 		return catalog.MobileApp{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: in.Name, Platform: in.Platform,
-			AppID: in.AppID, SecretHash: catalog.HashSecret(secret), CreatedAt: c.Now().UTC()}, secret, nil
+			AppID: in.AppID, SecretHash: catalog.HashSecret(secret), CreatedAt: c.Now().UTC(), BrandingProfileID: in.BrandingProfileID}, secret, nil
 	},
 	create: func(a catalog.MobileApp) catalog.Command { return &catalog.CreateMobileApp{App: a} },
 	delete: func(a *catalog.MobileApp, _ time.Time) catalog.Command {
@@ -515,7 +551,7 @@ var mobileApps = &resource[catalog.MobileApp, MobileAppInput, MobileAppView, Mob
 	},
 	view: func(_ *Call, a *catalog.MobileApp, secret string) *MobileAppView {
 		return &MobileAppView{MobileAppID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Platform: a.Platform,
-			AppID: a.AppID, MobileSecret: secret, CreatedAt: a.CreatedAt}
+			AppID: a.AppID, MobileSecret: secret, CreatedAt: a.CreatedAt, BrandingProfileID: a.BrandingProfileID}
 	},
 	sortID: func(v *MobileAppView) string { return v.MobileAppID },
 	list:   func(vs []MobileAppView) *MobileAppList { return &MobileAppList{MobileApps: vs} },

@@ -29,6 +29,7 @@ type resource[R, In, V, L any] struct {
 	errors       []ErrorCode                // every operation's errors; default adminErrors
 	createErrors []ErrorCode                // create's, beyond errors
 	updateErrors []ErrorCode                // update's, beyond errors
+	deleteErrors []ErrorCode                // delete's, beyond errors
 	notFound     error                      // the answer for a missing record; default not-found naming it
 	noGet        bool                       // no GET of one record
 	deleted      func(r *R, result any) any // delete answers 200 with this instead of 204
@@ -198,7 +199,7 @@ func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 	}
 	if r.delete != nil {
 		del := Route{Method: "DELETE", Path: one, Admin: true, ID: "delete" + r.id, Tag: tag, Auth: a, Summary: sum("delete", "Delete a "+r.what+"."),
-			Status: 204, Errors: errs, Handle: s.admin(r.handleDelete)}
+			Status: 204, Errors: append(append([]ErrorCode(nil), errs...), r.deleteErrors...), Handle: s.admin(r.handleDelete)}
 		if r.deleted != nil {
 			del.Status, del.Result = 0, r.deletedView
 		}

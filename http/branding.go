@@ -85,6 +85,8 @@ var brandingProfiles = &resource[catalog.BrandingProfile, BrandingProfileInput, 
 	// a full workspace (the profile cap) or a duplicate name
 	createErrors: []ErrorCode{ErrConflict},
 	updateErrors: []ErrorCode{ErrConflict},
+	// a profile a site or mobile app still shows is not deleted
+	deleteErrors: []ErrorCode{ErrConflict},
 	build: func(c *Call, in *BrandingProfileInput, cur *catalog.BrandingProfile, workspaceID string) (catalog.BrandingProfile, string, error) {
 		p := catalog.BrandingProfile{WorkspaceID: workspaceID}
 		if cur != nil {
@@ -142,7 +144,42 @@ func (s *Server) brandingRoutes() []Route {
 			Params: []Param{{Name: "size", In: "query", Description: "The rendition's longer side in pixels; default " + strconv.Itoa(branding.DefaultSize) + ".", Enum: sizes},
 				{Name: "v", In: "query", Description: "The logo version (BrandingProfileView.logo.version): makes the answer immutable while it is current."}},
 			Errors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound, branding.ErrNoLogo, branding.ErrSize}), Handle: getBrandingLogo},
+		{Method: "GET", Path: "/branding/{profile_id}/theme.css", ID: "getBrandingStylesheet", Tag: "Branding",
+			Summary: "A branding profile's colours as CSS custom properties on :root (--trustd-brand-primary, -background, -text, -accent; only #rrggbb values), public. " +
+				"The hosted identity page and the journey pages link it (stylesheet_url); with ?v=<the current version> cached for a year as immutable, else 5 minutes; ETag and If-None-Match → 304.",
+			ContentType: "text/css", Conditional: true,
+			Params: []Param{{Name: "v", In: "query", Description: "The stylesheet version (the v of stylesheet_url): makes the answer immutable while it is current."}},
+			Errors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}), Handle: getBrandingStylesheet},
 	}...)
+}
+
+// getBrandingStylesheet serves a profile's colours as a stylesheet, for
+// pages whose CSP allows no inline style.
+func getBrandingStylesheet(c *Call) {
+	id := strings.ToLower(c.Param("profile_id"))
+	p, ok := branding.Public(c.cat, id)
+	if !ident.UUID(id) || !ok {
+		c.failErr(branding.ErrNotFound)
+		return
+	}
+	version := p.StyleVersion()
+	etag := `"` + version + `"`
+	h := &c.Ctx.Response.Header
+	if string(c.Ctx.QueryArgs().Peek("v")) == version {
+		h.Set("Cache-Control", logoCacheImmutable)
+	} else {
+		h.Set("Cache-Control", "public, max-age=300")
+	}
+	h.Set("ETag", etag)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	if logoETagMatches(string(c.Ctx.Request.Header.Peek("If-None-Match")), etag) {
+		c.Ctx.SetStatusCode(304)
+		return
+	}
+	c.Ctx.SetStatusCode(200)
+	c.Ctx.SetContentType("text/css; charset=utf-8")
+	c.Ctx.SetBodyString(p.Stylesheet())
 }
 
 func putBrandingLogo(c *Call) {

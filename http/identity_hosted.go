@@ -1,9 +1,14 @@
 package http
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
+	"html/template"
 	"strings"
+
+	"github.com/trustd/trustd/branding"
+	"github.com/trustd/trustd/catalog"
 
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
@@ -19,7 +24,11 @@ import (
 const HostedTokenHeader = "X-Service-Hosted-Token"
 
 //go:embed identity_hosted/page.html
-var hostedHTML []byte
+var hostedHTML string
+
+// hostedPageTmpl renders the page with the branding of the session's
+// site (html/template escapes the profile name and paths).
+var hostedPageTmpl = template.Must(template.New("hosted").Parse(hostedHTML))
 
 //go:embed identity_hosted/app.js
 var hostedJS []byte
@@ -139,9 +148,29 @@ func (s *Server) hostedPage(c *Call) {
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Permissions-Policy", "camera=(self), microphone=(), geolocation=()")
+	var page struct{ Brand *branding.View }
+	if p, ok := hostedBranding(c.cat, c.Param("session_id")); ok {
+		page.Brand = p.View(branding.DefaultSize)
+	}
+	var b bytes.Buffer
+	if err := hostedPageTmpl.Execute(&b, &page); err != nil {
+		c.failErr(err)
+		return
+	}
 	c.Ctx.SetStatusCode(200)
 	c.Ctx.SetContentType("text/html; charset=utf-8")
-	c.Ctx.SetBody(hostedHTML)
+	c.Ctx.SetBody(b.Bytes())
+}
+
+// hostedBranding is the branding profile of a hosted session's site: the
+// site whose hostnames allow its parent_origin, else its return_url (see
+// branding.ForURLs). An unknown or non-hosted session gets none.
+func hostedBranding(cat *catalog.Catalog, id string) (branding.Profile, bool) {
+	s := cat.IdentitySessionAnywhere(id)
+	if s == nil || s.HostedHash == (catalog.Hash{}) {
+		return branding.Profile{}, false
+	}
+	return branding.ForURLs(cat, s.WorkspaceID, s.ParentOrigin, s.ReturnURL)
 }
 
 // hostedCaller reads the hosted capability; the module checks it.

@@ -115,6 +115,8 @@ func (s *Server) journeyRoutes() []Route {
 			ContentType: "text/html", Handle: s.journeyPageAsset("person.html", "text/html; charset=utf-8")},
 		{Method: "GET", Path: "/journeys/person.js", ID: "journeyPersonScript", Tag: tag, Summary: "The person page's script.",
 			ContentType: "text/javascript", Handle: s.journeyPageAsset("person.js", "text/javascript; charset=utf-8")},
+		{Method: "GET", Path: "/journeys/person.css", ID: "journeyPersonStyle", Tag: tag, Summary: "The person page's stylesheet (its colours follow the starting site's branding profile).",
+			ContentType: "text/css", Handle: s.journeyPageAsset("person.css", "text/css; charset=utf-8")},
 		{Method: "POST", Path: "/journeys/person/session", ID: "journeyPersonSession", Tag: tag, Summary: "The person's view of the session.",
 			Params: capParam, Result: &JourneyPersonView{}, Errors: perr, Handle: s.journeyPerson},
 		{Method: "POST", Path: "/journeys/person/human", ID: "journeyPersonHuman", Tag: tag, Summary: "Complete a human_verification session with a widget token whose cdata is the session reference.",
@@ -317,7 +319,7 @@ func (s *Server) journeyPerson(c *Call) {
 	}
 	c.ok(&JourneyPersonView{Success: true, JourneyName: v.JourneyName, Method: v.Method, Consent: JourneyConsentView(v.Consent),
 		Status: v.Status, ExpiresIn: v.ExpiresIn, Attempts: v.Attempts, Reference: v.Reference,
-		ReturnOrigins: append([]string{}, v.ReturnOrigins...)})
+		ReturnOrigins: append([]string{}, v.ReturnOrigins...), Branding: v.Branding})
 }
 
 func (s *Server) journeyPersonHuman(c *Call) {

@@ -1,6 +1,10 @@
 package http
 
-import "time"
+import (
+	"time"
+
+	"github.com/trustd/trustd/branding"
+)
 
 // The request and answer bodies of journeys (spec 4.8, 2.7), from which
 // the contract is generated. Handlers are in journeys.go.
@@ -217,6 +221,7 @@ type JourneyPersonView struct {
 	Attempts      int                `json:"attempts" required:"true"`
 	Reference     string             `json:"reference" required:"true" doc:"The cdata a human-verification widget of this session must carry."`
 	ReturnOrigins []string           `json:"return_origins" required:"true" doc:"Origins (https, the starting site's hostnames) the page hands the proof to by postMessage; empty for mobile sessions."`
+	Branding      *branding.View     `json:"branding,omitempty" doc:"The branding profile of the starting site or mobile app, when it names one: the page links its stylesheet and shows its logo."`
 }
 
 // JourneyHumanInput completes a human_verification session.

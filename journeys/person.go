@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/risk/trust"
 )
@@ -33,6 +34,10 @@ type PersonView struct {
 	// ReturnOrigins are the origins the page may hand the proof to (the
 	// starting site's hostnames over https); none for mobile sessions.
 	ReturnOrigins []string
+	// Branding is the branding profile of the site or mobile app that
+	// started the session (branding.ForSite / ForApp); nil for the
+	// default look. Read only by the page's look (the branding hook).
+	Branding *branding.View
 }
 
 // Proof is a completed attempt: the single-use proof the person hands the
@@ -82,7 +87,20 @@ func (m *Module) Person(ctx context.Context, capability string) (PersonView, err
 	now := m.now()
 	return PersonView{JourneyName: name, Method: s.Method, Consent: s.Consent, Status: statusAt(s, now),
 		ExpiresIn: max(int(s.ExpiresAt.Sub(now)/time.Second), 0), Attempts: s.Attempts, Reference: Reference(s),
-		ReturnOrigins: returnOrigins(cat, s)}, nil
+		ReturnOrigins: returnOrigins(cat, s), Branding: personBranding(cat, s)}, nil
+}
+
+// personBranding is the branding of the site or mobile app that started
+// the session, nil without one.
+func personBranding(cat *catalog.Catalog, s *catalog.JourneySession) *branding.View {
+	p, ok := branding.ForSite(cat, cat.Sites[s.AppID])
+	if s.Channel == "mobile" {
+		p, ok = branding.ForApp(cat, cat.MobileApps[s.AppID])
+	}
+	if !ok || p.WorkspaceID != s.WorkspaceID {
+		return nil
+	}
+	return p.View(branding.DefaultSize)
 }
 
 // returnOrigins are https origins of the site that started the session:

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/humanscore"
@@ -58,6 +59,9 @@ type ChallengeView struct {
 	Pow           PowParams   `json:"pow" required:"true"`
 	ExpiresIn     int         `json:"expires_in" required:"true" doc:"Seconds until the challenge expires."`
 	Puzzle        *PuzzleView `json:"puzzle,omitempty" doc:"Present in visual mode only."`
+	// Branding is the site's branding profile (colours, name, logo path);
+	// in this uncached answer rather than in the cached widget files.
+	Branding *branding.View `json:"branding,omitempty" doc:"The site's branding profile, when it names one: the widget applies the colours as CSS custom properties on its own element and shows the logo (alt text: the name)."`
 }
 
 // RedeemSignals are the widget's bounded client signals. They lower or
@@ -138,6 +142,9 @@ func (m *Module) Challenge(cat *catalog.Catalog, b Browser, in *ChallengeInput, 
 		pz := token.Puzzle{Seed: ch.PuzzleSeed, Expires: ch.Expires}
 		out.Puzzle = &PuzzleView{ImageURL: puzzleBase + pz.Sign(k) + ".png",
 			AltTextChallenge: newPuzzle(k, ch.PuzzleSeed).question}
+	}
+	if p, ok := branding.ForSite(cat, site); ok {
+		out.Branding = p.View(64)
 	}
 	out.Challenge = ch.Sign(k)
 	return out, nil

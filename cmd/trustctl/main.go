@@ -37,7 +37,7 @@ type resource struct {
 
 var resources = map[string]resource{
 	"workspaces":              {path: "/workspaces", cols: []string{"workspace_id", "name", "created_at"}},
-	"sites":                   {path: "/sites", scoped: true, cols: []string{"site_id", "name", "site_key", "environment", "challenge_mode", "hostnames", "secret"}, lists: []string{"hostnames"}},
+	"sites":                   {path: "/sites", scoped: true, cols: []string{"site_id", "name", "site_key", "environment", "challenge_mode", "hostnames", "branding_profile_id", "secret"}, lists: []string{"hostnames"}},
 	"mobile-apps":             {path: "/mobile-apps", scoped: true, cols: []string{"mobile_app_id", "name", "platform", "app_id", "mobile_secret"}},
 	"credentials":             {path: "/credentials", scoped: true, cols: []string{"credential_id", "name", "scopes", "credential"}, lists: []string{"scopes"}},
 	"policies":                {path: "/rate-limit-policies", scoped: true, cols: []string{"policy_id", "name", "action_pattern", "method", "scope", "mode"}},

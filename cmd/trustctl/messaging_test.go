@@ -58,4 +58,23 @@ func TestTrustctlMessagingAndBranding(t *testing.T) {
 	if out = must("branding-profiles", "list", "--workspace", ws); !strings.Contains(out, "Acme") {
 		t.Fatalf("list:\n%s", out)
 	}
+	// a site shows the profile (the README's command)
+	must("sites", "create", "--workspace", ws, "--name", "shop", "--hostnames", "shop.example", "--branding-profile-id", id)
+	var site string
+	for _, s := range n.Store().Catalog().Sites {
+		if s.WorkspaceID == ws {
+			site = s.ID
+		}
+	}
+	if n.Store().Catalog().Sites[site].BrandingProfileID != id {
+		t.Fatal("the site does not name the profile")
+	}
+	if _, err := ctl("branding-profiles", "delete", id, "--workspace", ws); err == nil {
+		t.Fatal("a profile in use was deleted")
+	}
+	must("sites", "update", site, "--workspace", ws, "--branding-profile-id", "")
+	if n.Store().Catalog().Sites[site].BrandingProfileID != "" {
+		t.Fatal("the site still names the profile")
+	}
+	must("branding-profiles", "delete", id, "--workspace", ws)
 }

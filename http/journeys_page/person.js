@@ -105,11 +105,35 @@
 
   let returnOrigins = [];
 
+  // Branding of the starting site or app (the branding hook): its
+  // stylesheet (only #rrggbb custom properties, served by this origin, so
+  // the page's CSP style-src 'self' allows it) and its logo, the profile
+  // name as alt text. Paths outside /v1/branding/ are ignored.
+  const ownBranding = (p) => typeof p === 'string' && /^\/v1\/branding\/[0-9a-f-]{36}\/(theme\.css|logo)\?/.test(p);
+  const brand = (b) => {
+    if (!b) return;
+    if (ownBranding(b.stylesheet_url)) {
+      const link = document.createElement('link');
+      link.rel = 'stylesheet';
+      link.href = b.stylesheet_url;
+      document.head.appendChild(link);
+    }
+    if (ownBranding(b.logo_url)) {
+      const img = document.createElement('img');
+      img.className = 'brand-logo';
+      img.alt = String(b.name || '');
+      img.src = b.logo_url;
+      document.querySelector('main').prepend(img);
+    }
+    document.body.classList.add('branded');
+  };
+
   const init = async () => {
     if (!cap) { setState('error', 'This link is incomplete.'); return; }
     try {
       const v = await call('session');
       returnOrigins = v.return_origins || [];
+      brand(v.branding);
       $('title').textContent = v.journey_name;
       document.body.dataset.method = v.method;
       if (v.consent.required) {

@@ -440,6 +440,7 @@
     var brand = h('div', { 'class': 'trustd-brand', 'aria-hidden': 'true' }, [
       h('span', { 'class': 'trustd-by' }, [t.brandBy]), h('span', { 'class': 'trustd-logo' }, ['trustd'])
     ]);
+    this.brand = brand;
     this.root = h('div', {
       id: id, 'class': 'trustd trustd-theme-' + this.o.theme + ' trustd-size-' + this.o.size,
       lang: this.lang, 'data-state': 'idle'
@@ -554,6 +555,7 @@
       }
       self.mode = String(ch.challenge_type || 'checkbox');
       self.root.setAttribute('data-mode', self.mode);
+      self.applyBranding(ch.branding);
       self.updateVisibility();
       if (self.invisibleMode() && self.state === 'idle') {
         // Score modes verify by themselves, a moment after the page
@@ -571,6 +573,52 @@
       }
     });
     return run;
+  };
+
+  // ---- branding -----------------------------------------------------------
+
+  // The site's branding profile comes with the challenge answer (never
+  // cached), not in the cached api.js/api.css. Colours are applied with
+  // CSSOM (style.setProperty), which a CSP without 'unsafe-inline' allows,
+  // and only when they are #rrggbb, so nothing else reaches a declaration.
+  // The logo must be a /v1/branding/ path of the service's own origin.
+  var BRAND_COLOR = /^#[0-9a-f]{6}$/;
+  var BRAND_VARS = {
+    primary: ['--trustd-brand-primary', '--trustd-accent', '--trustd-focus'],
+    background: ['--trustd-brand-background', '--trustd-bg', '--trustd-box-bg'],
+    text: ['--trustd-brand-text', '--trustd-fg'],
+    accent: ['--trustd-brand-accent']
+  };
+
+  Widget.prototype.applyBranding = function (b) {
+    if (!b || typeof b !== 'object' || this.brandedBy === b.profile_id) {
+      return;
+    }
+    var root = this.root;
+    var colors = b.colors && typeof b.colors === 'object' ? b.colors : {};
+    Object.keys(BRAND_VARS).forEach(function (k) {
+      var v = colors[k];
+      if (typeof v === 'string' && BRAND_COLOR.test(v)) {
+        BRAND_VARS[k].forEach(function (name) { root.style.setProperty(name, v); });
+      }
+    });
+    root.classList.add('trustd-branded');
+    this.brandedBy = b.profile_id;
+    var url = null;
+    try {
+      url = typeof b.logo_url === 'string' && b.logo_url ? new URL(b.logo_url, apiBase + '/') : null;
+    } catch (e) {
+      url = null;
+    }
+    if (url && url.origin === new URL(apiBase + '/').origin && /^\/(v1\/)?branding\//.test(url.pathname)) {
+      var img = h('img', { 'class': 'trustd-brand-logo', alt: typeof b.name === 'string' ? b.name : '', referrerpolicy: 'no-referrer' });
+      img.src = url.href;
+      var old = this.brand.querySelector('.trustd-brand-logo');
+      if (old) {
+        old.parentNode.removeChild(old);
+      }
+      this.brand.insertBefore(img, this.brand.firstChild);
+    }
   };
 
   Widget.prototype.invisibleMode = function () {
