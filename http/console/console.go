@@ -162,9 +162,10 @@ func New(cfg Config, b Backend) *Console {
 }
 
 var funcs = template.FuncMap{
-	"join": strings.Join,
-	"ts":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-	"pct":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
+	"join":     strings.Join,
+	"ts":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+	"pct":      func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
+	"colorsOf": func(b brandingView) []colorField { return colorFields(b.Colors) },
 }
 
 // parsePages parses each page with the shared layout.
@@ -176,10 +177,10 @@ func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		out[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
+		out[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n))
 	}
 	return out
 }
@@ -303,7 +304,7 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		c.redirect(r, Prefix+"login")
 		return
 	}
-	if method == "POST" && !r.sess.validCSRF(string(ctx.PostArgs().Peek("csrf"))) {
+	if method == "POST" && !r.sess.validCSRF(postValue(ctx, "csrf")) {
 		c.forbidden(r, "The form's security token is missing or stale. Reload the page and try again; nothing was changed.")
 		return
 	}
@@ -355,6 +356,18 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	c.notFound(r)
+}
+
+// postValue is a field of a POSTed form, urlencoded or multipart (the
+// logo upload).
+func postValue(ctx *fasthttp.RequestCtx, k string) string {
+	if strings.HasPrefix(string(ctx.Request.Header.ContentType()), "multipart/form-data") {
+		if f, err := ctx.MultipartForm(); err == nil && len(f.Value[k]) > 0 {
+			return f.Value[k][0]
+		}
+		return ""
+	}
+	return string(ctx.PostArgs().Peek(k))
 }
 
 // validID accepts the ids the admin API issues (UUIDs) and nothing that
