@@ -133,11 +133,11 @@ type journeysData struct {
 // journeyExample is the definition the create form starts from; the
 // admin API validates whatever is sent.
 const journeyExample = `{
-  "name": "Payment confirmation",
+  "name": "Human check at sign-up",
   "method": "human_verification",
   "requested_assurance": "none",
   "consent": {"required": false, "version": ""},
-  "requirements": {"identity": false, "liveness": false, "authorization": true, "operation_binding": true},
+  "requirements": {"identity": false, "liveness": false, "authorization": false, "operation_binding": false},
   "session_lifetime_seconds": 300,
   "escalation": {"enabled": false, "high_risk_method": "", "medium_risk_method": "", "review_on_high_risk": false}
 }`
