@@ -107,7 +107,7 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	login := func(email, pw string) (*consoleClient, string) {
 		c := newConsoleClient(t, e.testNode)
 		_, _, page := c.do("GET", "/console/login", nil)
-		if st, _, body := c.do("POST", "/console/login", url.Values{"csrf": {c.csrf(page)}, "email": {email}, "password": {pw}}); st != 303 {
+		if st, _, body := c.do("POST", "/console/login", c.loginForm(page, url.Values{"email": {email}, "password": {pw}})); st != 303 {
 			t.Fatalf("%s login: %d %s", email, st, body)
 		}
 		_, _, home := c.do("GET", "/console/", nil)

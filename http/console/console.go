@@ -46,6 +46,13 @@ type Backend interface {
 	// Audit records a console event that is not an admin operation
 	// (a login).
 	Audit(actor, operation, workspaceID string)
+	// HumanSite is the site key of the widget that protects the login
+	// form (RequireHuman); false when no console site is configured.
+	HumanSite() (siteKey string, ok bool)
+	// VerifyHuman redeems the login form's widget token (siteverify of
+	// the console site, action console-login, bound to remoteIP); err when
+	// the verification could not be made.
+	VerifyHuman(response, remoteIP string) (bool, error)
 }
 
 // Principal is who a session acts as: the cluster admin (admin token), or
@@ -98,6 +105,11 @@ type Config struct {
 	LoginBurst    int
 	// Clock is the time source (tests); default time.Now.
 	Clock func() time.Time
+	// RequireHuman puts trustd's own widget on the login form and has
+	// every password or admin-token login verify its token first (a node
+	// not in dev mode). Without a console site (Backend.HumanSite) the
+	// login form is closed.
+	RequireHuman bool
 }
 
 // Prefix is where the console is served.
@@ -478,6 +490,10 @@ type pageData struct {
 	Admin bool
 	// Scripts are extra script files (under /console/static/) the page loads.
 	Scripts []string
+	// Widget loads trustd's widget script (/v1/widget/api.js, this node).
+	Widget bool
+	// Referrer is the page's referrer policy (default no-referrer).
+	Referrer string
 }
 
 func (c *Console) render(r *req, status int, page string, d pageData) {

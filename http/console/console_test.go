@@ -28,6 +28,10 @@ type fakeBackend struct {
 	// deleted users' sessions must end; roles may change.
 	gone map[string]bool
 	role map[string]string
+	// the login widget (HumanSite, VerifyHuman)
+	humanSite   bool
+	humanUsed   bool
+	humanChecks []string
 }
 
 func (f *fakeBackend) CheckAdminToken(tok string) bool { return tok == "good-token" }
@@ -86,6 +90,29 @@ func (f *fakeBackend) User(id string) (Principal, bool) {
 // node-local fallback limiter is what the limiter tests exercise.
 func (f *fakeBackend) AllowLogin(key string) (bool, time.Duration, error) {
 	return false, 0, errors.New("no cluster in this test")
+}
+
+// HumanSite and VerifyHuman: the console site "site_console" when
+// humanSite is set; the widget token "human-ok" passes once, "down"
+// cannot be verified.
+func (f *fakeBackend) HumanSite() (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return "site_console", f.humanSite
+}
+
+func (f *fakeBackend) VerifyHuman(resp, ip string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.humanChecks = append(f.humanChecks, resp+" "+ip)
+	if resp == "down" {
+		return false, errors.New("owner unreachable")
+	}
+	if resp == "human-ok" && !f.humanUsed {
+		f.humanUsed = true
+		return true, nil
+	}
+	return false, nil
 }
 
 func (f *fakeBackend) Audit(actor, op, ws string) {
