@@ -13,6 +13,7 @@ import (
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/verify"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/http/console"
@@ -26,7 +27,7 @@ import (
 
 func (s *Server) newConsole() *console.Console {
 	return console.New(console.Config{NodeID: s.cfg.NodeID, Version: ContractVersion + "+" + Build,
-		SecureCookies: strings.HasPrefix(s.cfg.BaseURL, "https://"), Clock: s.clock}, consoleBackend{s})
+		SecureCookies: strings.HasPrefix(s.cfg.BaseURL, "https://"), Clock: s.clock, RequireHuman: !s.cfg.Dev}, consoleBackend{s})
 }
 
 // isConsolePath reports whether path is the console's.
@@ -194,4 +195,37 @@ func (b consoleBackend) Audit(actor, operation, workspaceID string) {
 	}
 	b.s.audit(catalog.AuditEntry{At: b.s.clock().UTC(), Actor: actor, Via: "console", Operation: operation,
 		Method: "POST", Path: path, WorkspaceID: workspaceID, Status: 303})
+}
+
+// HumanSite is the site key of the console's login widget: the site
+// ConsoleSiteID names, read from the catalog at each login page.
+func (b consoleBackend) HumanSite() (string, bool) {
+	id := b.s.cfg.ConsoleSiteID
+	if id == "" {
+		return "", false
+	}
+	site := b.s.store.Catalog().Sites[id]
+	if site == nil || site.Sandbox() {
+		return "", false
+	}
+	return site.SiteKey, true
+}
+
+// VerifyHuman redeems a login form's widget token with the verify
+// module's siteverify for the console site: once, for the action
+// console-login, bound to the client address. err when the token's owner
+// cannot answer.
+func (b consoleBackend) VerifyHuman(response, remoteIP string) (bool, error) {
+	cat := b.s.store.Catalog()
+	site := cat.Sites[b.s.cfg.ConsoleSiteID]
+	if site == nil || site.Sandbox() || response == "" || len(response) > 4096 {
+		return false, nil
+	}
+	var scratch [1024]byte
+	v, err := b.s.mods.verify.Siteverify(cat, site, &verify.Request{Response: []byte(response), RemoteIP: []byte(remoteIP),
+		Action: []byte(console.LoginAction)}, scratch[:])
+	if err != nil {
+		return false, err
+	}
+	return v.Success(), nil
 }

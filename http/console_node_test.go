@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trustd/trustd/cluster/clustertest"
 	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/node"
 )
 
 // consoleClient is a browser-like client of a real node's console: a
@@ -59,10 +62,49 @@ func (cc *consoleClient) csrf(body string) string {
 	return m[1]
 }
 
+// widgetSiteKey is the login page's widget site key ("" in dev mode).
+var widgetSiteKey = regexp.MustCompile(`class="service-widget" id="widget-admin" data-sitekey="([^"]+)"`)
+
+// loginForm fills the login form of page: the double-submit token and,
+// when the page carries trustd's widget (production), a widget token
+// minted through the real challenge protocol for the console's action.
+func (cc *consoleClient) loginForm(page string, fields url.Values) url.Values {
+	cc.t.Helper()
+	fields.Set("csrf", cc.csrf(page))
+	if m := widgetSiteKey.FindStringSubmatch(page); m != nil {
+		tok, err := clustertest.MintToken(cc.base, m[1], "http://127.0.0.1", console.LoginAction)
+		if err != nil {
+			cc.t.Fatalf("widget token for the console login: %v", err)
+		}
+		fields.Set("service-response", tok)
+	}
+	return fields
+}
+
+// startConsoleNode starts a production node (not dev) whose console
+// login is protected by trustd's own widget: a console workspace and a
+// site for 127.0.0.1 are created, and the node restarts with
+// ConsoleSiteID set (the operator's --console-site).
+func startConsoleNode(t *testing.T) *testNode {
+	t.Helper()
+	tn := mustStartNode(t)
+	var ws, site struct {
+		WorkspaceID string `json:"workspace_id"`
+		SiteID      string `json:"site_id"`
+	}
+	tn.mustCreate("/workspaces", map[string]any{"name": "operators"}, &ws)
+	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "console", "hostnames": []string{"127.0.0.1"}}, &site)
+	cfg := tn.cfg
+	tn.stop()
+	tn.n = nil
+	cfg.ConsoleSiteID = site.SiteID
+	return startNode(t, cfg)
+}
+
 func (cc *consoleClient) login(token string) (int, string) {
 	cc.t.Helper()
 	_, _, page := cc.do("GET", "/console/login", nil)
-	st, _, body := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {token}})
+	st, _, body := cc.do("POST", "/console/login", cc.loginForm(page, url.Values{"token": {token}}))
 	if st != 303 {
 		return st, body
 	}
@@ -79,7 +121,7 @@ func (cc *consoleClient) login(token string) (int, string) {
 // observed counters and its promotion through the admin API's own PATCH
 // validation, the cluster page, and the contract left untouched.
 func TestConsoleOnARealNode(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := startConsoleNode(t)
 	cc := newConsoleClient(t, tn)
 
 	// The console's pages are not part of the API contract (the admin
@@ -96,6 +138,34 @@ func TestConsoleOnARealNode(t *testing.T) {
 	}
 	if st, _ := cc.login("not-the-token"); st != 401 {
 		t.Fatalf("wrong token: %d, want 401", st)
+	}
+	// Production: trustd's own widget guards the form. The right token
+	// without the widget's token, or with a token minted for another
+	// action, or with one already redeemed, does not log in.
+	_, _, page := cc.do("GET", "/console/login", nil)
+	key := widgetSiteKey.FindStringSubmatch(page)
+	if key == nil || !strings.Contains(page, `<script src="/v1/widget/api.js"`) {
+		t.Fatalf("production login page without the widget:\n%s", page)
+	}
+	if st, _, body := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.n.AdminToken()}}); st != 401 || !strings.Contains(body, "human check") {
+		t.Fatalf("login without the widget's token: %d", st)
+	}
+	other, err := clustertest.MintToken(cc.base, key[1], "http://127.0.0.1", "checkout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, page = cc.do("GET", "/console/login", nil)
+	if st, _, _ := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.n.AdminToken()}, "service-response": {other}}); st != 401 {
+		t.Fatalf("login with a token of another action: %d", st)
+	}
+	_, _, page = cc.do("GET", "/console/login", nil)
+	used := cc.loginForm(page, url.Values{"token": {"not-the-token"}})
+	cc.do("POST", "/console/login", used)
+	_, _, page = cc.do("GET", "/console/login", nil)
+	used.Set("csrf", cc.csrf(page))
+	used.Set("token", tn.n.AdminToken())
+	if st, _, _ := cc.do("POST", "/console/login", used); st != 401 {
+		t.Fatalf("login with a redeemed widget token: %d", st)
 	}
 	_, csrf := cc.login(tn.n.AdminToken())
 
@@ -191,7 +261,7 @@ func TestConsoleOnARealNode(t *testing.T) {
 
 	// Overview and cluster pages show this node.
 	_, _, body = cc.do("GET", "/console/", nil)
-	if !strings.Contains(body, "<dt>Workspaces</dt><dd>1</dd>") || !strings.Contains(body, "<dt>Rate-limit policies</dt><dd>1</dd>") {
+	if !strings.Contains(body, "<dt>Workspaces</dt><dd>2</dd>") || !strings.Contains(body, "<dt>Rate-limit policies</dt><dd>1</dd>") {
 		t.Fatalf("overview counts:\n%s", body)
 	}
 	if st, _, body := cc.do("GET", "/console/cluster", nil); st != 200 || !strings.Contains(body, "Members") && !strings.Contains(body, "unavailable") {
@@ -213,5 +283,31 @@ func TestConsoleOnARealNode(t *testing.T) {
 	tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).decode(t, &got)
 	if got.Mode != "enforce" {
 		t.Fatal("a form posted after logout changed the policy")
+	}
+}
+
+// TestConsoleLoginModes: a production node without a console site keeps
+// its console login closed (the admin API answers as ever); a dev node's
+// login carries no widget.
+func TestConsoleLoginModes(t *testing.T) {
+	tn := mustStartNode(t)
+	cc := newConsoleClient(t, tn)
+	_, _, page := cc.do("GET", "/console/login", nil)
+	if !strings.Contains(page, "Console login is closed on this node") || strings.Contains(page, "service-widget") {
+		t.Fatalf("production login page without a console site:\n%s", page)
+	}
+	if st, h, _ := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.n.AdminToken()}}); st != 503 || strings.Contains(h.Get("Set-Cookie"), "trustd_console=") && !strings.Contains(h.Get("Set-Cookie"), "trustd_console=;") {
+		t.Fatalf("login without a console site: %d", st)
+	}
+	if r := tn.admin("GET", "/workspaces", nil); r.status != 200 {
+		t.Fatalf("admin API: %d", r.status)
+	}
+	dev := mustStartNode(t, func(c *node.Config) { c.Dev = true })
+	dc := newConsoleClient(t, dev)
+	if _, _, page := dc.do("GET", "/console/login", nil); strings.Contains(page, "service-widget") || strings.Contains(page, "/v1/widget/api.js") {
+		t.Fatal("the dev login page carries the widget")
+	}
+	if st, _ := dc.login(dev.n.AdminToken()); st != 200 {
+		t.Fatalf("dev login: %d", st)
 	}
 }

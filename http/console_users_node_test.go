@@ -12,7 +12,7 @@ import (
 // the role checks, the per-account login limit of the cluster-wide bucket,
 // and the audit log of admin API and console changes.
 func TestConsoleUsersOnARealNode(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := startConsoleNode(t)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
@@ -55,7 +55,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	// The viewer logs in with the password and may read, not write.
 	cc := newConsoleClient(t, tn)
 	_, _, page := cc.do("GET", "/console/login", nil)
-	st, _, body := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "email": {"ann@x.io"}, "password": {"viewer password 1"}})
+	st, _, body := cc.do("POST", "/console/login", cc.loginForm(page, url.Values{"email": {"ann@x.io"}, "password": {"viewer password 1"}}))
 	if st != 303 {
 		t.Fatalf("viewer login: %d %s", st, body)
 	}
@@ -160,7 +160,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	for i := 0; i < 7 && !limited; i++ {
 		c := newConsoleClient(t, tn)
 		_, _, page := c.do("GET", "/console/login", nil)
-		st, h, _ := c.do("POST", "/console/login", url.Values{"csrf": {c.csrf(page)}, "email": {"ann@x.io"}, "password": {"wrong password"}})
+		st, h, _ := c.do("POST", "/console/login", c.loginForm(page, url.Values{"email": {"ann@x.io"}, "password": {"wrong password"}}))
 		if st == 429 {
 			limited = h.Get("Retry-After") != ""
 			if i < 3 {

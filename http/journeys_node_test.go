@@ -194,8 +194,11 @@ func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "nope"}), 404, "journey-not-found")
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}), 400, "invalid-journey-request")
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}), 409, "journey-consent-outdated")
-	// No review queue is wired in this build of the node: a clear 503.
-	wantCode(t, e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck"}), 503, "journey-method-unavailable")
+	// The node wires the identity review queue: an escalation opens a case
+	// (its reasons were refused by the queue's reason syntax before).
+	if r := e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck", "priority": "high"}); r.status != 200 || !strings.Contains(string(r.body), `"case_reference":"case_`) {
+		t.Fatalf("escalate: %d %s", r.status, r.body)
+	}
 	// Another app (the mobile one) does not see the site's session.
 	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "session_token": st.SessionToken}
 	wantCode(t, e.do("POST", "/v1/mobile/journeys/status", e.dev.MobileSecret, mob), 404, "invalid-journey-session")

@@ -61,6 +61,11 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
+	// ConsoleSiteID names the site whose widget protects the console's
+	// login form when the node is not in dev mode (its hostnames must
+	// include the console's host). Unset in production: the console's
+	// login form is closed (the admin API is not affected).
+	ConsoleSiteID string
 	// DemoSite returns the dev site's key and secret for the demo page
 	// (--dev); empty strings until the dev workspace is seeded.
 	DemoSite func() (siteKey, secret string)

@@ -51,7 +51,10 @@ type Config struct {
 	// generated one.
 	AdminToken string
 	Dev        bool
-	Shards     int
+	// ConsoleSiteID names the site whose widget protects the console's
+	// login form when Dev is off (--console-site, TRUSTD_CONSOLE_SITE).
+	ConsoleSiteID string
+	Shards        int
 	// Ingress limits per client IP and per credential (requests/second).
 	IngressIPRate, IngressCredRate int
 	MaxBodyBytes                   int
@@ -293,7 +296,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.prepareFace()
 		fe, presence, match = n.faceEng, n.liveness, n.faceMatch
 	}
-	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
+	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,

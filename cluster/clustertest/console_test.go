@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/trustd/trustd/node"
 )
 
 // consoleBrowser is a cookie-keeping client of one node's console.
@@ -60,7 +62,9 @@ func (b *consoleBrowser) post(page, action string, form url.Values) (int, string
 // bucket, so wrong passwords spread over the nodes are limited after five
 // in all, not five per node.
 func TestConsoleUsersAcrossThreeNodes(t *testing.T) {
-	c := Start(t, 3)
+	// Dev mode: the console login carries no widget (the widget-protected
+	// login of production is tested in http/console_node_test.go).
+	c := StartWith(t, 3, func(cfg *node.Config) { cfg.Dev = true })
 	var ws struct {
 		ID string `json:"workspace_id"`
 	}

@@ -42,6 +42,7 @@ func run(args []string) error {
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.BoolVar(&cfg.Dev, "dev", false, "seed a dev workspace on first start and serve the demo page")
+	fs.StringVar(&cfg.ConsoleSiteID, "console-site", os.Getenv("TRUSTD_CONSOLE_SITE"), "site id whose widget protects the console login when not --dev (its hostnames must include the console's host; unset: console login closed in production)")
 	fs.IntVar(&cfg.IngressIPRate, "ingress-ip-rate", 100000, "requests per second one client IP may send this node (0: off)")
 	fs.IntVar(&cfg.IngressCredRate, "ingress-credential-rate", 50000, "default requests per second per credential (0: off; workspaces may override)")
 	fs.IntVar(&cfg.MaxBodyBytes, "max-body-bytes", 1<<20, "request body size limit")

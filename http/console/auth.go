@@ -26,7 +26,16 @@ const loginTokenMaxAge = 3600
 type loginData struct {
 	Token string // the form's double-submit token
 	Link  string // the sign-in link's token (link page)
+	// SiteKey is the widget's site key when RequireHuman; Closed is set
+	// when RequireHuman and no console site is configured.
+	SiteKey string
+	Closed  bool
+	Action  string
 }
+
+// LoginAction is the action the login widget binds (verified by the
+// backend's siteverify).
+const LoginAction = "console-login"
 
 func (c *Console) preLogin(r *req) string {
 	tok := randomToken()
@@ -43,7 +52,21 @@ func (c *Console) loginPage(r *req, status int, errMsg string) {
 		return
 	}
 	r.sess = nil
-	c.render(r, status, "login", pageData{Title: "Log in", Error: errMsg, Data: loginData{Token: c.preLogin(r)}})
+	d := loginData{Token: c.preLogin(r), Action: LoginAction}
+	pd := pageData{Title: "Log in", Error: errMsg}
+	if c.cfg.RequireHuman {
+		key, ok := c.b.HumanSite()
+		d.Closed, pd.Widget = !ok, ok
+		if ok {
+			d.SiteKey = key
+			// The widget's challenge is a same-origin POST that must carry
+			// the page's Origin; under no-referrer a browser sends "null".
+			pd.Referrer = "same-origin"
+			r.ctx.Response.Header.Set("Referrer-Policy", pd.Referrer)
+		}
+	}
+	pd.Data = d
+	c.render(r, status, "login", pd)
 }
 
 func (c *Console) validPreLogin(r *req) bool {
@@ -97,6 +120,23 @@ func (c *Console) login(r *req) {
 	if ok, wait := c.allowAttempt(r, keys...); !ok {
 		c.refuseLimited(r, wait, page)
 		return
+	}
+	if c.cfg.RequireHuman && (token != "" || email != "") {
+		// trustd's own widget guards the form: its token is redeemed (once)
+		// before any credential is checked.
+		if _, ok := c.b.HumanSite(); !ok {
+			c.loginPage(r, 503, "Console login is closed: this node is not in dev mode and no console site is configured (--console-site).")
+			return
+		}
+		ok, err := c.b.VerifyHuman(string(form.Peek("service-response")), r.ctx.RemoteIP().String())
+		if err != nil {
+			c.loginPage(r, 503, "The human check could not be verified just now. Try again.")
+			return
+		}
+		if !ok {
+			c.loginPage(r, 401, "The human check was missing, expired or already used. Complete it and try again.")
+			return
+		}
 	}
 	var p Principal
 	switch {

@@ -46,6 +46,13 @@ type Backend interface {
 	// Audit records a console event that is not an admin operation
 	// (a login).
 	Audit(actor, operation, workspaceID string)
+	// HumanSite is the site key of the widget that protects the login
+	// form (RequireHuman); false when no console site is configured.
+	HumanSite() (siteKey string, ok bool)
+	// VerifyHuman redeems the login form's widget token (siteverify of
+	// the console site, action console-login, bound to remoteIP); err when
+	// the verification could not be made.
+	VerifyHuman(response, remoteIP string) (bool, error)
 }
 
 // Principal is who a session acts as: the cluster admin (admin token), or
@@ -98,6 +105,11 @@ type Config struct {
 	LoginBurst    int
 	// Clock is the time source (tests); default time.Now.
 	Clock func() time.Time
+	// RequireHuman puts trustd's own widget on the login form and has
+	// every password or admin-token login verify its token first (a node
+	// not in dev mode). Without a console site (Backend.HumanSite) the
+	// login form is closed.
+	RequireHuman bool
 }
 
 // Prefix is where the console is served.
@@ -162,9 +174,10 @@ func New(cfg Config, b Backend) *Console {
 }
 
 var funcs = template.FuncMap{
-	"join": strings.Join,
-	"ts":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
-	"pct":  func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
+	"join":     strings.Join,
+	"ts":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
+	"pct":      func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
+	"colorsOf": func(b brandingView) []colorField { return colorFields(b.Colors) },
 }
 
 // parsePages parses each page with the shared layout.
@@ -176,10 +189,10 @@ func parsePages() map[string]*template.Template {
 	out := map[string]*template.Template{}
 	for _, n := range names {
 		base := strings.TrimSuffix(strings.TrimPrefix(n, "templates/"), ".html")
-		if base == "layout" {
+		if base == "layout" || base == "partials" {
 			continue
 		}
-		out[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", n))
+		out[base] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", n))
 	}
 	return out
 }
@@ -303,7 +316,7 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		c.redirect(r, Prefix+"login")
 		return
 	}
-	if method == "POST" && !r.sess.validCSRF(string(ctx.PostArgs().Peek("csrf"))) {
+	if method == "POST" && !r.sess.validCSRF(postValue(ctx, "csrf")) {
 		c.forbidden(r, "The form's security token is missing or stale. Reload the page and try again; nothing was changed.")
 		return
 	}
@@ -355,6 +368,18 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	c.notFound(r)
+}
+
+// postValue is a field of a POSTed form, urlencoded or multipart (the
+// logo upload).
+func postValue(ctx *fasthttp.RequestCtx, k string) string {
+	if strings.HasPrefix(string(ctx.Request.Header.ContentType()), "multipart/form-data") {
+		if f, err := ctx.MultipartForm(); err == nil && len(f.Value[k]) > 0 {
+			return f.Value[k][0]
+		}
+		return ""
+	}
+	return string(ctx.PostArgs().Peek(k))
 }
 
 // validID accepts the ids the admin API issues (UUIDs) and nothing that
@@ -465,6 +490,10 @@ type pageData struct {
 	Admin bool
 	// Scripts are extra script files (under /console/static/) the page loads.
 	Scripts []string
+	// Widget loads trustd's widget script (/v1/widget/api.js, this node).
+	Widget bool
+	// Referrer is the page's referrer policy (default no-referrer).
+	Referrer string
 }
 
 func (c *Console) render(r *req, status int, page string, d pageData) {

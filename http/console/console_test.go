@@ -28,6 +28,10 @@ type fakeBackend struct {
 	// deleted users' sessions must end; roles may change.
 	gone map[string]bool
 	role map[string]string
+	// the login widget (HumanSite, VerifyHuman)
+	humanSite   bool
+	humanUsed   bool
+	humanChecks []string
 }
 
 func (f *fakeBackend) CheckAdminToken(tok string) bool { return tok == "good-token" }
@@ -88,6 +92,29 @@ func (f *fakeBackend) AllowLogin(key string) (bool, time.Duration, error) {
 	return false, 0, errors.New("no cluster in this test")
 }
 
+// HumanSite and VerifyHuman: the console site "site_console" when
+// humanSite is set; the widget token "human-ok" passes once, "down"
+// cannot be verified.
+func (f *fakeBackend) HumanSite() (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return "site_console", f.humanSite
+}
+
+func (f *fakeBackend) VerifyHuman(resp, ip string) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.humanChecks = append(f.humanChecks, resp+" "+ip)
+	if resp == "down" {
+		return false, errors.New("owner unreachable")
+	}
+	if resp == "human-ok" && !f.humanUsed {
+		f.humanUsed = true
+		return true, nil
+	}
+	return false, nil
+}
+
 func (f *fakeBackend) Audit(actor, op, ws string) {
 	f.mu.Lock()
 	f.audit = append(f.audit, actor+" "+op+" "+ws)
@@ -145,6 +172,50 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 		return 200, []byte(`{"dependencies":[{"dependency_id":"d1","name":"payments","failure_rate_threshold":0.5}]}`)
 	case "GET /workspaces/w1/dependencies/d1":
 		return 200, []byte(`{"dependency_id":"d1","name":"payments","failure_rate_threshold":0.5,"live":{"state":"open","calls":7,"failures":6,"in_flight":0}}`)
+	case "GET /workspaces/w1/reviews?status=open", "GET /workspaces/w1/reviews":
+		return 200, []byte(`{"cases":[{"case_id":"c1","kind":"identity_session","reference":"ses1","status":"open","reasons":["document_in_doubt"],"created_at":"2026-11-25T10:00:00Z","session":{"assurance_level":"standard","action":"signup","country":"FR","document_type":"passport","status":"review","attempts":[{}],"redacted":false}}]}`)
+	case "POST /workspaces/w1/reviews/c1/resolve":
+		if strings.Contains(string(body), `"decision":"bogus"`) {
+			return 400, []byte(`{"success":false,"error":"invalid-field","message":"decision: verified or rejected"}`)
+		}
+		return 200, []byte(`{}`)
+	case "GET /workspaces/w1/journeys":
+		return 200, []byte(`{"journeys":[{"key":"pay.confirm","name":"Pay <i>","method":"human_verification","requested_assurance":"none","policy_version":2,"updated_at":"2026-11-25T10:00:00Z"}]}`)
+	case "GET /workspaces/w1/journeys/pay.confirm":
+		return 200, []byte(`{"key":"pay.confirm","name":"Pay <i>","method":"human_verification","requested_assurance":"none","consent":{"required":false,"version":""},"policy_version":2,"requirements":{"identity":false,"liveness":false,"authorization":true,"operation_binding":true},"session_lifetime_seconds":300,"escalation":{"enabled":false,"high_risk_method":"","medium_risk_method":"","review_on_high_risk":false},"created_at":"2026-11-25T10:00:00Z","updated_at":"2026-11-25T10:00:00Z"}`)
+	case "PUT /workspaces/w1/journeys/pay.confirm", "PUT /workspaces/w1/journeys/new.one":
+		if !json.Valid(body) {
+			return 400, []byte(`{"success":false,"error":"malformed-json","message":"the body is not valid JSON"}`)
+		}
+		return 200, []byte(`{"key":"new.one"}`)
+	case "DELETE /workspaces/w1/journeys/pay.confirm":
+		return 204, nil
+	case "GET /workspaces/w1/branding-profiles":
+		return 200, []byte(`{"profiles":[{"profile_id":"b1","workspace_id":"w1","name":"Main","colors":{"primary":"#112233"},"css_variables":"--trustd-brand-primary: #112233;","logo":{"version":"v1","urls":{"64":"/v1/branding/b1/logo?v=v1&size=64","256":"/v1/branding/b1/logo?v=v1&size=256"}},"updated_at":"2026-11-25T10:00:00Z"}]}`)
+	case "GET /workspaces/w1/branding-profiles/b1":
+		return 200, []byte(`{"profile_id":"b1","workspace_id":"w1","name":"Main","colors":{"primary":"#112233"},"css_variables":"--trustd-brand-primary: #112233;","logo":{"version":"v1","urls":{"64":"/v1/branding/b1/logo?v=v1&size=64","256":"/v1/branding/b1/logo?v=v1&size=256"}},"updated_at":"2026-11-25T10:00:00Z"}`)
+	case "POST /workspaces/w1/branding-profiles":
+		if strings.Contains(string(body), `"primary":"red"`) {
+			return 400, []byte(`{"success":false,"error":"invalid-field","message":"colors.primary: #rrggbb"}`)
+		}
+		return 201, []byte(`{"profile_id":"b2","name":"New"}`)
+	case "PATCH /workspaces/w1/branding-profiles/b1":
+		return 200, []byte(`{"profile_id":"b1"}`)
+	case "PUT /workspaces/w1/branding-profiles/b1/logo":
+		var in struct{ Image string }
+		json.Unmarshal(body, &in)
+		if in.Image != "UE5HZmFrZQ==" {
+			return 400, []byte(`{"success":false,"error":"logo-format","message":"not a PNG, JPEG or WebP"}`)
+		}
+		return 200, []byte(`{"profile_id":"b1"}`)
+	case "DELETE /workspaces/w1/branding-profiles/b1/logo":
+		return 200, []byte(`{"profile_id":"b1"}`)
+	case "GET /workspaces/w1/messaging":
+		return 200, []byte(`{"workspace_id":"w1","policy":{"prefix_limit":7},"effective_policy":{"prefix_limit":7,"prefix_window_seconds":3600},"secrets_valid":1,"created_at":"2026-11-25T10:00:00Z","updated_at":"2026-11-25T10:00:00Z"}`)
+	case "GET /workspaces/w2/messaging":
+		return 404, []byte(`{"success":false,"error":"messaging-settings-not-found","message":"the workspace has no messaging settings"}`)
+	case "GET /workspaces/w2":
+		return 200, []byte(`{"workspace_id":"w2","name":"Other","created_at":"2026-11-25T10:00:00Z","settings":{"default_mode":"observe"}}`)
 	case "POST /workspaces/w1/rate-limit-policies":
 		return 201, []byte(`{"policy_id":"p2","name":"new"}`)
 	case "PATCH /workspaces/w1/rate-limit-policies/p1":
@@ -507,7 +578,9 @@ func TestSessionCap(t *testing.T) {
 
 // pages are every page a logged-in browser can see.
 var pages = []string{"/console/", "/console/workspaces", "/console/workspaces/", "/console/workspaces/w1", "/console/workspaces/w1/policies", "/console/cluster", "/console/no-such-page", "/console/workspaces/nope",
-	"/console/audit", "/console/workspaces/w1/approvals", "/console/workspaces/w1/users", "/console/workspaces/w1/dependencies", "/console/workspaces/w1/api-protection", "/console/link?t=abc", "/console/account"}
+	"/console/audit", "/console/workspaces/w1/approvals", "/console/workspaces/w1/users", "/console/workspaces/w1/dependencies", "/console/workspaces/w1/api-protection", "/console/link?t=abc", "/console/account",
+	"/console/workspaces/w1/reviews", "/console/workspaces/w1/reviews?all=1", "/console/workspaces/w1/journeys", "/console/workspaces/w1/journeys/pay.confirm",
+	"/console/workspaces/w1/branding", "/console/workspaces/w1/branding/b1", "/console/workspaces/w1/messaging", "/console/workspaces/w2/messaging"}
 
 func TestSecurityHeaders(t *testing.T) {
 	c, _, _ := newTestConsole(Config{})

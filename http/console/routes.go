@@ -9,7 +9,8 @@ import (
 // route is one console page or form action. Path segments in braces are
 // parameters: {ws} is a workspace id (the permission check is made in that
 // workspace), {id} and {sub} another record's id; every parameter is
-// checked with validID before a handler sees it.
+// checked with validID before a handler sees it; {key} is a journey key
+// (validKey), passed as the id.
 type route struct {
 	Method string
 	Path   string
@@ -31,6 +32,11 @@ func (rt *route) match(segs []string) (params, bool) {
 	for i, want := range pat {
 		got := segs[i]
 		switch want {
+		case "{key}":
+			if !validKey(got) {
+				return p, false
+			}
+			p.id = got
 		case "{ws}", "{id}", "{sub}":
 			if !validID(got) {
 				return p, false
@@ -85,8 +91,23 @@ var routes = []route{
 	{"GET", "workspaces/{ws}/users", users.Admin, (*Console).consoleUsers},
 	{"POST", "workspaces/{ws}/users", users.Admin, (*Console).createConsoleUser},
 	{"GET", "workspaces/{ws}/audit", users.View, func(c *Console, r *req) { c.auditOf(r, r.params.ws) }},
-	{"GET", "workspaces/{ws}/{id}", users.View, (*Console).listPage},
 	// Pages of modules that land later: one line each, here.
+	{"GET", "workspaces/{ws}/reviews", users.View, (*Console).reviews},
+	{"POST", "workspaces/{ws}/reviews/{id}/resolve", users.Approve, (*Console).resolveReview},
+	{"GET", "workspaces/{ws}/journeys", users.View, (*Console).journeys},
+	{"POST", "workspaces/{ws}/journeys", users.Edit, (*Console).createJourney},
+	{"GET", "workspaces/{ws}/journeys/{key}", users.View, (*Console).journey},
+	{"POST", "workspaces/{ws}/journeys/{key}", users.Edit, (*Console).updateJourney},
+	{"POST", "workspaces/{ws}/journeys/{key}/delete", users.Edit, (*Console).deleteJourney},
+	{"GET", "workspaces/{ws}/branding", users.View, (*Console).branding},
+	{"POST", "workspaces/{ws}/branding", users.Edit, (*Console).createBranding},
+	{"GET", "workspaces/{ws}/branding/{id}", users.View, (*Console).brandingProfile},
+	{"POST", "workspaces/{ws}/branding/{id}", users.Edit, (*Console).updateBranding},
+	{"POST", "workspaces/{ws}/branding/{id}/logo", users.Edit, (*Console).uploadLogo},
+	{"POST", "workspaces/{ws}/branding/{id}/logo/delete", users.Edit, (*Console).deleteLogo},
+	{"GET", "workspaces/{ws}/messaging", users.View, (*Console).messaging},
+	// Last: the generic list pages (listpages.go) under any other slug.
+	{"GET", "workspaces/{ws}/{id}", users.View, (*Console).listPage},
 }
 
 // tabs are a workspace's pages in its sub-navigation (listPages add theirs).
@@ -94,6 +115,10 @@ var tabs = []tab{
 	{"", "Sites and apps", users.View},
 	{"policies", "Rate-limit policies", users.View},
 	{"approvals", "Agents and approvals", users.View},
+	{"reviews", "Identity reviews", users.View},
+	{"journeys", "Journeys", users.View},
+	{"branding", "Branding", users.View},
+	{"messaging", "Messaging preflight", users.View},
 	{"users", "Console users", users.Admin},
 	{"audit", "Audit log", users.View},
 }
