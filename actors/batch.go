@@ -1,6 +1,9 @@
 package actors
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // Asks reach a shard in batches, and a shard's mailbox runs on a goroutine
 // of its own.
@@ -142,3 +145,77 @@ func (d *pinnedDispatcher) Schedule(fn func()) {
 func (d *pinnedDispatcher) Throughput() int { return 300 }
 
 func (d *pinnedDispatcher) stop() { d.once.Do(func() { close(d.quit) }) }
+
+// AskAll runs ops[i] on the shard that owns parts[i], like Ask for each,
+// but queues every op before waiting for any: ops on different shards run
+// at the same time and the caller waits once for the slowest rather than
+// once per op. Ops on one shard run in the order given. errs[i] receives
+// op i's error (nil: it ran and its result fields are set); all share one
+// bound, timeout.
+func (s *System) AskAll(parts []int, ops []Op, errs []error, timeout time.Duration) {
+	select {
+	case <-s.stop:
+		for i := range ops {
+			errs[i] = ErrStopped
+		}
+		return
+	default:
+	}
+	var local [8]*request
+	reqs := local[:0]
+	for i, op := range ops {
+		req := s.reqs.Get().(*request)
+		req.op, req.partition = op, parts[i]
+		reqs = append(reqs, req)
+		sh := parts[i] % len(s.pids)
+		if s.queues[sh].add(req) {
+			s.as.Root.Send(s.pids[sh], drainBatch{})
+		}
+	}
+	t, _ := s.timers.Get().(*time.Timer)
+	if t == nil {
+		t = time.NewTimer(timeout)
+	} else {
+		t.Reset(timeout)
+	}
+	expired := false
+	for i, req := range reqs {
+		if !expired {
+			select {
+			case <-req.done:
+				errs[i] = s.finish(req)
+				continue
+			case <-t.C:
+				expired = true
+			}
+		}
+		// Past the bound: take an answer already there, abandon the rest.
+		select {
+		case <-req.done:
+			errs[i] = s.finish(req)
+		default:
+			errs[i] = ErrTimeout
+		}
+	}
+	if !expired {
+		t.Stop()
+	}
+	s.timers.Put(t)
+}
+
+// finish reads an answered request's outcome and returns it to the pool.
+func (s *System) finish(req *request) error {
+	panicked, refused := req.panicked, req.refused
+	req.op, req.panicked, req.refused = nil, false, false
+	s.reqs.Put(req)
+	if panicked {
+		return ErrOpPanicked
+	}
+	if refused {
+		return ErrTableFull
+	}
+	return nil
+}
+
+// ShardOf is the index of the shard that owns partition p.
+func (s *System) ShardOf(p int) int { return p % len(s.pids) }

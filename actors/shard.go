@@ -263,16 +263,7 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	case <-req.done:
 		t.Stop()
 		s.timers.Put(t)
-		panicked, refused := req.panicked, req.refused
-		req.op, req.panicked, req.refused = nil, false, false
-		s.reqs.Put(req)
-		if panicked {
-			return ErrOpPanicked
-		}
-		if refused {
-			return ErrTableFull
-		}
-		return nil
+		return s.finish(req)
 	case <-t.C:
 		// The shard may still run op and signal done later; the request is
 		// abandoned rather than reused so that late signal lands nowhere.
