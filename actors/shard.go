@@ -126,8 +126,9 @@ var ErrOpPanicked = errors.New("actors: op panicked; it was not completed")
 // that holds Config.MaxKeysPerTable keys already.
 var ErrTableFull = errors.New("actors: the shard's table is full")
 
-// request is the message sent to a shard. The reply travels through done, a
-// channel carried in the message: no futures on the hot path.
+// request is one ask, queued for its shard (batch.go) and applied inside the
+// shard actor. The reply travels through done, a channel carried in the
+// request: no futures on the hot path.
 type request struct {
 	op        Op
 	partition int
@@ -142,6 +143,8 @@ type sweepTick struct{}
 type System struct {
 	as      *actor.ActorSystem
 	pids    []*actor.PID
+	queues  []batchQueue
+	workers []*pinnedDispatcher
 	clock   Clock
 	reqs    sync.Pool
 	timers  sync.Pool
@@ -219,11 +222,14 @@ func NewSystem(cfg Config, clock Clock) *System {
 	}
 	s.reqs.New = func() any { return &request{done: make(chan struct{}, 1)} }
 	s.held = make([][numKinds]atomic.Int64, cfg.Shards)
+	s.queues = make([]batchQueue, cfg.Shards)
 	for i := 0; i < cfg.Shards; i++ {
-		held := &s.held[i]
+		held, q := &s.held[i], &s.queues[i]
+		w := newPinnedDispatcher()
+		s.workers = append(s.workers, w)
 		props := actor.PropsFromProducer(func() actor.Actor {
-			return &shard{clock: clock, sys: s, held: held, st: State{maxKeys: cfg.MaxKeysPerTable}}
-		})
+			return &shard{clock: clock, sys: s, held: held, q: q, st: State{maxKeys: cfg.MaxKeysPerTable}}
+		}, actor.WithDispatcher(w))
 		s.pids = append(s.pids, s.as.Root.Spawn(props))
 	}
 	go s.sweepLoop(cfg.SweepEvery)
@@ -243,7 +249,10 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	}
 	req := s.reqs.Get().(*request)
 	req.op, req.partition = op, partition
-	s.as.Root.Send(s.pids[partition%len(s.pids)], req)
+	i := partition % len(s.pids)
+	if s.queues[i].add(req) {
+		s.as.Root.Send(s.pids[i], drainBatch{})
+	}
 	t, _ := s.timers.Get().(*time.Timer)
 	if t == nil {
 		t = time.NewTimer(timeout)
@@ -254,16 +263,7 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	case <-req.done:
 		t.Stop()
 		s.timers.Put(t)
-		panicked, refused := req.panicked, req.refused
-		req.op, req.panicked, req.refused = nil, false, false
-		s.reqs.Put(req)
-		if panicked {
-			return ErrOpPanicked
-		}
-		if refused {
-			return ErrTableFull
-		}
-		return nil
+		return s.finish(req)
 	case <-t.C:
 		// The shard may still run op and signal done later; the request is
 		// abandoned rather than reused so that late signal lands nowhere.
@@ -281,6 +281,9 @@ func (s *System) Stop() {
 			_ = s.as.Root.StopFuture(pid).Wait()
 		}
 		s.as.Shutdown()
+		for _, w := range s.workers {
+			w.stop()
+		}
 	})
 }
 
@@ -308,16 +311,16 @@ type shard struct {
 	clock Clock
 	sys   *System
 	held  *[numKinds]atomic.Int64
+	q     *batchQueue
 	st    State
 }
 
 func (a *shard) Receive(c actor.Context) {
-	switch m := c.Message().(type) {
-	case *request:
-		a.st.Now, a.st.Partition, a.st.refused = a.clock(), m.partition, false
-		m.panicked = !a.safely(m.op, func() { m.op.Apply(&a.st) })
-		m.refused = a.st.refused
-		m.done <- struct{}{}
+	switch c.Message().(type) {
+	case drainBatch:
+		if a.applyBatch() {
+			c.Send(c.Self(), drainBatch{})
+		}
 	case sweepTick:
 		now := a.clock()
 		for _, v := range a.st.slots {

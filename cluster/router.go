@@ -235,3 +235,64 @@ func (r *Router) askLocal(p int, op actors.Op) error {
 	}
 	return nil
 }
+
+// AskAll runs ops[i] on the owner of keys[i] and puts its error in
+// errs[i]. The ops this node owns and that need no replica are queued on
+// their shards together and waited for once (actors.System.AskAll); the
+// others run one after another as Ask runs them.
+func (r *Router) AskAll(keys []string, ops []actors.Op, errs []error) {
+	ring := r.ring.Load()
+	var pbuf [8]int
+	var obuf [8]actors.Op
+	var ibuf [8]int
+	var ebuf [8]error
+	parts, lops, idx := pbuf[:0], obuf[:0], ibuf[:0]
+	for i, op := range ops {
+		p := Partition(keys[i])
+		if _, rep := op.(actors.Replicated); !rep && ring.Owner(p) == ring.Self {
+			parts, lops, idx = append(parts, p), append(lops, op), append(idx, i)
+			continue
+		}
+		errs[i] = r.AskPartition(p, op)
+	}
+	if len(lops) == 0 {
+		return
+	}
+	lerrs := ebuf[:0]
+	for range lops {
+		lerrs = append(lerrs, nil)
+	}
+	r.local.AskAll(parts, lops, lerrs, r.timeout)
+	for j, i := range idx {
+		if err := lerrs[j]; err != nil {
+			errs[i] = errors.Join(ErrUnavailable, err)
+		} else {
+			errs[i] = nil
+		}
+	}
+}
+
+// AskTogether runs op, once, on the local shard that owns every key of
+// keys, when this node owns them all under the current ring and one shard
+// holds them; ok is false (and nothing ran) otherwise. op must need no
+// replica (actors.ReserveAll).
+func (r *Router) AskTogether(keys []string, parts []int, op actors.Op) (ok bool, err error) {
+	ring := r.ring.Load()
+	shard := -1
+	for i, k := range keys {
+		p := Partition(k)
+		parts[i] = p
+		if ring.Owner(p) != ring.Self {
+			return false, nil
+		}
+		if s := r.local.ShardOf(p); shard < 0 {
+			shard = s
+		} else if s != shard {
+			return false, nil
+		}
+	}
+	if shard < 0 {
+		return false, nil
+	}
+	return true, r.askLocal(parts[0], op)
+}

@@ -72,6 +72,14 @@ type Result struct {
 	topCodes [8]string
 	ntop     int
 	mult     int64
+	// The local asks of one check, handed to an allAsker together.
+	keys   []string
+	ops    []actors.Op
+	errs   []error
+	idx    []int
+	parts  []int
+	all    actors.ReserveAll
+	undone bool // r.all took every reservation back inside the shard
 }
 
 func (r *Result) reset() {
@@ -80,6 +88,26 @@ func (r *Result) reset() {
 	r.abandon = false
 	r.ntop = 0
 	r.mult = 1
+	r.undone = false
+}
+
+// allAsker is an Asker that can run several local asks at once
+// (*cluster.Router): AskAll queues them on their shards together and waits
+// once; AskTogether runs one op on the shard that holds every key, when
+// one does.
+type allAsker interface {
+	AskAll(keys []string, ops []actors.Op, errs []error)
+	AskTogether(keys []string, parts []int, op actors.Op) (ok bool, err error)
+}
+
+// gather resets r's local-ask lists.
+func (r *Result) gather() {
+	clear(r.ops)
+	r.keys, r.ops, r.errs, r.idx = r.keys[:0], r.ops[:0], r.errs[:0], r.idx[:0]
+}
+
+func (r *Result) add(i int, key string, op actors.Op) {
+	r.keys, r.ops, r.errs, r.idx = append(r.keys, key), append(r.ops, op), append(r.errs, nil), append(r.idx, i)
 }
 
 func (r *Result) topReason(code string) {
@@ -246,8 +274,11 @@ func (r *Result) scopeHash(caller Caller, req *Request, sc Scope) error {
 // parallel (a forwarded ask waits on the network; the peer transport
 // carries concurrent asks to one node in one frame); the last of them runs
 // on this goroutine, after the local ones, so a check with one remote
-// policy starts no goroutine. Asks this node owns run one after another:
-// a local ask is a fraction of a microsecond of shard work.
+// policy starts no goroutine. Asks this node owns are queued on their
+// shards together and waited for once (allAsker.AskAll); when every key of
+// the check is on one local shard they run as one all-or-none op
+// (actors.ReserveAll): a refused check then takes nothing back later,
+// because it never held anything another check could see.
 func (m *Module) reserve(r *Result) {
 	last := -1
 	for i := range r.out {
@@ -259,9 +290,29 @@ func (m *Module) reserve(r *Result) {
 			last = i
 		}
 	}
-	for i := range r.out {
-		if o := &r.out[i]; m.local == nil || m.local(o.op.Key) {
-			o.err = m.ask.Ask(o.op.Key, &o.op)
+	aa, _ := m.ask.(allAsker)
+	if aa == nil {
+		for i := range r.out {
+			if o := &r.out[i]; m.local == nil || m.local(o.op.Key) {
+				o.err = m.ask.Ask(o.op.Key, &o.op)
+			}
+		}
+	} else {
+		r.gather()
+		for i := range r.out {
+			if o := &r.out[i]; m.local == nil || m.local(o.op.Key) {
+				r.add(i, o.op.Key, &o.op)
+			}
+		}
+		switch {
+		case len(r.ops) == 1:
+			r.out[r.idx[0]].err = m.ask.Ask(r.keys[0], r.ops[0])
+		case len(r.ops) == len(r.out) && m.reserveTogether(aa, r):
+		case len(r.ops) > 1:
+			aa.AskAll(r.keys, r.ops, r.errs)
+			for j, i := range r.idx {
+				r.out[i].err = r.errs[j]
+			}
 		}
 	}
 	if last >= 0 {
@@ -276,11 +327,40 @@ func (m *Module) reserve(r *Result) {
 	}
 }
 
+// reserveTogether runs every reservation of a check whose keys are all on
+// one local shard as one all-or-none op (actors.ReserveAll), and reports
+// whether it could.
+func (m *Module) reserveTogether(aa allAsker, r *Result) bool {
+	a := &r.all
+	a.Ops, a.Binding = a.Ops[:0], a.Binding[:0]
+	for i := range r.out {
+		a.Ops = append(a.Ops, &r.out[i].op)
+		a.Binding = append(a.Binding, r.out[i].enforced)
+	}
+	r.parts = append(r.parts[:0], make([]int, len(r.keys))...)
+	a.Parts = r.parts
+	ok, err := aa.AskTogether(r.keys, r.parts, a)
+	if !ok {
+		return false
+	}
+	for i := range r.out {
+		r.out[i].err = err
+	}
+	r.undone = err == nil && a.Undone
+	clear(a.Ops)
+	return true
+}
+
 // refund gives back every reservation that took, for a check whose
 // applied decision is not allow: remote refunds in parallel (the last on
-// this goroutine), local ones inline, as reserve does.
+// this goroutine), local ones together, as reserve does. After a
+// ReserveAll that undid itself only the reported figures change.
 func (m *Module) refund(r *Result) {
 	last := -1
+	aa, _ := m.ask.(allAsker)
+	if aa != nil {
+		r.gather()
+	}
 	for i := range r.out {
 		o := &r.out[i]
 		if o.err != nil || !o.op.OK {
@@ -293,6 +373,9 @@ func (m *Module) refund(r *Result) {
 		if o.op.QuotaLimit > 0 {
 			o.op.QuotaRemaining = min(o.op.QuotaRemaining+o.op.Cost, o.op.QuotaLimit)
 		}
+		if r.undone {
+			continue // the shard gave it back already (ReserveAll)
+		}
 		if m.local != nil && !m.local(o.op.Key) {
 			if last >= 0 {
 				r.wg.Add(1)
@@ -301,7 +384,17 @@ func (m *Module) refund(r *Result) {
 			last = i
 			continue
 		}
+		if aa != nil {
+			r.add(i, o.refund.Key, &o.refund)
+			continue
+		}
 		_ = m.ask.Ask(o.refund.Key, &o.refund)
+	}
+	switch {
+	case len(r.ops) == 1:
+		_ = m.ask.Ask(r.keys[0], r.ops[0])
+	case len(r.ops) > 1:
+		aa.AskAll(r.keys, r.ops, r.errs)
 	}
 	if last >= 0 {
 		o := &r.out[last]
