@@ -13,8 +13,8 @@ import (
 
 	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/ident"
 )
 
 // The admin API: workspaces, sites, mobile apps and scoped credentials.
