@@ -53,7 +53,9 @@ func (tn *testNode) stop() {
 	if tn.n == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Generous: under -race on a starved 2-core machine a handler still
+	// running can take seconds to finish.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := tn.n.Close(ctx); err != nil {
 		tn.t.Errorf("close node: %v", err)

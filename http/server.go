@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -227,7 +228,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.fresh.closeAll()
 		select {
 		case err := <-done:
-			return err
+			if err != nil {
+				return fmt.Errorf("%w (%d connections still open)", err, s.fast.GetOpenConnectionsCount())
+			}
+			return nil
 		case <-tick.C:
 		}
 	}

@@ -496,12 +496,12 @@ func (n *Node) Close(ctx context.Context) error {
 	var errs []error
 	if n.api != nil {
 		if err := n.api.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("api listener: %w", err))
 		}
 	}
 	if n.ops != nil {
 		if err := n.ops.Shutdown(ctx); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("ops listener: %w", err))
 		}
 	}
 	if n.stopWebhooks != nil {
