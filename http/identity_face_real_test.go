@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"image/draw"
 	"image/jpeg"
+	"image/png"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -49,19 +50,39 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 	}
 	other := otherPerson(t, dir)
 	turns := []liveness.Action{liveness.TurnLeft, liveness.TurnRight}
-	e := startIDEnv(t, func(c *node.Config) {
+	t0 := time.Now()
+	e := startIDEnvNoPages(t, func(c *node.Config) {
 		c.FaceSidecarDir = dir
 		c.Liveness = liveness.Config{FixedActions: turns}
 	})
+	t.Logf("node started in %v (the first node of the package also compiles the shared contract validator)", time.Since(t0).Round(time.Millisecond))
+	// Rendered and encoded once (the race detector makes pixel loops
+	// slow): the two passport pages, the selfie, one burst for the turns.
+	pages := portraitPages(t, sample, other)
+	samplePage, otherPage := pages[0], pages[1]
+	selfie := base64JPEG(t, synth.Place(sample, 640, 480, 1, 160, 40, color.RGBA{188, 192, 198, 255}))
+	imgs, err := fakecam.Burst(turns, 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var burst []map[string]any
+	for i, im := range imgs {
+		burst = append(burst, map[string]any{"image": base64JPEG(t, im), "offset_ms": i * 300})
+	}
+	// The same frames without the first turn: front, right turn, front.
+	var noLeft []map[string]any
+	for i, k := range []int{0, 5, 6, 7, 8} {
+		noLeft = append(noLeft, map[string]any{"image": burst[k]["image"], "offset_ms": i * 300})
+	}
+	t.Logf("fixtures rendered after %v", time.Since(t0).Round(time.Millisecond))
+	probe := jpegOf(t, sample)
 	waitUntil(t, 2*time.Minute, "the node's face sidecar answers", func() bool {
-		_, err := e.n.FaceEngine().Analyze(t.Context(), jpegOf(t, sample))
+		_, err := e.n.FaceEngine().Analyze(t.Context(), probe)
 		return err == nil
 	})
+	t.Logf("sidecar ready after %v", time.Since(t0).Round(time.Millisecond))
 
-	samplePage := portraitPage(t, sample)
-	otherPage := portraitPage(t, other)
-	selfie := base64JPEG(t, synth.Place(sample, 640, 480, 1, 160, 40, color.RGBA{188, 192, 198, 255}))
-	faceStep := func(t *testing.T, s idSession, actions []liveness.Action, page string) (response, session.FaceOutcome) {
+	faceStep := func(t *testing.T, s idSession, frames []map[string]any, page string) (response, session.FaceOutcome) {
 		t.Helper()
 		r := e.call("POST", e.full, s, "liveness", nil)
 		if r.status != 200 {
@@ -72,22 +93,16 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 		if strings.Join(ch.Actions, ",") != "turn_left,turn_right" {
 			t.Fatalf("challenge %+v", ch)
 		}
-		imgs, err := fakecam.Burst(actions, 0, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var frames []map[string]any
-		for i, im := range imgs {
-			frames = append(frames, map[string]any{"image": base64JPEG(t, im), "offset_ms": i * 300})
-		}
+		t1 := time.Now()
 		r = e.call("POST", e.full, s, "face", map[string]any{"nonce": ch.Nonce, "selfie": selfie, "frames": frames, "document_front_image": page})
 		var v struct {
 			Face session.FaceOutcome `json:"face"`
 		}
 		if r.status == 200 {
 			r.decode(t, &v)
-			t.Logf("face step: outcome %s liveness %v observed %v reasons %v similarity document %v liveness %v",
-				v.Face.Outcome, v.Face.LivenessPassed, v.Face.Observed, v.Face.Reasons, deref(v.Face.SimilarityDocument), deref(v.Face.SimilarityLiveness))
+			t.Logf("face step (%d frames, %v): outcome %s liveness %v observed %v reasons %v similarity document %v liveness %v",
+				len(frames), time.Since(t1).Round(time.Millisecond), v.Face.Outcome, v.Face.LivenessPassed, v.Face.Observed, v.Face.Reasons,
+				deref(v.Face.SimilarityDocument), deref(v.Face.SimilarityLiveness))
 		}
 		return r, v.Face
 	}
@@ -95,12 +110,12 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 	t.Run("the same face: a burst missing the first turn asks for a recapture, the right one passes, complete verifies", func(t *testing.T) {
 		s := e.create(t, e.full, "standard", "UTO")
 		wantStatus(t, e.docStep(t, e.full, s, samplePage), 200, "collecting")
-		r, fo := faceStep(t, s, []liveness.Action{liveness.TurnRight}, samplePage)
+		r, fo := faceStep(t, s, noLeft, samplePage)
 		wantStatus(t, r, 200, "recapture_required")
 		if fo.LivenessPassed || !slices.Contains(fo.Reasons, "liveness_"+liveness.ReasonActions) {
 			t.Fatalf("wrong order: %+v", fo)
 		}
-		r, fo = faceStep(t, s, turns, samplePage)
+		r, fo = faceStep(t, s, burst, samplePage)
 		wantStatus(t, r, 200, "collecting")
 		if !fo.LivenessPassed || fo.Outcome != "passed" || !slices.Equal(fo.Observed, []string{"turn_left", "turn_right"}) ||
 			fo.SimilarityDocument == nil || *fo.SimilarityDocument < face.DefaultMatchThreshold ||
@@ -125,7 +140,7 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 	t.Run("another person's portrait on the document: not verified, manual review", func(t *testing.T) {
 		s := e.create(t, e.full, "standard", "UTO")
 		wantStatus(t, e.docStep(t, e.full, s, otherPage), 200, "collecting")
-		r, fo := faceStep(t, s, turns, otherPage)
+		r, fo := faceStep(t, s, burst, otherPage)
 		wantStatus(t, r, 200, "manual_review")
 		if !fo.LivenessPassed || fo.SimilarityDocument == nil || *fo.SimilarityDocument >= face.DefaultMatchThreshold ||
 			!slices.Contains(fo.Reasons, "face_mismatch_document") {
@@ -186,10 +201,10 @@ func otherPerson(t *testing.T, sidecarDir string) image.Image {
 	return out
 }
 
-// portraitPage renders the seed-1 passport page (it screens as verify, see
-// findPages) with the face in its portrait box (x 60–500, y 190–740),
-// in grey like the rest of the page; PNG, base64.
-func portraitPage(t *testing.T, face image.Image) string {
+// portraitPages renders the seed-1 passport page (it screens as verify,
+// see findPages) once, and returns it with each face in its portrait box
+// (x 60–500, y 190–740), in grey like the rest of the page; PNG, base64.
+func portraitPages(t *testing.T, faces ...image.Image) []string {
 	t.Helper()
 	f, err := fixture.LoadOCRB()
 	if err != nil {
@@ -197,12 +212,28 @@ func portraitPage(t *testing.T, face image.Image) string {
 	}
 	r := rand.New(rand.NewSource(1))
 	h := fixture.RandomHolder(r)
-	page := fixture.RenderTD3(f, h.TD3("UTO"), r)
+	blank := fixture.RenderTD3(f, h.TD3("UTO"), r)
 	box := image.Rect(60, 190, 500, 740)
-	fb := face.Bounds()
-	scale := min(float64(box.Dx())/float64(fb.Dx()), float64(box.Dy())/float64(fb.Dy()))
-	placed := synth.Place(face, box.Dx(), box.Dy(), scale, (float64(box.Dx())-scale*float64(fb.Dx()))/2,
-		(float64(box.Dy())-scale*float64(fb.Dy()))/2, color.RGBA{170, 170, 170, 255})
-	draw.Draw(page, box, placed, image.Point{}, draw.Src)
-	return fixture.B64(fixture.PNG(page))
+	var out []string
+	for _, face := range faces {
+		page := image.NewGray(blank.Rect)
+		copy(page.Pix, blank.Pix)
+		fb := face.Bounds()
+		scale := min(float64(box.Dx())/float64(fb.Dx()), float64(box.Dy())/float64(fb.Dy()))
+		placed := synth.Place(face, box.Dx(), box.Dy(), scale, (float64(box.Dx())-scale*float64(fb.Dx()))/2,
+			(float64(box.Dy())-scale*float64(fb.Dy()))/2, color.RGBA{170, 170, 170, 255})
+		for y := range box.Dy() {
+			for x := range box.Dx() {
+				p := placed.Pix[placed.PixOffset(x, y):]
+				yy, _, _ := color.RGBToYCbCr(p[0], p[1], p[2])
+				page.Pix[page.PixOffset(box.Min.X+x, box.Min.Y+y)] = yy
+			}
+		}
+		var b bytes.Buffer
+		if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, page); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fixture.B64(b.Bytes()))
+	}
+	return out
 }

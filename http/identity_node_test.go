@@ -70,6 +70,14 @@ func sameFace(a, b []float32) (float64, bool) {
 
 func startIDEnv(t *testing.T, mutate ...func(*node.Config)) *idEnv {
 	t.Helper()
+	e := startIDEnvNoPages(t, mutate...)
+	e.findPages(t)
+	return e
+}
+
+// startIDEnvNoPages is startIDEnv for a test that renders its own pages.
+func startIDEnvNoPages(t *testing.T, mutate ...func(*node.Config)) *idEnv {
+	t.Helper()
 	if _, err := exec.LookPath("tesseract"); err != nil {
 		t.Skip("tesseract not installed (apt-get install tesseract-ocr)")
 	}
@@ -85,9 +93,7 @@ func startIDEnv(t *testing.T, mutate ...func(*node.Config)) *idEnv {
 	tn.mustCreate(p+"/credentials", map[string]any{"name": "full", "scopes": []string{"identity.verify"}}, &full)
 	tn.mustCreate(p+"/credentials", map[string]any{"name": "doc", "scopes": []string{"identity.document.verify"}}, &doc)
 	tn.mustCreate(p+"/credentials", map[string]any{"name": "sv", "scopes": []string{"site.verify"}}, &wrong)
-	e := &idEnv{testNode: tn, ws: ws.WorkspaceID, full: full.Credential, docOnly: doc.Credential, wrong: wrong.Credential}
-	e.findPages(t)
-	return e
+	return &idEnv{testNode: tn, ws: ws.WorkspaceID, full: full.Credential, docOnly: doc.Credential, wrong: wrong.Credential}
 }
 
 // idPages are the rendered pages the tests send: seed 1's holder reads
