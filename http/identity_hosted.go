@@ -9,7 +9,6 @@ import (
 
 	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
-
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/session"

@@ -22,7 +22,18 @@ export const SITES = {
   // redeem on a loaded machine before the first token expires.
   'sk-refresh': { type: 'checkbox', tokenTTL: 6 },
   'sk-short-score': { type: 'score_based', tokenTTL: 2 },
+  // Sites with a branding profile (the challenge answer carries it): one
+  // well-formed, one whose answer an attacker shaped (colours that try to
+  // break out of a declaration, a logo on another origin).
+  'sk-branded': { type: 'checkbox', tokenTTL: 300, branding: { profile_id: 'p-good', name: 'Acme', stylesheet_url: '/v1/branding/p-good/theme.css?v=1',
+    colors: { primary: '#c0ffee', background: '#102030', text: '#fafafa' }, logo_url: '/v1/branding/p-good/logo?v=1&size=64' } },
+  'sk-branded-hostile': { type: 'checkbox', tokenTTL: 300, branding: { profile_id: 'p-bad', name: 'Evil', stylesheet_url: '/x.css',
+    colors: { primary: '#c0ffee;}body{background:red', background: 'red', text: 'url(https://evil.example/t)', accent: '#12345G' },
+    logo_url: 'https://evil.example/logo.png' } },
 };
+
+// LOGO is a 1×1 PNG the fake serves as a branding logo.
+const LOGO = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
 const POW = { algorithm: 'pbkdf2-sha256', iterations: 2000, difficulty: 6 };
 
@@ -77,6 +88,7 @@ export async function startFakeServer() {
       pow: { ...POW, salt },
       expires_in: 120,
     };
+    if (site.branding) answer.branding = site.branding;
     if (site.type === 'visual') {
       answer.puzzle = {
         image_url: '/v1/challenge/puzzle/' + id + '.svg',
@@ -140,6 +152,10 @@ export async function startFakeServer() {
       if (url.pathname === '/v1/widget/api.css') {
         res.writeHead(200, { 'Content-Type': 'text/css' });
         return res.end(widgetCSS);
+      }
+      if (url.pathname.startsWith('/v1/branding/') && url.pathname.endsWith('/logo')) {
+        res.writeHead(200, { 'Content-Type': 'image/png' });
+        return res.end(LOGO);
       }
       if (url.pathname.startsWith('/v1/challenge/puzzle/')) {
         res.writeHead(200, { 'Content-Type': 'image/svg+xml' });

@@ -383,6 +383,46 @@ test('Cloudflare\'s test site keys pass or block as documented, without a reques
   await context.close();
 });
 
+test('a site\'s branding colours and logo apply, and a hostile branding answer changes nothing', async () => {
+  const url = server.page({
+    body: '<div class="slot" id="good"><div class="service-widget" data-sitekey="sk-branded" data-theme="light"></div></div>' +
+      '<div class="slot" id="bad"><div class="service-widget" data-sitekey="sk-branded-hostile" data-theme="light"></div></div>',
+  });
+  const { page, problems } = await newPage(browser);
+  const logos = [];
+  page.on('request', (r) => { if (/logo/.test(r.url())) logos.push(r.url()); });
+  await page.goto(url);
+  await page.waitForSelector('#good .trustd.trustd-branded');
+  await page.waitForSelector('#bad .trustd.trustd-branded');
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#good .trustd-brand-logo');
+    return img && img.complete && img.naturalWidth > 0;
+  });
+  const look = (sel) => page.$eval(sel + ' .trustd', (el) => {
+    const s = getComputedStyle(el);
+    const img = el.querySelector('.trustd-brand-logo');
+    return { border: s.borderTopColor, background: s.backgroundColor, color: s.color, inline: el.getAttribute('style') || '',
+      logo: img ? img.alt : null, bodyBackground: getComputedStyle(document.body).backgroundColor };
+  });
+  const good = await look('#good');
+  assert.equal(good.border, 'rgb(192, 255, 238)');
+  assert.equal(good.background, 'rgb(16, 32, 48)');
+  assert.equal(good.color, 'rgb(250, 250, 250)');
+  assert.equal(good.logo, 'Acme');
+  // Nothing of the hostile answer reached a style: the default light look,
+  // no custom property set, no logo, no request to the other origin.
+  const bad = await look('#bad');
+  assert.equal(bad.background, 'rgb(250, 250, 250)');
+  assert.equal(bad.color, 'rgb(31, 35, 40)');
+  assert.equal(bad.border, 'rgb(209, 217, 224)');
+  assert.equal(bad.inline, '');
+  assert.equal(bad.logo, null);
+  assert.equal(bad.bodyBackground, 'rgba(0, 0, 0, 0)');
+  assert.deepEqual(logos.filter((u) => !u.startsWith(server.origin)), []);
+  await shot(page.locator('#good .trustd'), 'widget-branded');
+  assert.deepEqual(await problems(), []);
+});
+
 test('the script never uses eval, new Function, inline styles or HTML strings', async () => {
   const { readFile } = await import('node:fs/promises');
   const { join } = await import('node:path');
