@@ -216,6 +216,14 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 		return 404, []byte(`{"success":false,"error":"messaging-settings-not-found","message":"the workspace has no messaging settings"}`)
 	case "GET /workspaces/w2":
 		return 200, []byte(`{"workspace_id":"w2","name":"Other","created_at":"2026-11-25T10:00:00Z","settings":{"default_mode":"observe"}}`)
+	case "GET /workspaces/w1/concurrency-constraints":
+		return 200, []byte(`{"concurrency_constraints":[{"constraint_id":"k1","name":"exports","scope":"workspace","action_pattern":"export.*","capacity":2},{"constraint_id":"k2","name":"per-user","scope":"subject","action_pattern":"x","capacity":1},{"constraint_id":"k3","name":"down","scope":"workspace","action_pattern":"y","capacity":1}]}`)
+	case "GET /workspaces/w1/concurrency-constraints/k1/holders":
+		return 200, []byte(`{"constraint_id":"k1","name":"exports","scope":"workspace","action_pattern":"export.*","capacity":2,"enumerable":true,"in_use":2,"values":[{"value":"workspace","in_use":2,"fence":9}]}`)
+	case "GET /workspaces/w1/concurrency-constraints/k2/holders":
+		return 200, []byte(`{"constraint_id":"k2","name":"per-user","scope":"subject","action_pattern":"x","capacity":1,"enumerable":false,"in_use":0,"values":[]}`)
+	case "GET /workspaces/w1/concurrency-constraints/k3/holders":
+		return 503, []byte(`{"success":false,"error":"service-unavailable","message":"a slot's owner did not answer"}`)
 	case "POST /workspaces/w1/rate-limit-policies":
 		return 201, []byte(`{"policy_id":"p2","name":"new"}`)
 	case "PATCH /workspaces/w1/rate-limit-policies/p1":

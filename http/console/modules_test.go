@@ -199,3 +199,23 @@ func TestLogoUploadIsMultipartWithCSRF(t *testing.T) {
 		t.Fatalf("logo PUT: %v", fb.writes())
 	}
 }
+
+// TestConcurrencyPageShowsLiveHolders: the constraint's live holders from
+// getConcurrencyHolders; not-listable scopes and unreadable owners are
+// said as such, never shown as zero.
+func TestConcurrencyPageShowsLiveHolders(t *testing.T) {
+	c, _, _ := newTestConsole(Config{})
+	b := newBrowser(t, c)
+	b.login("good-token")
+	a := b.do("GET", "/console/workspaces/w1/concurrency", nil)
+	for _, want := range []string{"<td>exports</td><td>workspace</td><td>export.*</td><td>2</td><td>2</td><td>workspace: 2</td>",
+		"<td>per-user</td><td>subject</td><td>x</td><td>1</td><td>not listable (scope values are keyed hashes)</td>",
+		"<td>down</td><td>workspace</td><td>y</td><td>1</td><td>unavailable: a slot&#39;s owner did not answer</td>"} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("concurrency page lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(a.body)
+	}
+}

@@ -9,7 +9,7 @@
 //    drives checks through the public API, sees the would-have-throttled
 //    count in the table and on the chart, promotes the policy to throttle
 //    with one click, drives more checks and sees the throttles.
-// 3. Every module page (API Protection, concurrency, dependencies, agents
+// 3. Every module page (API Protection, concurrency with a live holder, dependencies, agents
 //    and approvals, webhooks, webhook events, trust policies, audit) is
 //    opened; each is checked with axe-core (no violations allowed), for
 //    keyboard focus, and photographed light, dark and at phone width.
@@ -280,8 +280,15 @@ test('console: users, a policy from observe to throttle, every module page', asy
   await page.goto(wsURL + '/dependencies');
   const dep = page.getByRole('row').filter({ hasText: 'payments' });
   assert.equal(await dep.getByRole('cell').nth(1).textContent(), 'closed');
+  // The constraint's live holders: one lease taken through the public API.
+  const lease = await fetch(api + '/concurrency/acquire', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + secret },
+    body: JSON.stringify({ action: 'export.report' }) });
+  assert.equal(lease.status, 200);
   await page.goto(wsURL + '/concurrency');
-  assert.equal(await page.getByRole('row').filter({ hasText: 'exports' }).getByRole('cell').nth(3).textContent(), '2');
+  const exportsRow = page.getByRole('row').filter({ hasText: 'exports' });
+  assert.equal(await exportsRow.getByRole('cell').nth(3).textContent(), '2');
+  assert.equal(await exportsRow.getByRole('cell').nth(4).textContent(), '1', 'one live holder');
+  assert.equal(await exportsRow.getByRole('cell').nth(5).textContent(), 'workspace: 1');
   // The editor's own change is in the workspace's audit log, by name.
   await page.goto(wsURL + '/audit');
   assert.ok(await page.getByRole('cell', { name: `console:${editorEmail} (editor)` }).count() >= 3);
