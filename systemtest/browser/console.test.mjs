@@ -15,7 +15,7 @@
 //    keyboard focus, and photographed light, dark and at phone width.
 // 4. The viewer signs in with the link (once), sees no forms.
 // 5. The pages of the modules that landed since (a second test on the same
-//    node): a journey defined and edited with the form, an escalated
+//    node): the overview's cluster-wide chart, a journey defined and edited with the form, an escalated
 //    journey's review case resolved, a branding profile created with a
 //    PNG logo uploaded and its preview loaded, the messaging settings
 //    before and after a policy exists; axe-core, keyboard focus and
@@ -378,12 +378,28 @@ test('console: review queue, journeys, branding, messaging', async () => {
   const { page, problems } = await newPage(browser, { viewport: { width: 1280, height: 900 } });
   await loginWithToken(page, adminToken);
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  // The overview's cluster-wide chart: every member's totals (one node
+  // here), a rate drawn from the second sample on.
+  await page.getByText('(1 of 1 members answered)').waitFor();
+  await page.waitForFunction(() => document.querySelector('figure.chart[data-metrics]')?.getAttribute('data-answered') === '1/1');
+  await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metrics]')?.getAttribute('data-points')) >= 1, null, { timeout: 15000 });
+  assert.ok(Number(await page.locator('figure.chart[data-metrics]').getAttribute('data-requests')) > 0, 'the cluster counted requests');
+  await checkPage(page, 'overview with cluster chart');
+  await shoot(page, '19-overview-cluster');
 
   // Journeys: define one with the form (its example definition), then edit it.
   const key = 'e2e.step.' + stamp;
   await tabPage(page, 'journeys', 'Journeys', 'Journeys');
-  await page.getByLabel('Key').fill(key);
-  await page.getByRole('button', { name: 'Create journey' }).click();
+  // Keyboard only: key, the definition as the example gives it, submit.
+  await page.getByLabel('Key').focus();
+  await page.keyboard.type(key);
+  await page.keyboard.press('Tab');
+  assert.equal((await focus(page)).id, 'nj-def');
+  await page.keyboard.press('Tab');
+  let jf = await focus(page);
+  assert.equal(jf.text, 'Create journey');
+  assert.notEqual(jf.outline, 'none');
+  await page.keyboard.press('Enter');
   await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
   assert.equal((await admin('GET', `/workspaces/${workspace}/journeys/${key}`)).body.policy_version, 1);
   await checkPage(page, 'journey');
@@ -406,10 +422,18 @@ test('console: review queue, journeys, branding, messaging', async () => {
   await tabPage(page, 'reviews', 'Identity review queue', 'Identity reviews');
   const kase = page.locator('#case-' + esc.case_reference);
   await kase.waitFor();
-  await kase.getByLabel('Decision').selectOption('rejected');
-  await kase.getByLabel(/^Note/).fill('not the account holder');
+  // Keyboard only: the decision, a note, submit.
+  await kase.getByLabel('Decision').focus();
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await kase.getByLabel('Decision').inputValue(), 'rejected');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('not the account holder');
+  await page.keyboard.press('Tab');
+  jf = await focus(page);
+  assert.equal(jf.text, 'Resolve case ' + esc.case_reference);
+  assert.notEqual(jf.outline, 'none');
   await shoot(page, '14-reviews');
-  await kase.getByRole('button', { name: 'Resolve case' }).click();
+  await page.keyboard.press('Enter');
   await page.getByRole('status').filter({ hasText: `Case ${esc.case_reference} resolved.` }).waitFor();
   const resolved = (await admin('GET', `/workspaces/${workspace}/reviews/${esc.case_reference}`)).body;
   assert.equal(resolved.status, 'resolved');

@@ -48,6 +48,14 @@
   // The overview's cluster chart: <figure class="chart" data-metrics="…">
   // polls the cluster-wide totals (every member's, summed) and plots
   // answers per second between two samples.
+  // lastMinute shows at least the last minute, so one or two samples are
+  // not stretched over an automatic range.
+  function lastMinute(u, min, max) {
+    var now = Date.now() / 1000;
+    min = min == null ? now : min;
+    max = max == null ? now : max;
+    return [Math.min(min, max - 60), max + 5];
+  }
   var RATES = [
     ["requests", "Requests/s", "#1565c0"],
     ["throttled", "Throttled/s (429)", "#ef6c00"],
@@ -62,7 +70,7 @@
     var plot = new uPlot({
       width: width(), height: 200,
       series: [{}].concat(RATES.map(function (s) { return { label: s[1], stroke: s[2], width: 2 }; })),
-      scales: { x: { time: true, range: function (u, min, max) { return min === max ? [min - 60, max + 5] : [min, max]; } } },
+      scales: { x: { time: true, range: lastMinute } },
       axes: [{}, { label: "per second" }],
     }, data, fig);
     fig.setAttribute("data-ready", "1");
