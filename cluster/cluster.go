@@ -70,6 +70,8 @@ type Config struct {
 // publishes to the Router, the peer listener, the leader's Raft reconcile
 // loop and ownership hand-off.
 type Cluster struct {
+	// ext holds the peer channel's extension operations (peer_ext.go).
+	ext    peerExt
 	cfg    Config
 	log    *slog.Logger
 	router *Router

@@ -70,6 +70,9 @@ func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
 			c.requestedLeave()
 		}()
 	default:
+		if c.serveExt(ctx, string(ctx.Path())) {
+			return
+		}
 		ctx.Error("no such peer operation", fasthttp.StatusNotFound)
 	}
 }

@@ -171,6 +171,29 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 		t.Fatalf("logo at the preview's address %s: %d %q", logoURL, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 
+	// Concurrency: live holders read from the slots' owner, on the admin
+	// API (validated against the contract) and the console page.
+	var k struct {
+		ID string `json:"constraint_id"`
+	}
+	e.mustCreate("/workspaces/"+ws+"/concurrency-constraints", map[string]any{"name": "exports", "action_pattern": "export.*", "capacity": 3}, &k)
+	for i := 0; i < 2; i++ {
+		if r := e.post("/concurrency/acquire", map[string]any{"action": "export.report"}); r.status != 200 || !strings.Contains(string(r.body), `"acquired":true`) {
+			t.Fatalf("acquire: %d %s", r.status, r.body)
+		}
+	}
+	var hs struct {
+		Enumerable bool `json:"enumerable"`
+		InUse      int  `json:"in_use"`
+	}
+	e.admin("GET", "/workspaces/"+ws+"/concurrency-constraints/"+k.ID+"/holders", nil).decode(t, &hs)
+	if !hs.Enumerable || hs.InUse != 2 {
+		t.Fatalf("holders: %+v", hs)
+	}
+	if _, _, body := cc.do("GET", wsPage+"/concurrency", nil); !strings.Contains(body, "<td>exports</td><td>workspace</td><td>export.*</td><td>3</td><td>2</td><td>workspace: 2</td>") {
+		t.Fatalf("concurrency page:\n%s", body)
+	}
+
 	// Messaging: not configured, then the policy the admin API set.
 	if _, _, body := cc.do("GET", wsPage+"/messaging", nil); !strings.Contains(body, "not configured") {
 		t.Fatalf("messaging page before settings:\n%s", body)

@@ -302,6 +302,20 @@ func TestConsoleLoginModes(t *testing.T) {
 	if r := tn.admin("GET", "/workspaces", nil); r.status != 200 {
 		t.Fatalf("admin API: %d", r.status)
 	}
+	// The cluster's request totals (one member here), checked against the
+	// contract like every answer of tn.admin.
+	var cm struct {
+		Members  int `json:"members"`
+		Answered int `json:"answered"`
+		Total    []struct {
+			Module   string `json:"module"`
+			Requests uint64 `json:"requests"`
+		} `json:"total"`
+	}
+	tn.admin("GET", "/cluster/metrics", nil).decode(t, &cm)
+	if cm.Members != 1 || cm.Answered != 1 || len(cm.Total) == 0 {
+		t.Fatalf("cluster metrics of one node: %+v", cm)
+	}
 	dev := mustStartNode(t, func(c *node.Config) { c.Dev = true })
 	dc := newConsoleClient(t, dev)
 	if _, _, page := dc.do("GET", "/console/login", nil); strings.Contains(page, "service-widget") || strings.Contains(page, "/v1/widget/api.js") {

@@ -2,6 +2,7 @@ package http
 
 import (
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,9 @@ type metrics struct {
 	byStatus []map[int]prometheus.Counter
 	requests *prometheus.CounterVec
 	unrouted *prometheus.CounterVec
+	// classes[route][class] counts answers by class (classOK … classServer)
+	// for the cluster-wide summary (metrics_summary.go).
+	classes [][numClasses]atomic.Uint64
 }
 
 func newMetrics(reg prometheus.Registerer, routes []*Route) *metrics {
@@ -34,6 +38,7 @@ func newMetrics(reg prometheus.Registerer, routes []*Route) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.requests, m.unrouted, lat)
 	}
+	m.classes = make([][numClasses]atomic.Uint64, len(routes))
 	m.latency = make([]prometheus.Observer, len(routes))
 	m.byStatus = make([]map[int]prometheus.Counter, len(routes))
 	for i, r := range routes {
@@ -48,6 +53,7 @@ func newMetrics(reg prometheus.Registerer, routes []*Route) *metrics {
 
 func (m *metrics) observe(r *Route, status int, start, end time.Time) {
 	m.latency[r.idx].Observe(end.Sub(start).Seconds())
+	m.classes[r.idx][classOf(status)].Add(1)
 	if c, ok := m.byStatus[r.idx][status]; ok {
 		c.Inc()
 		return

@@ -158,6 +158,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.console = s.newConsole()
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
+	s.registerMetricsPeer()
 	conns, _ := connLimits(cfg.MaxConns, cfg.MaxConnsPerIP)
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 60 * time.Second

@@ -119,7 +119,21 @@ type DependencyList struct {
 }
 
 func (s *Server) trafficAdminRoutes() []Route {
-	return append(constraints.routes(s), dependencies.routes(s)...)
+	rs := append(constraints.routes(s), dependencies.routes(s)...)
+	return append(rs, Route{Method: "GET", Path: constraints.path + "/{constraint_id}/holders", Admin: true, ID: "getConcurrencyHolders", Tag: "Admin",
+		Auth: []Auth{AuthAdmin}, Summary: "A concurrency constraint's live holders, read from the owners of its slots: per scope value for workspace and application scopes; subject, device and custom scope values are stored only as keyed hashes and are not enumerable.",
+		Result: &lease.Holders{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
+			k := constraints.find(c)
+			if k == nil {
+				return
+			}
+			h, err := s.mods.lease.Holders(c.cat, c.cat.Workspaces[k.WorkspaceID], k)
+			if err != nil {
+				c.fail(ErrUnavailable, "a slot's owner did not answer")
+				return
+			}
+			c.ok(h)
+		})})
 }
 
 // constraints is the admin CRUD of concurrency constraints.

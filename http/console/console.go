@@ -178,6 +178,12 @@ var funcs = template.FuncMap{
 	"ts":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 	"pct":      func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
 	"colorsOf": func(b brandingView) []colorField { return colorFields(b.Colors) },
+	"errRate": func(m moduleCounts) string {
+		if m.Requests == 0 {
+			return "–"
+		}
+		return strconv.FormatFloat(float64(m.ServerErrors)*100/float64(m.Requests), 'f', 2, 64) + "% 5xx"
+	},
 }
 
 // parsePages parses each page with the shared layout.

@@ -134,6 +134,8 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 		return 200, []byte(`{"entries":[{"seq":1,"at":"2026-11-25T10:00:00Z","actor":"admin-token","via":"api","operation":"createSite","method":"POST","path":"/admin/v1/workspaces/w1/sites","workspace_id":"w1","status":201}]}`)
 	}
 	switch method + " " + path {
+	case "GET /cluster/metrics":
+		return 200, []byte(`{"at":"2026-11-25T10:00:00Z","members":3,"answered":2,"total":[{"module":"Rate limiting","requests":200,"client_errors":3,"throttled":40,"server_errors":2}],"nodes":[{"node_id":"n1","modules":[]},{"node_id":"n2","modules":[]},{"node_id":"n3","error":"peer refused","modules":[]}]}`)
 	case "GET /cluster":
 		return 200, []byte(`{"leader":"n1","nodes":[{"node_id":"n1","state":"ready","raft_role":"leader","self":true,"partitions":1024,"ownership_share":1,"health":"ok"}]}`)
 	case "GET /workspaces":
@@ -216,6 +218,14 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 		return 404, []byte(`{"success":false,"error":"messaging-settings-not-found","message":"the workspace has no messaging settings"}`)
 	case "GET /workspaces/w2":
 		return 200, []byte(`{"workspace_id":"w2","name":"Other","created_at":"2026-11-25T10:00:00Z","settings":{"default_mode":"observe"}}`)
+	case "GET /workspaces/w1/concurrency-constraints":
+		return 200, []byte(`{"concurrency_constraints":[{"constraint_id":"k1","name":"exports","scope":"workspace","action_pattern":"export.*","capacity":2},{"constraint_id":"k2","name":"per-user","scope":"subject","action_pattern":"x","capacity":1},{"constraint_id":"k3","name":"down","scope":"workspace","action_pattern":"y","capacity":1}]}`)
+	case "GET /workspaces/w1/concurrency-constraints/k1/holders":
+		return 200, []byte(`{"constraint_id":"k1","name":"exports","scope":"workspace","action_pattern":"export.*","capacity":2,"enumerable":true,"in_use":2,"values":[{"value":"workspace","in_use":2,"fence":9}]}`)
+	case "GET /workspaces/w1/concurrency-constraints/k2/holders":
+		return 200, []byte(`{"constraint_id":"k2","name":"per-user","scope":"subject","action_pattern":"x","capacity":1,"enumerable":false,"in_use":0,"values":[]}`)
+	case "GET /workspaces/w1/concurrency-constraints/k3/holders":
+		return 503, []byte(`{"success":false,"error":"service-unavailable","message":"a slot's owner did not answer"}`)
 	case "POST /workspaces/w1/rate-limit-policies":
 		return 201, []byte(`{"policy_id":"p2","name":"new"}`)
 	case "PATCH /workspaces/w1/rate-limit-policies/p1":

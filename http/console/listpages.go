@@ -27,6 +27,9 @@ type listPage struct {
 	ActionPerm          users.Permission
 	// Link, when set, links each row to the console path (with {id}).
 	Link, LinkLabel string
+	// Derive, when set, adds display fields to each row from the record
+	// (after the Item read; e is that read's failure, if any).
+	Derive func(row map[string]any, e *apiError)
 }
 
 type column struct {
@@ -39,8 +42,11 @@ var listPages = []listPage{
 		Intro:   "Policies that assess API calls (authentication, limits, velocity).",
 		Columns: []column{{"Name", "name"}, {"Method", "method"}, {"Path pattern", "path_pattern"}, {"Authentication required", "require_authentication"}, {"Enforcement", "enforcement_mode"}, {"Revision", "revision"}}},
 	{Slug: "concurrency", Title: "Concurrency constraints", AdminPath: "/concurrency-constraints", Key: "concurrency_constraints",
-		Intro:   "Leases held at once per scope value. The admin API has no read of live holders yet, so none are shown.",
-		Columns: []column{{"Name", "name"}, {"Scope", "scope"}, {"Action", "action_pattern"}, {"Capacity", "capacity"}, {"Default TTL (ms)", "default_ttl_ms"}}},
+		Item: "/concurrency-constraints/{id}/holders", IDField: "constraint_id",
+		Intro: "Leases held at once per scope value, read live from the owners of the slots when the page loads. Workspace- and application-scoped constraints are read whole; " +
+			"subject, device and custom scope values are stored only as keyed hashes, so their holders cannot be listed.",
+		Columns: []column{{"Name", "name"}, {"Scope", "scope"}, {"Action", "action_pattern"}, {"Capacity", "capacity"}, {"Live holders", "live_holders"}, {"By scope value", "by_value"}},
+		Derive:  deriveHolders},
 	{Slug: "dependencies", Title: "Dependencies", AdminPath: "/dependencies", Key: "dependencies", Item: "/dependencies/{id}", IDField: "dependency_id",
 		Intro:   "Circuit breakers with their live state, read from the breaker's owner when the page loads.",
 		Columns: []column{{"Name", "name"}, {"Breaker state", "live.state"}, {"Calls in window", "live.calls"}, {"Failures", "live.failures"}, {"In flight", "live.in_flight"}, {"Failure rate threshold", "failure_rate_threshold"}, {"Open duration (ms)", "open_duration_ms"}}},
@@ -154,11 +160,15 @@ func (c *Console) renderList(r *req, p *listPage, status int, msg, errMsg string
 	}
 	for _, it := range items {
 		id := field(it, p.IDField)
+		var itemErr *apiError
 		if p.Item != "" && validID(id) {
 			var full map[string]any
-			if _, e := c.call(r, "GET", base+strings.ReplaceAll(p.Item, "{id}", id), nil, &full); e == nil {
+			if _, itemErr = c.call(r, "GET", base+strings.ReplaceAll(p.Item, "{id}", id), nil, &full); itemErr == nil {
 				it = full
 			}
+		}
+		if p.Derive != nil {
+			p.Derive(it, itemErr)
 		}
 		row := listRow{ID: id}
 		for _, col := range p.Columns {
@@ -175,4 +185,26 @@ func (c *Console) renderList(r *req, p *listPage, status int, msg, errMsg string
 		d.Rows = append(d.Rows, row)
 	}
 	c.render(r, status, "list", pageData{Title: p.Title, Nav: "workspaces", Tab: p.Slug, Workspace: ws, Notice: msg, Error: errMsg, Data: d})
+}
+
+// deriveHolders shows a constraint's live holders (getConcurrencyHolders):
+// the count for scopes whose values can be listed, the per-value counts,
+// and says so when they cannot be listed or were not read.
+func deriveHolders(row map[string]any, e *apiError) {
+	switch {
+	case e != nil:
+		row["live_holders"] = "unavailable: " + e.Message
+	case row["enumerable"] != true:
+		row["live_holders"] = "not listable (scope values are keyed hashes)"
+	default:
+		row["live_holders"] = field(row, "in_use")
+		vals, _ := row["values"].([]any)
+		parts := []string{}
+		for _, v := range vals {
+			if m, ok := v.(map[string]any); ok {
+				parts = append(parts, field(m, "value")+": "+field(m, "in_use"))
+			}
+		}
+		row["by_value"] = strings.Join(parts, ", ")
+	}
 }

@@ -199,3 +199,51 @@ func TestLogoUploadIsMultipartWithCSRF(t *testing.T) {
 		t.Fatalf("logo PUT: %v", fb.writes())
 	}
 }
+
+// TestConcurrencyPageShowsLiveHolders: the constraint's live holders from
+// getConcurrencyHolders; not-listable scopes and unreadable owners are
+// said as such, never shown as zero.
+func TestConcurrencyPageShowsLiveHolders(t *testing.T) {
+	c, _, _ := newTestConsole(Config{})
+	b := newBrowser(t, c)
+	b.login("good-token")
+	a := b.do("GET", "/console/workspaces/w1/concurrency", nil)
+	for _, want := range []string{"<td>exports</td><td>workspace</td><td>export.*</td><td>2</td><td>2</td><td>workspace: 2</td>",
+		"<td>per-user</td><td>subject</td><td>x</td><td>1</td><td>not listable (scope values are keyed hashes)</td>",
+		"<td>down</td><td>workspace</td><td>y</td><td>1</td><td>unavailable: a slot&#39;s owner did not answer</td>"} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("concurrency page lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(a.body)
+	}
+}
+
+// TestOverviewShowsClusterMetrics: the admin's overview shows the
+// cluster-wide totals of getClusterMetrics (and who did not answer) and
+// loads the chart; the chart's JSON is the admin's only.
+func TestOverviewShowsClusterMetrics(t *testing.T) {
+	c, _, _ := newTestConsole(Config{})
+	b := newBrowser(t, c)
+	b.login("good-token")
+	ov := b.do("GET", "/console/", nil).body
+	for _, want := range []string{"(2 of 3 members answered); node n3 did not answer: peer refused.", `data-metrics="/console/metrics.json"`,
+		"<td>Rate limiting</td><td>200</td><td>40</td><td>3</td><td>2</td><td>1.00% 5xx</td>", `<script src="/console/static/charts.js" defer>`} {
+		if !strings.Contains(ov, want) {
+			t.Errorf("overview lacks %q", want)
+		}
+	}
+	if a := b.do("GET", "/console/metrics.json", nil); a.status != 200 || !strings.Contains(a.body, `"answered":2`) {
+		t.Fatalf("metrics.json: %d %s", a.status, a.body)
+	}
+	v := newBrowser(t, c)
+	v.ip = "192.0.2.20"
+	v.userLogin("view@x.io", "viewer-password!")
+	if a := v.do("GET", "/console/metrics.json", nil); a.status != 403 {
+		t.Fatalf("a viewer reads the cluster's metrics: %d", a.status)
+	}
+	if ov := v.do("GET", "/console/", nil).body; strings.Contains(ov, "Requests across the cluster") {
+		t.Fatal("a viewer's overview shows the cluster's traffic")
+	}
+}

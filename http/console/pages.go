@@ -139,7 +139,28 @@ func (c *Console) failed(r *req, st int, e *apiError) {
 	c.render(r, st, "error", pageData{Title: "The operation failed", Message: e.Message + " (" + e.Error + ")"})
 }
 
+type moduleCounts struct {
+	Module       string `json:"module"`
+	Requests     uint64 `json:"requests"`
+	ClientErrors uint64 `json:"client_errors"`
+	Throttled    uint64 `json:"throttled"`
+	ServerErrors uint64 `json:"server_errors"`
+}
+
+type clusterMetrics struct {
+	Members  int            `json:"members"`
+	Answered int            `json:"answered"`
+	Total    []moduleCounts `json:"total"`
+	Nodes    []struct {
+		NodeID  string         `json:"node_id"`
+		Error   string         `json:"error"`
+		Modules []moduleCounts `json:"modules"`
+	} `json:"nodes"`
+}
+
 type overviewData struct {
+	Metrics                                 *clusterMetrics
+	MetricsError                            string
 	Admin                                   bool
 	Version                                 string
 	Cluster                                 *clusterStatus
@@ -211,7 +232,18 @@ func (c *Console) overview(r *req) {
 		d.MobileApps += len(ml.MobileApps)
 		d.Policies += len(pl.Policies)
 	}
-	c.render(r, 200, "overview", pageData{Title: "Overview", Nav: "overview", Data: d})
+	pd := pageData{Title: "Overview", Nav: "overview", Data: &d}
+	if d.Admin {
+		// Requests across the cluster: every member's totals (getClusterMetrics).
+		var m clusterMetrics
+		if _, e := c.call(r, "GET", "/cluster/metrics", nil, &m); e != nil {
+			d.MetricsError = e.Message
+		} else {
+			d.Metrics = &m
+		}
+		pd.Scripts = []string{"uPlot.iife.min.js", "charts.js"}
+	}
+	c.render(r, 200, "overview", pd)
 }
 
 func (c *Console) cluster(r *req) {
@@ -464,4 +496,13 @@ func (c *Console) updatePolicy(r *req, wsID, policyID string) {
 		return
 	}
 	c.redirect(r, Prefix+"workspaces/"+wsID+"/policies?updated="+policyID+"#policy-"+policyID)
+}
+
+// clusterMetricsJSON answers getClusterMetrics for the overview chart
+// (same-origin GET with the session cookie; no-store).
+func (c *Console) clusterMetricsJSON(r *req) {
+	st, ans := c.b.Admin(r.actor(), "GET", "/cluster/metrics", nil)
+	r.ctx.SetStatusCode(st)
+	r.ctx.SetContentType("application/json")
+	r.ctx.SetBody(ans)
 }

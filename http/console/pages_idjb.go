@@ -188,7 +188,11 @@ func (c *Console) journey(r *req) {
 		c.failed(r, st, adminError(st, raw))
 		return
 	}
-	c.renderJourney(r, 200, "", "", raw, "")
+	msg := ""
+	if r.ctx.QueryArgs().Has("saved") {
+		msg = "Saved."
+	}
+	c.renderJourney(r, 200, msg, "", raw, "")
 }
 
 func (c *Console) renderJourney(r *req, status int, msg, errMsg string, raw []byte, def string) {

@@ -72,6 +72,7 @@ type tab struct {
 var routes = []route{
 	{"GET", "", users.View, (*Console).overview},
 	{"GET", "cluster", users.Admin, (*Console).cluster},
+	{"GET", "metrics.json", users.Admin, (*Console).clusterMetricsJSON},
 	{"GET", "workspaces", users.View, (*Console).workspaces},
 	{"GET", "audit", users.View, (*Console).auditPage},
 	{"GET", "account", users.View, (*Console).accountDefence},

@@ -9,11 +9,17 @@
 //    drives checks through the public API, sees the would-have-throttled
 //    count in the table and on the chart, promotes the policy to throttle
 //    with one click, drives more checks and sees the throttles.
-// 3. Every module page (API Protection, concurrency, dependencies, agents
+// 3. Every module page (API Protection, concurrency with a live holder, dependencies, agents
 //    and approvals, webhooks, webhook events, trust policies, audit) is
 //    opened; each is checked with axe-core (no violations allowed), for
 //    keyboard focus, and photographed light, dark and at phone width.
 // 4. The viewer signs in with the link (once), sees no forms.
+// 5. The pages of the modules that landed since (a second test on the same
+//    node): the overview's cluster-wide chart, a journey defined and edited with the form, an escalated
+//    journey's review case resolved, a branding profile created with a
+//    PNG logo uploaded and its preview loaded, the messaging settings
+//    before and after a policy exists; axe-core, keyboard focus and
+//    screenshots on each.
 // No page may log a script error or a CSP violation (the only script is
 // the console's own charts.js and the vendored uPlot, from 'self').
 //
@@ -23,6 +29,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { deflateSync, crc32 } from 'node:zlib';
 import { createRequire } from 'node:module';
 import { launch, newPage, artifacts } from './lib.mjs';
 import { join } from 'node:path';
@@ -273,8 +280,15 @@ test('console: users, a policy from observe to throttle, every module page', asy
   await page.goto(wsURL + '/dependencies');
   const dep = page.getByRole('row').filter({ hasText: 'payments' });
   assert.equal(await dep.getByRole('cell').nth(1).textContent(), 'closed');
+  // The constraint's live holders: one lease taken through the public API.
+  const lease = await fetch(api + '/concurrency/acquire', { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + secret },
+    body: JSON.stringify({ action: 'export.report' }) });
+  assert.equal(lease.status, 200);
   await page.goto(wsURL + '/concurrency');
-  assert.equal(await page.getByRole('row').filter({ hasText: 'exports' }).getByRole('cell').nth(3).textContent(), '2');
+  const exportsRow = page.getByRole('row').filter({ hasText: 'exports' });
+  assert.equal(await exportsRow.getByRole('cell').nth(3).textContent(), '2');
+  assert.equal(await exportsRow.getByRole('cell').nth(4).textContent(), '1', 'one live holder');
+  assert.equal(await exportsRow.getByRole('cell').nth(5).textContent(), 'workspace: 1');
   // The editor's own change is in the workspace's audit log, by name.
   await page.goto(wsURL + '/audit');
   assert.ok(await page.getByRole('cell', { name: `console:${editorEmail} (editor)` }).count() >= 3);
@@ -309,6 +323,163 @@ test('console: users, a policy from observe to throttle, every module page', asy
   await page.goto(linkText);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('alert').filter({ hasText: 'used, expired or not valid' }).waitFor();
+
+  assert.deepEqual(await problems(), []);
+  await page.context().close();
+});
+
+// pngOf encodes a w×h RGBA image (a diagonal gradient) as a PNG.
+function pngOf(w, h) {
+  const raw = Buffer.alloc((w * 4 + 1) * h);
+  for (let y = 0; y < h; y++) {
+    raw[y * (w * 4 + 1)] = 0;
+    for (let x = 0; x < w; x++) {
+      const o = y * (w * 4 + 1) + 1 + x * 4;
+      raw[o] = (x * 255) / w; raw[o + 1] = 88; raw[o + 2] = (y * 255) / h; raw[o + 3] = 255;
+    }
+  }
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4); len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const crc = Buffer.alloc(4); crc.writeUInt32BE(crc32(td) >>> 0);
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0); ihdr.writeUInt32BE(h, 4); ihdr[8] = 8; ihdr[9] = 6;
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
+
+async function publicAPI(path, body) {
+  const res = await fetch(api + path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + secret },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.equal(res.status, 200, `${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
+}
+
+// tabPage opens a workspace tab, checks its heading, its place in the
+// workspace navigation, visible keyboard focus and axe-core.
+async function tabPage(page, slug, title, label) {
+  await page.goto(wsURL + '/' + slug);
+  await page.getByRole('heading', { level: 1, name: title }).waitFor();
+  const current = page.getByRole('navigation', { name: 'Workspace' }).locator('a[aria-current="page"]');
+  assert.equal(await current.textContent(), label);
+  await current.focus();
+  assert.notEqual((await focus(page)).outline, 'none', `focus visible on ${slug}`);
+  await checkPage(page, slug);
+}
+
+test('console: review queue, journeys, branding, messaging', async () => {
+  const stamp = Date.now();
+  const { page, problems } = await newPage(browser, { viewport: { width: 1280, height: 900 } });
+  await loginWithToken(page, adminToken);
+  await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+  // The overview's cluster-wide chart: every member's totals (one node
+  // here), a rate drawn from the second sample on.
+  await page.getByText('(1 of 1 members answered)').waitFor();
+  await page.waitForFunction(() => document.querySelector('figure.chart[data-metrics]')?.getAttribute('data-answered') === '1/1');
+  await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metrics]')?.getAttribute('data-points')) >= 1, null, { timeout: 15000 });
+  assert.ok(Number(await page.locator('figure.chart[data-metrics]').getAttribute('data-requests')) > 0, 'the cluster counted requests');
+  await checkPage(page, 'overview with cluster chart');
+  await shoot(page, '19-overview-cluster');
+
+  // Journeys: define one with the form (its example definition), then edit it.
+  const key = 'e2e.step.' + stamp;
+  await tabPage(page, 'journeys', 'Journeys', 'Journeys');
+  // Keyboard only: key, the definition as the example gives it, submit.
+  await page.getByLabel('Key').focus();
+  await page.keyboard.type(key);
+  await page.keyboard.press('Tab');
+  assert.equal((await focus(page)).id, 'nj-def');
+  await page.keyboard.press('Tab');
+  let jf = await focus(page);
+  assert.equal(jf.text, 'Create journey');
+  assert.notEqual(jf.outline, 'none');
+  await page.keyboard.press('Enter');
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  assert.equal((await admin('GET', `/workspaces/${workspace}/journeys/${key}`)).body.policy_version, 1);
+  await checkPage(page, 'journey');
+  const def = page.getByLabel('Definition (JSON)');
+  await def.fill((await def.inputValue()).replace('Human check at sign-up', 'Human check at sign-up, edited'));
+  await page.getByRole('button', { name: 'Save journey ' + key }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  assert.equal(await page.locator('.policy-version').textContent(), '2');
+  const j = (await admin('GET', `/workspaces/${workspace}/journeys/${key}`)).body;
+  assert.equal(j.name, 'Human check at sign-up, edited');
+  // The journeys module's own validation, shown on the page.
+  await def.fill((await def.inputValue()).replace('"authorization": false', '"authorization": true'));
+  await page.getByRole('button', { name: 'Save journey ' + key }).click();
+  await page.getByRole('alert').filter({ hasText: 'cannot authorize an operation' }).waitFor();
+  await shoot(page, '13-journey');
+
+  // Review queue: an escalated journey opens a case; resolve it.
+  const started = await publicAPI('/journeys/start', { journey_key: key, action: 'signup' });
+  const esc = await publicAPI('/journeys/escalate', { session_token: started.session_token, reason_code: 'stuck', priority: 'high' });
+  await tabPage(page, 'reviews', 'Identity review queue', 'Identity reviews');
+  const kase = page.locator('#case-' + esc.case_reference);
+  await kase.waitFor();
+  // Keyboard only: the decision, a note, submit.
+  await kase.getByLabel('Decision').focus();
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await kase.getByLabel('Decision').inputValue(), 'rejected');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('not the account holder');
+  await page.keyboard.press('Tab');
+  jf = await focus(page);
+  assert.equal(jf.text, 'Resolve case ' + esc.case_reference);
+  assert.notEqual(jf.outline, 'none');
+  await shoot(page, '14-reviews');
+  await page.keyboard.press('Enter');
+  await page.getByRole('status').filter({ hasText: `Case ${esc.case_reference} resolved.` }).waitFor();
+  const resolved = (await admin('GET', `/workspaces/${workspace}/reviews/${esc.case_reference}`)).body;
+  assert.equal(resolved.status, 'resolved');
+  assert.equal(resolved.decision, 'rejected');
+  assert.equal(resolved.resolved_by, 'admin (console)');
+  await page.getByRole('link', { name: 'Show all cases' }).click();
+  await page.locator('#case-' + esc.case_reference + ' .decision').filter({ hasText: 'rejected by admin (console)' }).waitFor();
+  await checkPage(page, 'reviews (all)');
+
+  // Branding: a profile, a logo upload (multipart), the preview loads.
+  await tabPage(page, 'branding', 'Branding profiles', 'Branding');
+  await page.getByLabel('Name').fill('E2E brand ' + stamp);
+  await page.getByLabel('Primary colour').fill('#0a58ca');
+  await page.getByRole('button', { name: 'Create profile' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Branding profile E2E brand ' + stamp }).waitFor();
+  await page.getByLabel('Image file').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: pngOf(96, 48) });
+  await page.getByRole('button', { name: 'Upload logo' }).click();
+  await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  const logo = page.getByRole('img', { name: /, 256 pixels$/ });
+  await logo.waitFor();
+  await page.waitForFunction(() => [...document.querySelectorAll('img.logo')].every((i) => i.complete && i.naturalWidth > 0));
+  assert.equal(await logo.evaluate((i) => i.naturalWidth), 256, 'the 256 px rendition is served and decoded');
+  await checkPage(page, 'branding profile');
+  await shoot(page, '15-branding-profile');
+  await page.goto(wsURL + '/branding');
+  await page.getByRole('img', { name: 'Logo of E2E brand ' + stamp }).waitFor();
+  await checkPage(page, 'branding list');
+
+  // Messaging: what is configured, before and after a policy.
+  await tabPage(page, 'messaging', 'Messaging preflight', 'Messaging preflight');
+  await page.locator('.not-configured').waitFor();
+  assert.equal((await admin('PUT', `/workspaces/${workspace}/messaging/policy`, { policy: { prefix_limit: 7 } })).status, 200);
+  await page.reload();
+  assert.equal(await page.getByRole('row').filter({ hasText: 'prefix_limit' }).getByRole('cell').nth(2).textContent(), '7');
+  await checkPage(page, 'messaging');
+  await shoot(page, '16-messaging');
+
+  // Phone width, dark, on the review queue and a journey.
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(wsURL + '/reviews?all=1');
+  await checkPage(page, 'reviews dark phone');
+  await shoot(page, '17-reviews-phone-dark');
+  await page.goto(wsURL + '/journeys/' + key);
+  await checkPage(page, 'journey dark phone');
+  await shoot(page, '18-journey-phone-dark');
 
   assert.deepEqual(await problems(), []);
   await page.context().close();

@@ -1,4 +1,5 @@
-// charts.js: the console's only script. For every <figure class="chart"
+// charts.js: the console's only script (with the overview's cluster chart
+// at the end). For every <figure class="chart"
 // data-stats="…"> it polls the policy's counters (a same-origin GET of a
 // console page, with the session cookie) every 5 seconds and plots the
 // running totals with uPlot (vendored, MIT, see uPlot.LICENSE.txt), so the
@@ -44,8 +45,64 @@
     setInterval(tick, 5000);
     window.addEventListener("resize", function () { plot.setSize({ width: width(), height: 200 }); });
   }
+  // The overview's cluster chart: <figure class="chart" data-metrics="…">
+  // polls the cluster-wide totals (every member's, summed) and plots
+  // answers per second between two samples.
+  // lastMinute shows at least the last minute, so one or two samples are
+  // not stretched over an automatic range.
+  function lastMinute(u, min, max) {
+    var now = Date.now() / 1000;
+    min = min == null ? now : min;
+    max = max == null ? now : max;
+    return [Math.min(min, max - 60), max + 5];
+  }
+  var RATES = [
+    ["requests", "Requests/s", "#1565c0"],
+    ["throttled", "Throttled/s (429)", "#ef6c00"],
+    ["client_errors", "Client errors/s", "#6a1b9a"],
+    ["server_errors", "Server errors/s", "#c62828"],
+  ];
+  function startMetrics(fig) {
+    var url = fig.getAttribute("data-metrics");
+    var data = [[]].concat(RATES.map(function () { return []; }));
+    var prev = null;
+    var width = function () { return Math.max(260, Math.min(fig.clientWidth || 600, 900)); };
+    var plot = new uPlot({
+      width: width(), height: 200,
+      series: [{}].concat(RATES.map(function (s) { return { label: s[1], stroke: s[2], width: 2 }; })),
+      scales: { x: { time: true, range: lastMinute } },
+      axes: [{}, { label: "per second" }],
+    }, data, fig);
+    fig.setAttribute("data-ready", "1");
+    function tick() {
+      fetch(url, { credentials: "same-origin", cache: "no-store" }).then(function (r) {
+        return r.ok ? r.json() : null;
+      }).then(function (m) {
+        if (!m) return;
+        var now = Date.now() / 1000;
+        var tot = { requests: 0, throttled: 0, client_errors: 0, server_errors: 0 };
+        (m.total || []).forEach(function (t) { RATES.forEach(function (k) { tot[k[0]] += t[k[0]] || 0; }); });
+        RATES.forEach(function (k) { fig.setAttribute("data-" + k[0].replace(/_/g, "-"), String(tot[k[0]])); });
+        fig.setAttribute("data-answered", String(m.answered) + "/" + String(m.members));
+        if (prev) {
+          var dt = Math.max(now - prev.at, 0.001);
+          data[0].push(now);
+          // A restarted member's totals start again: never a negative rate.
+          RATES.forEach(function (k, i) { data[i + 1].push(Math.max(0, tot[k[0]] - prev.tot[k[0]]) / dt); });
+          if (data[0].length > 360) data.forEach(function (a) { a.shift(); });
+          plot.setData(data);
+          fig.setAttribute("data-points", String(data[0].length));
+        }
+        prev = { at: now, tot: tot };
+      }).catch(function () {});
+    }
+    tick();
+    setInterval(tick, 5000);
+    window.addEventListener("resize", function () { plot.setSize({ width: width(), height: 200 }); });
+  }
   document.addEventListener("DOMContentLoaded", function () {
     if (typeof uPlot === "undefined") return;
     Array.prototype.forEach.call(document.querySelectorAll("figure.chart[data-stats]"), start);
+    Array.prototype.forEach.call(document.querySelectorAll("figure.chart[data-metrics]"), startMetrics);
   });
 })();

@@ -1,0 +1,123 @@
+package clustertest
+
+import (
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"github.com/trustd/trustd/node"
+)
+
+type moduleCounts struct {
+	Module       string `json:"module"`
+	Requests     uint64 `json:"requests"`
+	ClientErrors uint64 `json:"client_errors"`
+	Throttled    uint64 `json:"throttled"`
+	ServerErrors uint64 `json:"server_errors"`
+}
+
+type clusterMetrics struct {
+	Members  int            `json:"members"`
+	Answered int            `json:"answered"`
+	Total    []moduleCounts `json:"total"`
+	Nodes    []struct {
+		NodeID  string         `json:"node_id"`
+		Error   string         `json:"error"`
+		Modules []moduleCounts `json:"modules"`
+	} `json:"nodes"`
+}
+
+func adminOf(ms []moduleCounts) moduleCounts {
+	for _, m := range ms {
+		if m.Module == "Admin" {
+			return m
+		}
+	}
+	return moduleCounts{}
+}
+
+// TestClusterMetricsAddUpEveryMember: getClusterMetrics, asked on any
+// node, gathers every member's answer totals over the peer channel and
+// sums them; requests sent to each node show on that node; a member that
+// stops answering is listed with its error and left out of the sum; the
+// console's overview (node-0, an admin session) shows the cluster's totals.
+func TestClusterMetricsAddUpEveryMember(t *testing.T) {
+	c := StartWith(t, 3, func(cfg *node.Config) { cfg.Dev = true })
+	c.WaitRing(3)
+	// Node i answers 5·(i+1) refused admin requests (401: client errors).
+	for i := range c.Nodes {
+		for k := 0; k < 5*(i+1); k++ {
+			if st, _, err := c.DoAs(i, "GET", "/admin/v1/workspaces", "wrong-token", nil); err != nil || st != 401 {
+				t.Fatalf("node-%d: %d %v", i, st, err)
+			}
+		}
+	}
+	read := func(via int) clusterMetrics {
+		t.Helper()
+		st, b, err := c.Do(via, "GET", "/admin/v1/cluster/metrics", nil)
+		if err != nil || st != 200 {
+			t.Fatalf("cluster metrics via node-%d: %d %s %v", via, st, b, err)
+		}
+		var m clusterMetrics
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	for via := range c.Nodes {
+		m := read(via)
+		if m.Members != 3 || m.Answered != 3 || len(m.Nodes) != 3 {
+			t.Fatalf("via node-%d: %d of %d answered: %+v", via, m.Answered, m.Members, m.Nodes)
+		}
+		var sum uint64
+		for _, n := range m.Nodes {
+			if n.Error != "" {
+				t.Fatalf("node %s: %s", n.NodeID, n.Error)
+			}
+			idx := c.index(n.NodeID)
+			if got := adminOf(n.Modules).ClientErrors; got < uint64(5*(idx+1)) {
+				t.Fatalf("node-%d counted %d client errors, sent %d", idx, got, 5*(idx+1))
+			}
+			sum += adminOf(n.Modules).ClientErrors
+		}
+		if tot := adminOf(m.Total).ClientErrors; tot != sum || tot < 30 {
+			t.Fatalf("via node-%d: total client errors %d, members sum %d (≥ 30 sent)", via, tot, sum)
+		}
+	}
+
+	// The console's overview on node-0 shows the cluster's totals.
+	b := newConsoleBrowser(t, c.Nodes[0].APIURL())
+	if st, body := b.post("/console/login", "/console/login", url.Values{"token": {AdminToken}}); st != 303 {
+		t.Fatalf("console login: %d %s", st, body)
+	}
+	resp, err := b.hc.Get(b.base + "/console/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), "(3 of 3 members answered)") || !strings.Contains(string(page), `data-metrics="/console/metrics.json"`) {
+		t.Fatalf("overview:\n%s", page)
+	}
+
+	// A stopped member: listed with its error, left out of the sum.
+	c.Kill(2)
+	Eventually(t, 15*time.Second, func() error {
+		m := read(0)
+		failed := 0
+		for _, n := range m.Nodes {
+			if n.Error != "" {
+				failed++
+			}
+		}
+		if m.Answered != 2 || m.Answered+failed != m.Members {
+			return fmt.Errorf("after a kill: %d answered, %d failed, %d members", m.Answered, failed, m.Members)
+		}
+		return nil
+	})
+}
