@@ -91,21 +91,27 @@ func TestServeTogetherFencesEachAsk(t *testing.T) {
 	second := &actors.Reserve{Key: mine, Bucket: one, Cost: 1}
 	asReplica := &actors.Consume{ID: "r", Expires: exp}
 	misdirected := &actors.Seen{ID: "x"}
+	replicated := &actors.Consume{ID: "z", Expires: exp} // needs its replica: served alone
 	epoch := p.b.Ring().Epoch
 	asks := []FramedAsk{
 		{Epoch: epoch, Partition: Partition(mine), Op: first},
 		{Epoch: epoch, Partition: Partition(theirs), Op: misdirected},
 		{Epoch: epoch, Partition: Partition(mine), Op: second},
 		{Epoch: epoch, Partition: Partition(theirs), Op: asReplica, Replica: true},
+		{Epoch: epoch, Partition: Partition(mine), Op: replicated},
 	}
 	epochs, errs := make([]uint64, len(asks)), make([]error, len(asks))
 	p.b.ServeTogether(asks, epochs, errs)
 	var mis *MisdirectedError
-	if errs[0] != nil || errs[2] != nil || errs[3] != nil || !errors.As(errs[1], &mis) {
+	if errs[0] != nil || errs[2] != nil || errs[3] != nil || errs[4] != nil || !errors.As(errs[1], &mis) {
 		t.Fatalf("errs = %v", errs)
 	}
 	if !first.OK || second.OK || !asReplica.First {
 		t.Fatalf("first=%v second=%v replica=%v: ops on one shard must run in frame order", first.OK, second.OK, asReplica.First)
+	}
+	again := &actors.Consume{ID: "z", Expires: exp}
+	if err := p.a.AskLocal(Partition(mine), again); !replicated.First || err != nil || again.First {
+		t.Fatalf("a replicated op in a frame did not reach its replica: first=%v replica first=%v (%v)", replicated.First, again.First, err)
 	}
 	for i, e := range epochs {
 		if e != epoch {

@@ -213,11 +213,11 @@ func (r *Router) unreplicated(p int, op actors.Replicated, err error) error {
 // catching up with membership if the sender's ring is newer than its own.
 func (r *Router) Serve(epoch uint64, p int, op actors.WireOp, replica bool) (uint64, error) {
 	ring, err := r.fence(epoch, p, replica)
-	if err != nil || replica {
-		if err == nil {
-			err = r.askLocal(p, op)
-		}
+	switch {
+	case err != nil:
 		return ring.Epoch, err
+	case replica:
+		return ring.Epoch, r.askLocal(p, op)
 	}
 	return ring.Epoch, r.own(ring, p, op)
 }
@@ -243,7 +243,8 @@ func (r *Router) fence(epoch uint64, p int, replica bool) (*Ring, error) {
 // ServeTogether is Serve for the asks of one peer frame whose ops need no
 // replica (not actors.Replicated, or asked as the replica): each is
 // fenced as Serve fences it, and those this node serves are queued on
-// their shards together and waited for once (actors.System.AskAll).
+// their shards together and waited for once (actors.System.AskAll). An
+// op that does need its replica is served alone, as Serve would.
 // epochs[i] receives the epoch to answer with, errs[i] the error.
 func (r *Router) ServeTogether(asks []FramedAsk, epochs []uint64, errs []error) {
 	sc := togetherScratch.Get().(*serveScratch)
@@ -252,6 +253,10 @@ func (r *Router) ServeTogether(asks []FramedAsk, epochs []uint64, errs []error) 
 	for i, a := range asks {
 		ring, err := r.fence(a.Epoch, a.Partition, a.Replica)
 		epochs[i], errs[i] = ring.Epoch, err
+		if _, rep := a.Op.(actors.Replicated); err == nil && rep && !a.Replica {
+			errs[i] = r.own(ring, a.Partition, a.Op) // needs its replica: alone
+			continue
+		}
 		if err == nil {
 			parts, ops, idx = append(parts, a.Partition), append(ops, a.Op), append(idx, i)
 		}
