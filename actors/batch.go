@@ -161,7 +161,7 @@ func (s *System) AskAll(parts []int, ops []Op, errs []error, timeout time.Durati
 		return
 	default:
 	}
-	var local [8]*request
+	var local [32]*request
 	reqs := local[:0]
 	for i, op := range ops {
 		req := s.reqs.Get().(*request)

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -74,5 +75,47 @@ func TestAskAllAnswersLocalAndForwardedOps(t *testing.T) {
 	again := &actors.Consume{ID: keys[0], Expires: exp}
 	if err := p.b.AskLocal(Partition(keys[0]), again); err != nil || again.First {
 		t.Fatalf("the replica did not see the consume: %v first=%v", err, again.First)
+	}
+}
+
+// A frame's asks served together (those that need no replica, or are
+// asked as the replica) are fenced one by one as Serve fences
+// them: owned ones run (in order on one shard), a partition this node does
+// not own answers misdirected unless asked as its replica.
+func TestServeTogetherFencesEachAsk(t *testing.T) {
+	p := mustNewPair(t)
+	mine, theirs := p.keyOwnedBy("b"), p.keyOwnedBy("a")
+	exp := time.Now().Add(time.Minute).UnixNano()
+	one := ratelimit.BucketConfig{Capacity: 1, RefillAmount: 1, RefillInterval: int64(time.Hour)}
+	first := &actors.Reserve{Key: mine, Bucket: one, Cost: 1}
+	second := &actors.Reserve{Key: mine, Bucket: one, Cost: 1}
+	asReplica := &actors.Consume{ID: "r", Expires: exp}
+	misdirected := &actors.Seen{ID: "x"}
+	replicated := &actors.Consume{ID: "z", Expires: exp} // needs its replica: served alone
+	epoch := p.b.Ring().Epoch
+	asks := []FramedAsk{
+		{Epoch: epoch, Partition: Partition(mine), Op: first},
+		{Epoch: epoch, Partition: Partition(theirs), Op: misdirected},
+		{Epoch: epoch, Partition: Partition(mine), Op: second},
+		{Epoch: epoch, Partition: Partition(theirs), Op: asReplica, Replica: true},
+		{Epoch: epoch, Partition: Partition(mine), Op: replicated},
+	}
+	epochs, errs := make([]uint64, len(asks)), make([]error, len(asks))
+	p.b.ServeTogether(asks, epochs, errs)
+	var mis *MisdirectedError
+	if errs[0] != nil || errs[2] != nil || errs[3] != nil || errs[4] != nil || !errors.As(errs[1], &mis) {
+		t.Fatalf("errs = %v", errs)
+	}
+	if !first.OK || second.OK || !asReplica.First {
+		t.Fatalf("first=%v second=%v replica=%v: ops on one shard must run in frame order", first.OK, second.OK, asReplica.First)
+	}
+	again := &actors.Consume{ID: "z", Expires: exp}
+	if err := p.a.AskLocal(Partition(mine), again); !replicated.First || err != nil || again.First {
+		t.Fatalf("a replicated op in a frame did not reach its replica: first=%v replica first=%v (%v)", replicated.First, again.First, err)
+	}
+	for i, e := range epochs {
+		if e != epoch {
+			t.Fatalf("ask %d answered epoch %d, want %d", i, e, epoch)
+		}
 	}
 }

@@ -235,6 +235,11 @@ func (c *Cluster) runAsk(body []byte, ans *answer) {
 
 func (c *Cluster) serveOp(a *askMsg, op actors.WireOp, ans *answer) {
 	epoch, err := c.router.Serve(a.epoch, int(a.partition), op, a.replica)
+	c.answerOp(op, epoch, err, ans)
+}
+
+// answerOp fills ans with a served op's outcome.
+func (c *Cluster) answerOp(op actors.WireOp, epoch uint64, err error, ans *answer) {
 	ans.epoch = epoch
 	var mis *MisdirectedError
 	switch {
@@ -254,15 +259,23 @@ type frameScratch struct {
 	asks    []askMsg
 	answers []answer
 	wg      sync.WaitGroup
+	// The asks served together (Router.ServeTogether) and where their
+	// answers go.
+	together []FramedAsk
+	ops      []actors.WireOp
+	idx      []int
+	epochs   []uint64
+	errs     []error
 }
 
 var frames = sync.Pool{New: func() any { return new(frameScratch) }}
 
 // serveAsks runs a frame of asks (Transport's peerQueue) and answers them
-// in order in one frame. Asks run one after another on this goroutine (a
-// local op is a fraction of a microsecond), except that when the frame
-// holds more than one ask, those that go on to the partition's replica
-// (a network round trip) run in parallel.
+// in order in one frame. The asks that need no replica are queued on
+// their shards together and waited for once (Router.ServeTogether; ops on
+// one shard keep the frame's order); those that go on to the partition's
+// replica (a network round trip) run in parallel when the frame holds
+// more than one ask.
 func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 	f := frames.Get().(*frameScratch)
 	defer frames.Put(f)
@@ -298,7 +311,11 @@ func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 		if !ok {
 			continue
 		}
-		if _, rep := op.(actors.Replicated); rep && !a.replica && n > 1 {
+		if _, rep := op.(actors.Replicated); rep && !a.replica {
+			if n == 1 {
+				c.serveOp(a, op, ans)
+				continue
+			}
 			f.wg.Add(1)
 			go func() {
 				defer f.wg.Done()
@@ -306,9 +323,22 @@ func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 			}()
 			continue
 		}
-		c.serveOp(a, op, ans)
+		f.together = append(f.together, FramedAsk{Epoch: a.epoch, Partition: int(a.partition), Op: op, Replica: a.replica})
+		f.ops, f.idx = append(f.ops, op), append(f.idx, i)
+	}
+	if len(f.together) > 0 {
+		f.epochs = append(f.epochs[:0], make([]uint64, len(f.together))...)
+		f.errs = append(f.errs[:0], make([]error, len(f.together))...)
+		c.router.ServeTogether(f.together, f.epochs, f.errs)
+		for j, i := range f.idx {
+			c.answerOp(f.ops[j], f.epochs[j], f.errs[j], &f.answers[i])
+		}
 	}
 	f.wg.Wait()
+	clear(f.together)
+	clear(f.ops)
+	clear(f.errs)
+	f.together, f.ops, f.idx = f.together[:0], f.ops[:0], f.idx[:0]
 	out := ctx.Response.Body()[:0]
 	for i := range f.answers {
 		out = protowire.AppendTag(out, 1, protowire.BytesType)

@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -211,18 +212,84 @@ func (r *Router) unreplicated(p int, op actors.Replicated, err error) error {
 // not own p it answers a MisdirectedError with its epoch, after first
 // catching up with membership if the sender's ring is newer than its own.
 func (r *Router) Serve(epoch uint64, p int, op actors.WireOp, replica bool) (uint64, error) {
+	ring, err := r.fence(epoch, p, replica)
+	switch {
+	case err != nil:
+		return ring.Epoch, err
+	case replica:
+		return ring.Epoch, r.askLocal(p, op)
+	}
+	return ring.Epoch, r.own(ring, p, op)
+}
+
+// fence is Serve's ownership check: the ring to serve p under, or a
+// MisdirectedError when this node does not own p (a replica ask is
+// always served).
+func (r *Router) fence(epoch uint64, p int, replica bool) (*Ring, error) {
 	r.Observe(epoch)
 	ring := r.ring.Load()
 	if replica {
-		return ring.Epoch, r.askLocal(p, op)
+		return ring, nil
 	}
 	if !ring.OwnsLocally(p) && epoch >= ring.Epoch {
 		ring = r.refreshed(epoch)
 	}
 	if !ring.OwnsLocally(p) {
-		return ring.Epoch, &MisdirectedError{Epoch: ring.Epoch}
+		return ring, &MisdirectedError{Epoch: ring.Epoch}
 	}
-	return ring.Epoch, r.own(ring, p, op)
+	return ring, nil
+}
+
+// ServeTogether is Serve for the asks of one peer frame whose ops need no
+// replica (not actors.Replicated, or asked as the replica): each is
+// fenced as Serve fences it, and those this node serves are queued on
+// their shards together and waited for once (actors.System.AskAll). An
+// op that does need its replica is served alone, as Serve would.
+// epochs[i] receives the epoch to answer with, errs[i] the error.
+func (r *Router) ServeTogether(asks []FramedAsk, epochs []uint64, errs []error) {
+	sc := togetherScratch.Get().(*serveScratch)
+	defer togetherScratch.Put(sc)
+	parts, ops, idx := sc.parts[:0], sc.ops[:0], sc.idx[:0]
+	for i, a := range asks {
+		ring, err := r.fence(a.Epoch, a.Partition, a.Replica)
+		epochs[i], errs[i] = ring.Epoch, err
+		if _, rep := a.Op.(actors.Replicated); err == nil && rep && !a.Replica {
+			errs[i] = r.own(ring, a.Partition, a.Op) // needs its replica: alone
+			continue
+		}
+		if err == nil {
+			parts, ops, idx = append(parts, a.Partition), append(ops, a.Op), append(idx, i)
+		}
+	}
+	lerrs := append(sc.errs[:0], make([]error, len(ops))...)
+	if len(ops) > 0 {
+		r.local.AskAll(parts, ops, lerrs, r.timeout)
+	}
+	for j, i := range idx {
+		if lerrs[j] != nil {
+			errs[i] = errors.Join(ErrUnavailable, lerrs[j])
+		}
+	}
+	clear(ops)
+	clear(lerrs)
+	sc.parts, sc.ops, sc.idx, sc.errs = parts, ops, idx, lerrs
+}
+
+type serveScratch struct {
+	parts []int
+	ops   []actors.Op
+	idx   []int
+	errs  []error
+}
+
+var togetherScratch = sync.Pool{New: func() any { return new(serveScratch) }}
+
+// FramedAsk is one ask of a peer frame, for ServeTogether.
+type FramedAsk struct {
+	Epoch     uint64
+	Partition int
+	Op        actors.Op
+	Replica   bool
 }
 
 // AskLocal runs op on this node's shard for partition p regardless of the

@@ -48,6 +48,7 @@ type outcome struct {
 	recommended ratelimit.Decision
 	decision    ratelimit.Decision
 	refunded    bool
+	refundErr   error // a refund not known to have run: it may still run
 	reasons     [3]string
 	nreasons    int
 }
@@ -388,24 +389,34 @@ func (m *Module) refund(r *Result) {
 			r.add(i, o.refund.Key, &o.refund)
 			continue
 		}
-		_ = m.ask.Ask(o.refund.Key, &o.refund)
+		o.refundErr = m.ask.Ask(o.refund.Key, &o.refund)
 	}
 	switch {
 	case len(r.ops) == 1:
-		_ = m.ask.Ask(r.keys[0], r.ops[0])
+		r.out[r.idx[0]].refundErr = m.ask.Ask(r.keys[0], r.ops[0])
 	case len(r.ops) > 1:
 		aa.AskAll(r.keys, r.ops, r.errs)
+		for j, i := range r.idx {
+			r.out[i].refundErr = r.errs[j]
+		}
 	}
 	if last >= 0 {
 		o := &r.out[last]
-		_ = m.ask.Ask(o.refund.Key, &o.refund)
+		o.refundErr = m.ask.Ask(o.refund.Key, &o.refund)
 	}
 	r.wg.Wait()
+	// A refund that timed out may still run on its shard and reads its
+	// op from this Result: never hand it to another check.
+	for i := range r.out {
+		if r.out[i].refundErr != nil {
+			r.abandon = true
+		}
+	}
 }
 
 func (m *Module) refundRemote(wg *sync.WaitGroup, o *outcome) {
 	defer wg.Done()
-	_ = m.ask.Ask(o.refund.Key, &o.refund)
+	o.refundErr = m.ask.Ask(o.refund.Key, &o.refund)
 }
 
 func (m *Module) reserveRemote(wg *sync.WaitGroup, o *outcome) {

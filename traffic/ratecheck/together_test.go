@@ -1,11 +1,14 @@
 package ratecheck
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/ratelimit"
@@ -104,5 +107,38 @@ func TestRefusedChecksHoldNothingOnOneShardOrSeveral(t *testing.T) {
 				t.Fatalf("workspace bucket has %d left, want %d: refused checks leaked or minted tokens", got, 1000-50-1)
 			}
 		})
+	}
+}
+
+// refundTimesOut runs reserves on a real node and times every refund out.
+type refundTimesOut struct{ inner Asker }
+
+func (a refundTimesOut) Ask(key string, op actors.Op) error {
+	if _, ok := op.(*actors.Refund); ok {
+		return errors.Join(cluster.ErrUnavailable, actors.ErrTimeout)
+	}
+	return a.inner.Ask(key, op)
+}
+
+// A refund that timed out may still run later and reads its op from the
+// Result: the Result must not go back to the pool.
+func TestATimedOutRefundKeepsItsResultOutOfThePool(t *testing.T) {
+	small := testPolicy("aaaaaaaa-0000-4000-8000-000000000001", "pay", "subject", 1)
+	big := testPolicy("aaaaaaaa-0000-4000-8000-000000000002", "*", "workspace", 100)
+	cat := testCatalog(1, small, big)
+	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
+	t.Cleanup(sys.Stop)
+	m := New(Config{Asker: refundTimesOut{cluster.SingleNode("n1", sys, time.Second)}})
+	req := Request{Action: "pay", SubjectID: []byte("u")}
+	r, err := m.Check(cat, caller(cat), &req)
+	if err != nil || r.Decision() != ratelimit.Allow || r.abandon {
+		t.Fatalf("first check: %v", err)
+	}
+	m.Release(r)
+	if r, err = m.Check(cat, caller(cat), &req); err != nil || r.Decision() == ratelimit.Allow {
+		t.Fatalf("second check should be refused: %v", err)
+	}
+	if !r.abandon {
+		t.Fatal("a Result whose refund timed out would be reused while the refund may still run")
 	}
 }
