@@ -194,8 +194,8 @@ func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "nope"}), 404, "journey-not-found")
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}), 400, "invalid-journey-request")
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}), 409, "journey-consent-outdated")
-	// No review queue is wired in this build of the node: a clear 503.
-	wantCode(t, e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck"}), 503, "journey-method-unavailable")
+	// A reason code is a code, not free text (the case goes to the review queue).
+	wantCode(t, e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "Alice said so"}), 400, "invalid-journey-request")
 	// Another app (the mobile one) does not see the site's session.
 	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "session_token": st.SessionToken}
 	wantCode(t, e.do("POST", "/v1/mobile/journeys/status", e.dev.MobileSecret, mob), 404, "invalid-journey-session")

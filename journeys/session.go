@@ -167,7 +167,7 @@ func (m *Module) Start(ctx context.Context, who Caller, r StartRequest) (StartRe
 			return StartResult{}, ErrMethodUnavailable.With("this journey sends high-risk starts to review, and no review queue is configured on this node")
 		}
 		// The review case names the session, never the subject.
-		ref, err := cases.OpenCase(ctx, ws.ID, "journey", "journey-session:"+s.ID, []string{"high_risk_start", "risk:" + level})
+		ref, err := cases.OpenCase(ctx, ws.ID, "journey", "journey-session:"+s.ID, []string{"high_risk_start", "risk/" + level})
 		if err != nil {
 			return StartResult{}, ErrMethodUnavailable.With("the review queue did not answer")
 		}
@@ -301,9 +301,9 @@ func (m *Module) Escalate(ctx context.Context, who Caller, r EscalateRequest) (E
 	if prio == "" {
 		prio = "normal"
 	}
-	reasons := []string{r.ReasonCode, "priority:" + prio}
+	reasons := []string{r.ReasonCode, "priority/" + prio}
 	if r.OperationLabel != "" {
-		reasons = append(reasons, "operation:"+r.OperationLabel)
+		reasons = append(reasons, "operation/"+r.OperationLabel)
 	}
 	ref, err := cases.OpenCase(ctx, s.WorkspaceID, "journey", "journey-session:"+s.ID, reasons)
 	if err != nil {

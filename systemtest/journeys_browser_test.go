@@ -1,11 +1,20 @@
 package systemtest
 
 import (
+	"bytes"
 	"context"
+	"image"
+	"image/color"
+	_ "image/jpeg" // the page's frames
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trustd/trustd/identity/face"
+	"github.com/trustd/trustd/identity/face/fakecam"
+	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/node"
 )
 
@@ -32,4 +41,122 @@ func TestJourneyPasskeyInBrowser(t *testing.T) {
 	n.Journeys().WithPasskeys(page)
 	runNodeTest(t, nodeBin, "journeys.test.mjs", "TRUSTD_API="+n.APIURL()+"/v1", "TRUSTD_PAGE="+page, "TRUSTD_SECRET="+dev.Secret,
 		"TRUSTD_ADMIN_TOKEN="+dev.AdminToken, "TRUSTD_WORKSPACE="+dev.WorkspaceID)
+}
+
+// TestJourneyMethodsInBrowser completes the human_verification and facial
+// journeys in headless Chromium against an in-process dev node (its page
+// host, 127.0.0.1, is a hostname of the dev site):
+//   - human_verification: the person's page renders the site's widget
+//     with cdata = the session reference; the widget solves its real
+//     challenge; the page's proof verifies once; a widget token of another
+//     session fails an attempt.
+//   - facial_enrollment, facial_authorization, facial_liveness: the page
+//     films Chromium's fake camera (a Y4M of pigo's sample face, and of its
+//     photographic negative as a second face). The presence check and the
+//     descriptor are test fakes (faceGrid): this proves the page, the
+//     capture, the sealed template and the session flow, not face
+//     recognition (the real engine's variant is TestJourneyFaceWithSidecarInBrowser).
+func TestJourneyMethodsInBrowser(t *testing.T) {
+	nodeBin := needBrowser(t)
+	dir := t.TempDir()
+	faceA, faceB := filepath.Join(dir, "face-a.y4m"), filepath.Join(dir, "face-b.y4m")
+	writeFaceVideos(t, faceA, faceB)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true, Dev: true,
+		FaceEngine: anyFace{}, Presence: faceGrid{}, FaceMatch: func(a, b []float32) (float64, bool) { return face.Compare(a, b, 0.8) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = n.Close(ctx)
+	})
+	waitFor(t, 20*time.Second, "the dev workspace is seeded", func() bool { return n.Dev() != nil })
+	dev := n.Dev()
+	runNodeTest(t, nodeBin, "journeys-methods.test.mjs", "TRUSTD_API="+n.APIURL()+"/v1", "TRUSTD_SECRET="+dev.Secret,
+		"TRUSTD_ADMIN_TOKEN="+dev.AdminToken, "TRUSTD_WORKSPACE="+dev.WorkspaceID, "TRUSTD_FACE_A="+faceA, "TRUSTD_FACE_B="+faceB)
+}
+
+// writeFaceVideos writes the fake camera's two faces: pigo's sample
+// performing a left turn and a blink, and the same performance of its
+// photographic negative (another "face" for the test presence check).
+func writeFaceVideos(t *testing.T, a, b string) {
+	t.Helper()
+	img, eyes, err := fakecam.Sample()
+	if err != nil {
+		t.Skip(err)
+	}
+	script := fakecam.Script{Actions: []liveness.Action{liveness.TurnLeft, liveness.Blink}}
+	for path, src := range map[string]image.Image{a: img, b: negative(img)} {
+		frames, err := fakecam.Frames(src, eyes, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fakecam.WriteY4M(f, frames, script.FPS); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func negative(img image.Image) image.Image {
+	b := img.Bounds()
+	out := image.NewRGBA(b)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bb, _ := img.At(x, y).RGBA()
+			out.Set(x, y, color.RGBA{255 - uint8(r>>8), 255 - uint8(g>>8), 255 - uint8(bb>>8), 255})
+		}
+	}
+	return out
+}
+
+// faceGrid is a test presence check: at least four frames pass, and the
+// "descriptor" is the first frame's 4x4 grid of mean luminance minus its
+// average, so the same video matches itself and its negative does not.
+// It checks no liveness at all.
+type faceGrid struct{}
+
+func (faceGrid) Issue(now time.Time) liveness.Challenge {
+	return liveness.Challenge{Nonce: "grid-" + now.Format("150405.000000000"), Actions: []liveness.Action{liveness.TurnLeft, liveness.Blink},
+		IssuedAt: now, Deadline: now.Add(2 * time.Minute)}
+}
+
+func (faceGrid) Check(_ context.Context, c liveness.Challenge, frames []liveness.Frame, _ time.Time) (liveness.Result, error) {
+	if len(frames) < 4 {
+		return liveness.Result{Frames: len(frames), Reasons: []string{"too_few_frames"}}, nil
+	}
+	img, _, err := image.Decode(bytes.NewReader(frames[0].Image))
+	if err != nil {
+		return liveness.Result{Frames: len(frames), Reasons: []string{"undecodable_frame"}}, nil
+	}
+	b := img.Bounds()
+	var grid [16]float64
+	var count [16]float64
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bb, _ := img.At(x, y).RGBA()
+			i := 4*((y-b.Min.Y)*4/b.Dy()) + (x-b.Min.X)*4/b.Dx()
+			grid[i] += (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bb)) / 257
+			count[i]++
+		}
+	}
+	var mean float64
+	for i := range grid {
+		grid[i] /= max(count[i], 1)
+		mean += grid[i] / 16
+	}
+	ref := make([]float32, 16)
+	for i := range grid {
+		ref[i] = float32(grid[i] - mean)
+	}
+	return liveness.Result{Passed: true, Frames: len(frames), Observed: c.Actions, Reference: ref}, nil
 }

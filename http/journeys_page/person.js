@@ -90,7 +90,84 @@
     throw new Error('unexpected ceremony');
   };
 
-  const methods = { device_authorization: passkey };
+  // human_verification: the starting site's widget, loaded from this
+  // service, bound to the session by cdata = the session's reference; its
+  // token is exchanged once (as /siteverify would) for the proof.
+  let widgetLoaded = null;
+  const loadWidget = () => {
+    if (!widgetLoaded) {
+      widgetLoaded = new Promise((resolve, reject) => {
+        const sc = document.createElement('script');
+        sc.src = '/v1/widget/api.js?render=explicit';
+        sc.onload = () => (window.trustd ? resolve(window.trustd) : reject(new Error('widget')));
+        sc.onerror = () => reject(new Error('widget'));
+        document.head.append(sc);
+      });
+    }
+    return widgetLoaded;
+  };
+  let widgetSlot = null;
+  const human = async () => {
+    const api = await loadWidget();
+    if (widgetSlot) { api.remove(widgetSlot); widgetSlot.remove(); }
+    widgetSlot = document.createElement('div');
+    widgetSlot.id = 'widget';
+    $('go').before(widgetSlot);
+    setState('working', 'Confirm you are human.');
+    const response = await new Promise((resolve, reject) => {
+      api.render(widgetSlot, { sitekey: view.sitekey, cdata: view.reference, 'response-field': false, 'refresh-expired': 'never',
+        callback: resolve, 'error-callback': (code) => reject(new Error(code)) });
+    });
+    setState('working', 'Checking…');
+    return call('human', { response });
+  };
+
+  // Facial methods: the liveness challenge's actions, prompted in order
+  // while frames of the camera are sampled; the frames go to this service
+  // only, and the camera stops as soon as they are taken.
+  const PROMPTS = { hold: 'Look at the camera', turn_left: 'Turn your head to the left',
+    turn_right: 'Turn your head to the right', blink: 'Blink' };
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const grab = (video) => {
+    const w = Math.min(video.videoWidth, 480);
+    const h = Math.round(video.videoHeight * w / video.videoWidth);
+    const c = document.createElement('canvas');
+    c.width = w; c.height = h;
+    c.getContext('2d').drawImage(video, 0, 0, w, h);
+    return c.toDataURL('image/jpeg', 0.75).replace(/^data:[^,]*,/, '');
+  };
+  const face = async () => {
+    const ch = await call('face/begin');
+    const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: 'user', width: { ideal: 640 }, height: { ideal: 480 } }, audio: false });
+    const video = document.createElement('video');
+    video.id = 'camera';
+    video.muted = true; video.autoplay = true; video.playsInline = true;
+    video.srcObject = stream;
+    $('go').before(video);
+    const frames = [];
+    try {
+      await new Promise((resolve) => { if (video.readyState >= 2) resolve(); else video.onloadeddata = resolve; });
+      const t0 = performance.now();
+      for (const step of ['hold', ...ch.actions]) {
+        setState('capturing', PROMPTS[step] || step);
+        document.body.dataset.prompt = step;
+        await sleep(500);
+        for (let k = 0; k < 4 && frames.length < 24; k++) {
+          frames.push({ image: grab(video), offset_ms: Math.round(performance.now() - t0) });
+          await sleep(150);
+        }
+      }
+    } finally {
+      for (const tr of stream.getTracks()) tr.stop();
+      video.remove();
+      delete document.body.dataset.prompt;
+    }
+    setState('working', 'Checking…');
+    return call('face/complete', { frames });
+  };
+
+  const methods = { device_authorization: passkey, human_verification: human,
+    facial_liveness: face, facial_enrollment: face, facial_authorization: face };
 
   const run = async () => {
     $('go').hidden = true;
@@ -104,11 +181,13 @@
   };
 
   let returnOrigins = [];
+  let view = {};
 
   const init = async () => {
     if (!cap) { setState('error', 'This link is incomplete.'); return; }
     try {
       const v = await call('session');
+      view = v;
       returnOrigins = v.return_origins || [];
       $('title').textContent = v.journey_name;
       document.body.dataset.method = v.method;
@@ -116,7 +195,7 @@
         $('consent').hidden = false;
         $('consent').textContent = 'By continuing you accept consent version ' + v.consent.version + '.';
       }
-      if (!methods[v.method]) {
+      if (!methods[v.method] || (v.method === 'human_verification' && !v.sitekey)) {
         setState('unsupported', 'This verification continues in the application that sent you here.');
         return;
       }
