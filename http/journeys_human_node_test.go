@@ -63,7 +63,8 @@ type attemptAnswer struct {
 // node's wiring (the verify module's exchange): the token must carry the
 // session's reference as cdata, is consumed as /siteverify consumes it
 // (a token spent by a journey is a duplicate at /siteverify, and the
-// other way round), and a failed attempt needs a fresh token.
+// other way round), a replayed token never moves the session, and a
+// failed attempt needs a fresh token.
 func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	e := startJourneyNode(t)
 	ws := e.dev.WorkspaceID
@@ -161,7 +162,9 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	// B's reference completes it.
 	sb, cb := start()
 	refB, _ := view(cb)
-	if a := human(cb, tokA); a.Success || a.Status != "failed" || len(a.Reasons) != 1 || a.Reasons[0] != "timeout-or-duplicate" {
+	// A spent token is refused and never moves the session (only a
+	// first use decides).
+	if a := human(cb, tokA); a.Success || a.Status != "started" || len(a.Reasons) != 1 || a.Reasons[0] != "timeout-or-duplicate" {
 		t.Fatalf("a spent widget token: %+v", a)
 	}
 	wrong := e.widgetToken(key, origin, refA)

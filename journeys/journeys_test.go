@@ -487,6 +487,50 @@ func TestExpiredSessionAndWrongCData(t *testing.T) {
 	}
 }
 
+// A widget token this call did not consume (a replay, a double submit, an
+// expired token) never moves the session nor counts as an attempt; a
+// failed first use does, and a mobile session has no widget.
+func TestAReplayedWidgetTokenNeverMovesTheSession(t *testing.T) {
+	f := mustFixture(t)
+	f.define(t, loginJourney)
+	st := f.start(t, StartRequest{JourneyKey: "login"})
+	status := func() StatusResult {
+		s, err := f.m.Status(context.Background(), f.who, st.SessionToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	f.human.v = HumanVerdict{Codes: []string{"timeout-or-duplicate"}, CData: "journey:whatever"}
+	for range MaxAttempts + 1 {
+		a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "")
+		if err != nil || a.Passed || a.Status != StatusStarted || a.Reasons[0] != "timeout-or-duplicate" {
+			t.Fatalf("replay %+v %v", a, err)
+		}
+	}
+	if s := status(); s.Status != StatusStarted || s.Session.Attempts != 0 {
+		t.Fatalf("after replays %+v", s)
+	}
+	f.human.v = HumanVerdict{Codes: []string{"remoteip-mismatch"}, CData: "journey:whatever"}
+	if a, _ := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "198.51.100.1"); a.Passed || a.Status != StatusFailed {
+		t.Fatalf("first use from another address %+v", a)
+	}
+	if s := status(); s.Session.Attempts != 1 || s.NextStep != "retry_with_fresh_proof" {
+		t.Fatalf("after a failed first use %+v", s)
+	}
+	f.humanProof(t, st)
+
+	mob := f.who
+	mob.AppID, mob.Channel = "app1", "mobile"
+	ms, err := f.m.Start(context.Background(), mob, StartRequest{JourneyKey: "login"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.m.CompleteHuman(context.Background(), ms.PersonToken, "widget-token", ""); !errors.Is(err, ErrMethodUnavailable) {
+		t.Fatalf("a mobile session ran the widget: %v", err)
+	}
+}
+
 func TestAProofOfAnotherSessionIsRefused(t *testing.T) {
 	f := mustFixture(t)
 	f.define(t, loginJourney)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -244,6 +245,12 @@ func (m *Module) CompleteHuman(ctx context.Context, capability, response, remote
 	v, err := human.VerifyHuman(ctx, ws.ID, s.AppID, response, remoteIP)
 	if err != nil {
 		return Attempt{}, ErrMethodUnavailable.With("human verification did not answer")
+	}
+	if !v.Success && slices.Contains(v.Codes, CodeTimeoutOrDuplicate) {
+		// This call did not consume the token (spent before, or expired):
+		// only a first use decides, so a replay (or a double submit racing
+		// the real one) never moves the session nor counts as an attempt.
+		return Attempt{Reasons: v.Codes, Status: statusAt(s, m.now())}, nil
 	}
 	passed := v.Success && v.CData == Reference(s)
 	reasons := v.Codes

@@ -5,7 +5,7 @@ import (
 	"context"
 	"image"
 	"image/color"
-	_ "image/jpeg" // the page's frames
+	"image/jpeg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,7 +119,8 @@ func negative(img image.Image) image.Image {
 	return out
 }
 
-// faceGrid is a test presence check: at least four frames pass, and the
+// faceGrid is a test presence check: at least four frames, timed as the
+// real checker wants them, pass, and the
 // "descriptor" is the first frame's 4x4 grid of mean luminance minus its
 // average, so the same video matches itself and its negative does not.
 // It checks no liveness at all.
@@ -133,6 +134,19 @@ func (faceGrid) Issue(now time.Time) liveness.Challenge {
 func (faceGrid) Check(_ context.Context, c liveness.Challenge, frames []liveness.Frame, _ time.Time) (liveness.Result, error) {
 	if len(frames) < 4 {
 		return liveness.Result{Frames: len(frames), Reasons: []string{"too_few_frames"}}, nil
+	}
+	// The real checker's cheap rules, so the page is held to them: the
+	// first frame at offset 0, increasing offsets, at least a second in
+	// all, no frame twice.
+	seen := map[string]bool{}
+	for i, f := range frames {
+		if (i == 0 && f.OffsetMS != 0) || (i > 0 && f.OffsetMS <= frames[i-1].OffsetMS) || seen[string(f.Image)] {
+			return liveness.Result{Frames: len(frames), Reasons: []string{"bad_timing_or_duplicate"}}, nil
+		}
+		seen[string(f.Image)] = true
+	}
+	if frames[len(frames)-1].OffsetMS < 1000 {
+		return liveness.Result{Frames: len(frames), Reasons: []string{"too_short"}}, nil
 	}
 	img, _, err := image.Decode(bytes.NewReader(frames[0].Image))
 	if err != nil {
@@ -159,4 +173,60 @@ func (faceGrid) Check(_ context.Context, c liveness.Challenge, frames []liveness
 		ref[i] = float32(grid[i] - mean)
 	}
 	return liveness.Result{Passed: true, Frames: len(frames), Observed: c.Actions, Reference: ref}, nil
+}
+
+// TestJourneyFaceWithSidecarInBrowser is the facial variant with the real
+// face engine: the node starts and supervises face/sidecar, the presence
+// check is the real liveness checker with the thresholds and fixed action
+// order the fake-camera video needs (identity/face/fakecam documents why:
+// the synthetic turn reaches only ~7-9° of yaw), and the matcher is
+// face.Compare at the default threshold. Enrollment, then authorization of
+// the same subject with the same face, complete in Chromium; a subject
+// without an enrolled face cannot begin. It skips when the sidecar's npm
+// packages are not installed.
+func TestJourneyFaceWithSidecarInBrowser(t *testing.T) {
+	nodeBin := needBrowser(t)
+	dir, err := face.FindSidecarDir()
+	if err == nil {
+		err = face.SidecarInstalled(dir)
+	}
+	if err != nil {
+		t.Skipf("skipping: the face sidecar is not installed (%v); run face/sidecar/setup.sh", err)
+	}
+	acts := []liveness.Action{liveness.TurnLeft, liveness.Blink}
+	video := filepath.Join(t.TempDir(), "face.y4m")
+	if err := fakecam.WriteFile(video, fakecam.Script{Actions: acts}); err != nil {
+		t.Skip(err)
+	}
+	img, _, err := fakecam.Sample()
+	if err != nil {
+		t.Skip(err)
+	}
+	var probe bytes.Buffer
+	if err := jpeg.Encode(&probe, img, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true, Dev: true,
+		FaceSidecarDir: dir, Liveness: liveness.Config{YawDegrees: 5, FrontalDegrees: 3, EyesClosed: 0.55, FixedActions: acts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		_ = n.Close(ctx)
+	})
+	waitFor(t, 20*time.Second, "the dev workspace is seeded", func() bool { return n.Dev() != nil })
+	started := time.Now()
+	waitFor(t, 90*time.Second, "the face sidecar answers", func() bool {
+		a, err := n.FaceEngine().Analyze(context.Background(), probe.Bytes())
+		return err == nil && len(a.Faces) == 1
+	})
+	t.Logf("the face sidecar answered %v after the node started", time.Since(started).Round(time.Millisecond))
+	dev := n.Dev()
+	runNodeTest(t, nodeBin, "journeys-methods.test.mjs", "TRUSTD_API="+n.APIURL()+"/v1", "TRUSTD_SECRET="+dev.Secret,
+		"TRUSTD_ADMIN_TOKEN="+dev.AdminToken, "TRUSTD_WORKSPACE="+dev.WorkspaceID, "TRUSTD_FACE_A="+video, "TRUSTD_FACE_B="+video,
+		"TRUSTD_FACE_ENGINE=sidecar")
 }

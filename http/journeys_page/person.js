@@ -123,18 +123,26 @@
   };
 
   // Facial methods: the liveness challenge's actions, prompted in order
-  // while frames of the camera are sampled; the frames go to this service
-  // only, and the camera stops as soon as they are taken.
+  // while the camera is sampled at a steady rate (24 frames, about 115 ms
+  // apart: the checker's limit, ~2.7 s); the first frame is offset 0. The
+  // frames go to this service only, and the camera stops as soon as they
+  // are taken.
   const PROMPTS = { hold: 'Look at the camera', turn_left: 'Turn your head to the left',
     turn_right: 'Turn your head to the right', blink: 'Blink' };
+  const FRAMES = 24;
+  const EVERY_MS = 115;
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const nextFrame = (video) => new Promise((r) => {
+    if (video.requestVideoFrameCallback) video.requestVideoFrameCallback(() => r());
+    else setTimeout(r, 40);
+  });
   const grab = (video) => {
-    const w = Math.min(video.videoWidth, 480);
+    const w = Math.min(video.videoWidth, 640);
     const h = Math.round(video.videoHeight * w / video.videoWidth);
     const c = document.createElement('canvas');
     c.width = w; c.height = h;
     c.getContext('2d').drawImage(video, 0, 0, w, h);
-    return c.toDataURL('image/jpeg', 0.75).replace(/^data:[^,]*,/, '');
+    return c.toDataURL('image/jpeg', 0.8).replace(/^data:[^,]*,/, '');
   };
   const face = async () => {
     const ch = await call('face/begin');
@@ -147,15 +155,24 @@
     const frames = [];
     try {
       await new Promise((resolve) => { if (video.readyState >= 2) resolve(); else video.onloadeddata = resolve; });
+      const steps = ['hold', ...ch.actions];
       const t0 = performance.now();
-      for (const step of ['hold', ...ch.actions]) {
-        setState('capturing', PROMPTS[step] || step);
-        document.body.dataset.prompt = step;
-        await sleep(500);
-        for (let k = 0; k < 4 && frames.length < 24; k++) {
-          frames.push({ image: grab(video), offset_ms: Math.round(performance.now() - t0) });
-          await sleep(150);
+      for (let k = 0; k < FRAMES; k++) {
+        const step = steps[Math.min(steps.length - 1, Math.floor(k * steps.length / FRAMES))];
+        if (document.body.dataset.prompt !== step) {
+          setState('capturing', PROMPTS[step] || step);
+          document.body.dataset.prompt = step;
         }
+        await sleep(Math.max(0, t0 + k * EVERY_MS - performance.now()));
+        // A new camera frame each time: the same picture twice is no
+        // evidence of anything (and the checker refuses duplicates).
+        let image = '';
+        for (let tries = 0; tries < 5 && (!image || (k > 0 && image === frames[k - 1].image)); tries++) {
+          await nextFrame(video);
+          image = grab(video);
+        }
+        const at = Math.round(performance.now() - t0);
+        frames.push({ image, offset_ms: k === 0 ? 0 : Math.max(at, frames[k - 1].offset_ms + 1) });
       }
     } finally {
       for (const tr of stream.getTracks()) tr.stop();

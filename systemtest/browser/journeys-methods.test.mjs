@@ -20,6 +20,9 @@ if (!api || !secret || !admin || !workspace || !faceA || !faceB) {
   throw new Error('set TRUSTD_API, TRUSTD_SECRET, TRUSTD_ADMIN_TOKEN, TRUSTD_WORKSPACE, TRUSTD_FACE_A and TRUSTD_FACE_B (systemtest/journeys_browser_test.go does)');
 }
 const origin = new URL(api).origin;
+// sidecar: the node runs the real face engine (TestJourneyFaceWithSidecarInBrowser);
+// only the real-engine test runs. Otherwise the fake presence check's tests.
+const sidecar = process.env.TRUSTD_FACE_ENGINE === 'sidecar';
 
 async function call(method, path, body, headers = {}) {
   const h = { 'Content-Type': 'application/json', ...headers };
@@ -68,7 +71,7 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-test('human_verification: the page\'s widget solves a real challenge, the proof verifies once, another session\'s token fails', async () => {
+test('human_verification: the page\'s widget solves a real challenge, the proof verifies once, another session\'s token fails', { skip: sidecar }, async () => {
   await define('login', { name: 'Sign in', method: 'human_verification', requested_assurance: 'none' });
   const { page, problems, context } = await newPage(browser);
   const requests = [];
@@ -117,11 +120,12 @@ test('human_verification: the page\'s widget solves a real challenge, the proof 
   x = await person('human', b.capability, { response: stolen });
   assert.equal(x.body.success, false, 'the token was spent by the failed attempt');
   assert.deepEqual(x.body.reasons, ['timeout-or-duplicate']);
+  assert.equal(x.body.status, 'started', 'a replayed token never moves the session');
   v = await siteverify({ session_token: c.session, action: 'login' });
   assert.equal(v.body.journey.status, 'failed');
   assert.equal(v.body.next_step, 'retry_with_fresh_proof');
 
-  // B was failed by the replay; its page retries with a fresh token.
+  // B's page retries with a fresh token.
   await page.click('#go');
   const box = page.locator('#widget').getByRole('checkbox', { name: 'Verify you are human' });
   await box.waitFor({ timeout: 15000 });
@@ -166,7 +170,7 @@ async function faceJourney(page, fields) {
   return { ...j, ...r };
 }
 
-test('facial journeys: enrollment then authorization of the same face; another face fails; liveness alone', async () => {
+async function defineFacial() {
   await define('enroll', { name: 'Enrol', method: 'facial_enrollment', requested_assurance: 'none',
     requirements: { identity: false, liveness: true, authorization: false, operation_binding: false } });
   await define('approve', { name: 'Approve', method: 'facial_authorization', requested_assurance: 'high',
@@ -174,6 +178,10 @@ test('facial journeys: enrollment then authorization of the same face; another f
     requirements: { identity: true, liveness: true, authorization: true, operation_binding: true } });
   await define('live', { name: 'Liveness', method: 'facial_liveness', requested_assurance: 'none',
     requirements: { identity: false, liveness: true, authorization: false, operation_binding: false } });
+}
+
+test('facial journeys: enrollment then authorization of the same face; another face fails; liveness alone', { skip: sidecar }, async () => {
+  await defineFacial();
 
   const a = await camera(faceA);
   const b = await camera(faceB);
@@ -225,5 +233,33 @@ test('facial journeys: enrollment then authorization of the same face; another f
   } finally {
     await a.browser.close();
     await b.browser.close();
+  }
+});
+
+test('facial journeys with the real face engine: enrollment, then authorization of the same face', { skip: !sidecar }, async () => {
+  await defineFacial();
+  const a = await camera(faceA);
+  try {
+    let j = await faceJourney(a.page, { journey_key: 'enroll', subject_id: 'carol', action: 'enroll' });
+    assert.equal(j.state, 'done', j.text);
+    let v = await siteverify({ session_token: j.session, response: j.proof, subject_id: 'carol', action: 'enroll' });
+    assert.equal(v.body.success, true, JSON.stringify(v.body));
+    assert.equal(v.body.trust.liveness_verified, true);
+
+    j = await faceJourney(a.page, { journey_key: 'approve', subject_id: 'carol', action: 'approve', operation_reference: 'tx-9' });
+    assert.equal(j.state, 'done', j.text);
+    await shot(a.page.locator('main'), 'journey-face-sidecar-authorized');
+    v = await siteverify({ session_token: j.session, response: j.proof, subject_id: 'carol', action: 'approve', operation_reference: 'tx-9',
+      consent_version: 'face-1', consent_accepted: true });
+    assert.equal(v.body.success, true, JSON.stringify(v.body));
+    assert.equal(v.body.trust.assurance_level, 'high');
+
+    // Another subject has no enrolled face: the attempt cannot begin.
+    j = await faceJourney(a.page, { journey_key: 'approve', subject_id: 'dave', action: 'approve', operation_reference: 'tx-10' });
+    assert.equal(j.state, 'error', j.text);
+    assert.match(j.text, /journey-not-enrolled/);
+    assert.deepEqual(await a.problems(), []);
+  } finally {
+    await a.browser.close();
   }
 });
