@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"image"
-	"image/color"
 	"image/jpeg"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +61,9 @@ func TestJourneyMethodsInBrowser(t *testing.T) {
 	nodeBin := needBrowser(t)
 	dir := t.TempDir()
 	faceA, faceB := filepath.Join(dir, "face-a.y4m"), filepath.Join(dir, "face-b.y4m")
+	began := time.Now()
 	writeFaceVideos(t, faceA, faceB)
+	t.Logf("fake-camera videos written in %v", time.Since(began).Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true, Dev: true,
@@ -80,43 +83,58 @@ func TestJourneyMethodsInBrowser(t *testing.T) {
 }
 
 // writeFaceVideos writes the fake camera's two faces: pigo's sample
-// performing a left turn and a blink, and the same performance of its
-// photographic negative (another "face" for the test presence check).
+// performing a left turn and a blink (identity/face/fakecam's command, run
+// as its own process: rendering inside a -race test binary takes about a
+// minute), and the same video's photographic negative (another "face" for
+// the test presence check).
 func writeFaceVideos(t *testing.T, a, b string) {
 	t.Helper()
-	img, eyes, err := fakecam.Sample()
-	if err != nil {
-		t.Skip(err)
+	writeFakecam(t, a, "turn_left,blink")
+	if b == "" {
+		return
 	}
-	script := fakecam.Script{Actions: []liveness.Action{liveness.TurnLeft, liveness.Blink}}
-	for path, src := range map[string]image.Image{a: img, b: negative(img)} {
-		frames, err := fakecam.Frames(src, eyes, script)
-		if err != nil {
-			t.Fatal(err)
+	src, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// YUV4MPEG2 4:2:0: a header line, then "FRAME\n" and the Y, Cb and Cr
+	// planes; the negative inverts every plane byte.
+	hdr := bytes.IndexByte(src, '\n') + 1
+	var w, h int
+	for _, f := range strings.Fields(string(src[:hdr])) {
+		switch f[0] {
+		case 'W':
+			w, _ = strconv.Atoi(f[1:])
+		case 'H':
+			h, _ = strconv.Atoi(f[1:])
 		}
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
+	}
+	size := w * h * 3 / 2
+	out := bytes.Clone(src)
+	for p := hdr; p < len(out); p += len("FRAME\n") + size {
+		if w <= 0 || h <= 0 || !bytes.HasPrefix(out[p:], []byte("FRAME\n")) || p+len("FRAME\n")+size > len(out) {
+			t.Fatalf("fakecam wrote an unexpected stream at byte %d", p)
 		}
-		if err := fakecam.WriteY4M(f, frames, script.FPS); err != nil {
-			t.Fatal(err)
+		for i := p + len("FRAME\n"); i < p+len("FRAME\n")+size; i++ {
+			out[i] = 255 - out[i]
 		}
-		if err := f.Close(); err != nil {
-			t.Fatal(err)
-		}
+	}
+	if err := os.WriteFile(b, out, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 
-func negative(img image.Image) image.Image {
-	b := img.Bounds()
-	out := image.NewRGBA(b)
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bb, _ := img.At(x, y).RGBA()
-			out.Set(x, y, color.RGBA{255 - uint8(r>>8), 255 - uint8(g>>8), 255 - uint8(bb>>8), 255})
+// writeFakecam runs go run ./identity/face/fakecam/cmd/fakecam.
+func writeFakecam(t *testing.T, path, actions string) {
+	t.Helper()
+	cmd := exec.Command("go", "run", "./identity/face/fakecam/cmd/fakecam", "-out", path, "-actions", actions)
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		if bytes.Contains(out, []byte("module cache")) {
+			t.Skipf("skipping: %s", out)
 		}
+		t.Fatalf("fakecam: %v\n%s", err, out)
 	}
-	return out
 }
 
 // faceGrid is a test presence check: at least four frames, timed as the
@@ -152,14 +170,19 @@ func (faceGrid) Check(_ context.Context, c liveness.Challenge, frames []liveness
 	if err != nil {
 		return liveness.Result{Frames: len(frames), Reasons: []string{"undecodable_frame"}}, nil
 	}
+	var grid, count [16]float64
 	b := img.Bounds()
-	var grid [16]float64
-	var count [16]float64
+	luma := func(x, y int) float64 {
+		if yc, ok := img.(*image.YCbCr); ok {
+			return float64(yc.Y[yc.YOffset(x, y)])
+		}
+		r, g, bb, _ := img.At(x, y).RGBA()
+		return (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bb)) / 257
+	}
 	for y := b.Min.Y; y < b.Max.Y; y += 2 {
 		for x := b.Min.X; x < b.Max.X; x += 2 {
-			r, g, bb, _ := img.At(x, y).RGBA()
 			i := 4*((y-b.Min.Y)*4/b.Dy()) + (x-b.Min.X)*4/b.Dx()
-			grid[i] += (0.299*float64(r) + 0.587*float64(g) + 0.114*float64(bb)) / 257
+			grid[i] += luma(x, y)
 			count[i]++
 		}
 	}
@@ -195,9 +218,7 @@ func TestJourneyFaceWithSidecarInBrowser(t *testing.T) {
 	}
 	acts := []liveness.Action{liveness.TurnLeft, liveness.Blink}
 	video := filepath.Join(t.TempDir(), "face.y4m")
-	if err := fakecam.WriteFile(video, fakecam.Script{Actions: acts}); err != nil {
-		t.Skip(err)
-	}
+	writeFaceVideos(t, video, "")
 	img, _, err := fakecam.Sample()
 	if err != nil {
 		t.Skip(err)

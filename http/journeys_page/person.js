@@ -134,7 +134,7 @@
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   const nextFrame = (video) => new Promise((r) => {
     if (video.requestVideoFrameCallback) video.requestVideoFrameCallback(() => r());
-    else setTimeout(r, 40);
+    setTimeout(r, video.requestVideoFrameCallback ? 400 : 40); // a stalled camera never blocks
   });
   const grab = (video) => {
     const w = Math.min(video.videoWidth, 640);
@@ -156,23 +156,26 @@
     try {
       await new Promise((resolve) => { if (video.readyState >= 2) resolve(); else video.onloadeddata = resolve; });
       const steps = ['hold', ...ch.actions];
+      const seen = new Set();
+      let first = 0;
       const t0 = performance.now();
-      for (let k = 0; k < FRAMES; k++) {
-        const step = steps[Math.min(steps.length - 1, Math.floor(k * steps.length / FRAMES))];
+      const until = t0 + FRAMES * EVERY_MS + 2000;
+      for (let k = 0; frames.length < FRAMES && performance.now() < until; k++) {
+        const step = steps[Math.min(steps.length - 1, Math.floor(frames.length * steps.length / FRAMES))];
         if (document.body.dataset.prompt !== step) {
           setState('capturing', PROMPTS[step] || step);
           document.body.dataset.prompt = step;
         }
         await sleep(Math.max(0, t0 + k * EVERY_MS - performance.now()));
-        // A new camera frame each time: the same picture twice is no
+        // A new camera picture each time: the same picture twice is no
         // evidence of anything (and the checker refuses duplicates).
-        let image = '';
-        for (let tries = 0; tries < 5 && (!image || (k > 0 && image === frames[k - 1].image)); tries++) {
-          await nextFrame(video);
-          image = grab(video);
-        }
-        const at = Math.round(performance.now() - t0);
-        frames.push({ image, offset_ms: k === 0 ? 0 : Math.max(at, frames[k - 1].offset_ms + 1) });
+        await nextFrame(video);
+        const image = grab(video);
+        if (seen.has(image)) continue;
+        seen.add(image);
+        if (frames.length === 0) first = performance.now();
+        const at = frames.length === 0 ? 0 : Math.max(Math.round(performance.now() - first), frames[frames.length - 1].offset_ms + 1);
+        frames.push({ image, offset_ms: at });
       }
     } finally {
       for (const tr of stream.getTracks()) tr.stop();
