@@ -56,6 +56,10 @@ func (s *Server) newJourneys(hv *verify.Module, acc *account.Module) *journeys.M
 // the human-verification verdict and the face engine into.
 func (s *Server) Journeys() *journeys.Module { return s.mods.journeys }
 
+// Verify is the human-verification module, whose token exchange node/
+// wires into journeys as the human_verification verdict.
+func (s *Server) Verify() *verify.Module { return s.mods.verify }
+
 // JourneyTokenHeader carries the person's capability.
 const JourneyTokenHeader = "X-Service-Journey-Token"
 
@@ -278,9 +282,10 @@ func (c *Call) escalateJourney(who trust.Caller, in *JourneyEscalateInput) {
 	c.ok(&JourneyEscalateResult{Success: true, CaseReference: r.CaseReference, Status: r.Status})
 }
 
-// journeyCSP: the page loads only its own script, talks only to this
-// service, and is never framed.
-const journeyCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// journeyCSP: the page loads only this service's scripts (its own and the
+// widget's), talks only to this service, plays the camera from a
+// MediaStream for the facial methods, and is never framed.
+const journeyCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self' data:; media-src mediastream: blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 func (s *Server) journeyPageAsset(name, contentType string) func(*Call) {
 	body, err := journeyPage.ReadFile("journeys_page/" + name)
@@ -290,6 +295,7 @@ func (s *Server) journeyPageAsset(name, contentType string) func(*Call) {
 	return func(c *Call) {
 		h := &c.Ctx.Response.Header
 		h.Set("Content-Security-Policy", journeyCSP)
+		h.Set("Permissions-Policy", "camera=(self), microphone=(), geolocation=()")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -319,7 +325,7 @@ func (s *Server) journeyPerson(c *Call) {
 	}
 	c.ok(&JourneyPersonView{Success: true, JourneyName: v.JourneyName, Method: v.Method, Consent: JourneyConsentView(v.Consent),
 		Status: v.Status, ExpiresIn: v.ExpiresIn, Attempts: v.Attempts, Reference: v.Reference,
-		ReturnOrigins: append([]string{}, v.ReturnOrigins...), Branding: v.Branding})
+		ReturnOrigins: append([]string{}, v.ReturnOrigins...), Branding: v.Branding, SiteKey: v.SiteKey})
 }
 
 func (s *Server) journeyPersonHuman(c *Call) {
@@ -327,7 +333,7 @@ func (s *Server) journeyPersonHuman(c *Call) {
 	if !c.decode(&in) {
 		return
 	}
-	c.attempt(c.journeys().CompleteHuman(c.Ctx, c.personToken(), in.Response))
+	c.attempt(c.journeys().CompleteHuman(c.Ctx, c.personToken(), in.Response, c.clientAddr()))
 }
 
 func (s *Server) journeyPersonFaceBegin(c *Call) {

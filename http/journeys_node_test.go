@@ -194,6 +194,8 @@ func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "nope"}), 404, "journey-not-found")
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}), 400, "invalid-journey-request")
 	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}), 409, "journey-consent-outdated")
+	// A reason code is a code, not free text (the case goes to the review queue).
+	wantCode(t, e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "Alice said so"}), 400, "invalid-journey-request")
 	// The node wires the identity review queue: an escalation opens a case
 	// (its reasons were refused by the queue's reason syntax before).
 	if r := e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck", "priority": "high"}); r.status != 200 || !strings.Contains(string(r.body), `"case_reference":"case_`) {

@@ -222,11 +222,12 @@ type JourneyPersonView struct {
 	Reference     string             `json:"reference" required:"true" doc:"The cdata a human-verification widget of this session must carry."`
 	ReturnOrigins []string           `json:"return_origins" required:"true" doc:"Origins (https, the starting site's hostnames) the page hands the proof to by postMessage; empty for mobile sessions."`
 	Branding      *branding.View     `json:"branding,omitempty" doc:"The branding profile of the starting site or mobile app, when it names one: the page links its stylesheet and shows its logo."`
+	SiteKey       string             `json:"sitekey,omitempty" doc:"human_verification sessions of a site: the starting site's public key, for the widget the page renders (the page's host must be on that site's hostnames)."`
 }
 
 // JourneyHumanInput completes a human_verification session.
 type JourneyHumanInput struct {
-	Response string `json:"response" required:"true" doc:"The widget's response token, rendered with cdata = reference."`
+	Response string `json:"response" required:"true" doc:"The widget's response token, rendered with the session's sitekey and cdata = reference, solved from the address this call comes from; it is consumed as /siteverify consumes it."`
 }
 
 // JourneyAttemptResult is a completion: a proof, or why it failed.

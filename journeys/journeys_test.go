@@ -75,13 +75,20 @@ type fakeCases struct {
 }
 
 func (f *fakeCases) OpenCase(_ context.Context, ws, kind, ref string, reasons []string) (string, error) {
+	// The identity review queue's rule for reasons (identity/session
+	// OpenCase): 1 to 64 of A-Z a-z 0-9 _ - . /.
+	for _, r := range reasons {
+		if !validAction(r) {
+			return "", errors.New("the review queue refuses reason " + r)
+		}
+	}
 	f.opened = append(f.opened, ws+"|"+kind+"|"+ref+"|"+strings.Join(reasons, ","))
 	return "case-" + string(rune('0'+len(f.opened))), nil
 }
 
 type fakeHuman struct{ v HumanVerdict }
 
-func (f *fakeHuman) VerifyHuman(context.Context, string, string, string) (HumanVerdict, error) {
+func (f *fakeHuman) VerifyHuman(context.Context, string, string, string, string) (HumanVerdict, error) {
 	return f.v, nil
 }
 
@@ -177,7 +184,7 @@ func (f *fixture) humanProof(t *testing.T, st StartResult) string {
 		t.Fatal(err)
 	}
 	f.human.v = HumanVerdict{Success: true, CData: v.Reference}
-	a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token")
+	a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "")
 	if err != nil || !a.Passed {
 		t.Fatalf("complete: %+v %v", a, err)
 	}
@@ -387,7 +394,7 @@ func TestAssistedReviewNeverApprovesAFailedProof(t *testing.T) {
 			t.Fatalf("after escalation %+v", r)
 		}
 	}
-	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token"); !errors.Is(err, ErrSessionClosed) {
+	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", ""); !errors.Is(err, ErrSessionClosed) {
 		t.Fatalf("attempt after escalation %v", err)
 	}
 	// Escalating again returns the same case.
@@ -468,7 +475,7 @@ func TestExpiredSessionAndWrongCData(t *testing.T) {
 	f.define(t, loginJourney)
 	st := f.start(t, StartRequest{JourneyKey: "login"})
 	f.human.v = HumanVerdict{Success: true, CData: "journey:another-session"}
-	a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token")
+	a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "")
 	if err != nil || a.Passed || a.Reasons[0] != "cdata-mismatch" {
 		t.Fatalf("widget of another session %+v %v", a, err)
 	}
@@ -477,6 +484,50 @@ func TestExpiredSessionAndWrongCData(t *testing.T) {
 	r, _ := f.m.Siteverify(context.Background(), f.who, SiteverifyRequest{SessionToken: st.SessionToken, Response: proof})
 	if r.Success || r.Status != StatusExpired || r.Codes[0] != CodeTimeoutOrDuplicate || r.NextStep != "start_new_journey" {
 		t.Fatalf("expired %+v", r)
+	}
+}
+
+// A widget token this call did not consume (a replay, a double submit, an
+// expired token) never moves the session nor counts as an attempt; a
+// failed first use does, and a mobile session has no widget.
+func TestAReplayedWidgetTokenNeverMovesTheSession(t *testing.T) {
+	f := mustFixture(t)
+	f.define(t, loginJourney)
+	st := f.start(t, StartRequest{JourneyKey: "login"})
+	status := func() StatusResult {
+		s, err := f.m.Status(context.Background(), f.who, st.SessionToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	f.human.v = HumanVerdict{Codes: []string{"timeout-or-duplicate"}, CData: "journey:whatever"}
+	for range MaxAttempts + 1 {
+		a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "")
+		if err != nil || a.Passed || a.Status != StatusStarted || a.Reasons[0] != "timeout-or-duplicate" {
+			t.Fatalf("replay %+v %v", a, err)
+		}
+	}
+	if s := status(); s.Status != StatusStarted || s.Session.Attempts != 0 {
+		t.Fatalf("after replays %+v", s)
+	}
+	f.human.v = HumanVerdict{Codes: []string{"remoteip-mismatch"}, CData: "journey:whatever"}
+	if a, _ := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "198.51.100.1"); a.Passed || a.Status != StatusFailed {
+		t.Fatalf("first use from another address %+v", a)
+	}
+	if s := status(); s.Session.Attempts != 1 || s.NextStep != "retry_with_fresh_proof" {
+		t.Fatalf("after a failed first use %+v", s)
+	}
+	f.humanProof(t, st)
+
+	mob := f.who
+	mob.AppID, mob.Channel = "app1", "mobile"
+	ms, err := f.m.Start(context.Background(), mob, StartRequest{JourneyKey: "login"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.m.CompleteHuman(context.Background(), ms.PersonToken, "widget-token", ""); !errors.Is(err, ErrMethodUnavailable) {
+		t.Fatalf("a mobile session ran the widget: %v", err)
 	}
 }
 
@@ -566,12 +617,12 @@ func TestAttemptsAreBounded(t *testing.T) {
 	st := f.start(t, StartRequest{JourneyKey: "login"})
 	f.human.v = HumanVerdict{Success: false, Codes: []string{"invalid-input-response"}}
 	for i := 0; i < MaxAttempts; i++ {
-		a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token")
+		a, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", "")
 		if err != nil || a.Passed || a.Status != StatusFailed {
 			t.Fatalf("attempt %d: %+v %v", i, a, err)
 		}
 	}
-	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token"); !errors.Is(err, ErrSessionClosed) {
+	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", ""); !errors.Is(err, ErrSessionClosed) {
 		t.Fatalf("attempt past the bound: %v", err)
 	}
 	s, _ := f.m.Status(context.Background(), f.who, st.SessionToken)
@@ -589,7 +640,7 @@ func TestHighRiskStartOpensAReviewCaseWithoutPersonalData(t *testing.T) {
 	if st.Status != StatusEscalated || len(f.cases.opened) != 1 || strings.Contains(f.cases.opened[0], "user-1") {
 		t.Fatalf("start %+v cases %v", st, f.cases.opened)
 	}
-	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token"); !errors.Is(err, ErrSessionClosed) {
+	if _, err := f.m.CompleteHuman(context.Background(), st.PersonToken, "widget-token", ""); !errors.Is(err, ErrSessionClosed) {
 		t.Fatalf("an escalated session accepted an attempt: %v", err)
 	}
 	status, _ := f.m.Status(context.Background(), f.who, st.SessionToken)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +32,9 @@ type PersonView struct {
 	// Reference is the session reference a human-verification widget
 	// carries as its cdata.
 	Reference string
+	// SiteKey is the public key of the site that started a
+	// human_verification session (the widget's sitekey); "" otherwise.
+	SiteKey string
 	// ReturnOrigins are the origins the page may hand the proof to (the
 	// starting site's hostnames over https); none for mobile sessions.
 	ReturnOrigins []string
@@ -85,9 +89,13 @@ func (m *Module) Person(ctx context.Context, capability string) (PersonView, err
 		name = j.Name
 	}
 	now := m.now()
-	return PersonView{JourneyName: name, Method: s.Method, Consent: s.Consent, Status: statusAt(s, now),
+	v := PersonView{JourneyName: name, Method: s.Method, Consent: s.Consent, Status: statusAt(s, now),
 		ExpiresIn: max(int(s.ExpiresAt.Sub(now)/time.Second), 0), Attempts: s.Attempts, Reference: Reference(s),
-		ReturnOrigins: returnOrigins(cat, s), Branding: personBranding(cat, s)}, nil
+		ReturnOrigins: returnOrigins(cat, s), Branding: personBranding(cat, s)}
+	if site := cat.Sites[s.AppID]; site != nil && s.Method == MethodHuman && s.Channel == "server" {
+		v.SiteKey = site.SiteKey
+	}
+	return v, nil
 }
 
 // personBranding is the branding of the site or mobile app that started
@@ -213,11 +221,13 @@ type HumanVerdict struct {
 	Codes   []string
 }
 
-// HumanVerifier exchanges a widget response token once for its verdict.
-// The verify module implements it (its siteverify); appID is the site the
-// journey was started by.
+// HumanVerifier exchanges a widget response token once for its verdict,
+// consuming it cluster-wide exactly as /siteverify does (node/ adapts
+// verify.Module.ExchangeToken). siteID is the site that started the
+// journey; remoteIP, when not empty, must be the address the token is
+// bound to.
 type HumanVerifier interface {
-	VerifyHuman(ctx context.Context, workspaceID, siteID, response string) (HumanVerdict, error)
+	VerifyHuman(ctx context.Context, workspaceID, siteID, response, remoteIP string) (HumanVerdict, error)
 }
 
 // WithHuman sets the human-verification verdict source.
@@ -227,8 +237,10 @@ func (m *Module) WithHuman(h HumanVerifier) *Module {
 
 // CompleteHuman completes a human_verification session with a widget
 // response token whose cdata is the session's Reference: a token of
-// another session, or without cdata, fails the attempt.
-func (m *Module) CompleteHuman(ctx context.Context, capability, response string) (Attempt, error) {
+// another session, or without cdata, fails the attempt. remoteIP is the
+// address of the person's page calling (the widget token must be bound to
+// it); "" skips that check.
+func (m *Module) CompleteHuman(ctx context.Context, capability, response, remoteIP string) (Attempt, error) {
 	_, s, ws, err := m.personSession(ctx, capability)
 	if err != nil {
 		return Attempt{}, err
@@ -239,13 +251,24 @@ func (m *Module) CompleteHuman(ctx context.Context, capability, response string)
 	if response == "" || len(response) > 2048 {
 		return Attempt{}, ErrInvalidRequest.With("response: the widget's response token")
 	}
+	if s.Channel != "server" {
+		// The widget needs a site (its sitekey and hostnames); a mobile
+		// app's session has none.
+		return Attempt{}, ErrMethodUnavailable.With("human verification runs the widget of the site that started the journey; a mobile session has no site")
+	}
 	human := m.engines().human
 	if human == nil {
 		return Attempt{}, ErrMethodUnavailable.With("human verification verdicts are not wired on this node")
 	}
-	v, err := human.VerifyHuman(ctx, ws.ID, s.AppID, response)
+	v, err := human.VerifyHuman(ctx, ws.ID, s.AppID, response, remoteIP)
 	if err != nil {
 		return Attempt{}, ErrMethodUnavailable.With("human verification did not answer")
+	}
+	if !v.Success && slices.Contains(v.Codes, CodeTimeoutOrDuplicate) {
+		// This call did not consume the token (spent before, or expired):
+		// only a first use decides, so a replay (or a double submit racing
+		// the real one) never moves the session nor counts as an attempt.
+		return Attempt{Reasons: v.Codes, Status: statusAt(s, m.now())}, nil
 	}
 	passed := v.Success && v.CData == Reference(s)
 	reasons := v.Codes

@@ -88,14 +88,6 @@ func (n *Node) faceMatch(a, b []float32) (float64, bool) {
 	return face.Compare(a, b, n.FaceMatchThreshold())
 }
 
-// journeyMatcher adapts faceMatch to journeys.Matcher.
-type journeyMatcher struct{ n *Node }
-
-func (j journeyMatcher) Match(a, b []float32) (bool, error) {
-	_, same := j.n.faceMatch(a, b)
-	return same, nil
-}
-
 func (n *Node) superviseSidecar(ctx context.Context) {
 	backoff := time.Second
 	for ctx.Err() == nil {

@@ -305,11 +305,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		Passwords: n.passwords,
 		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
 	}, n.store, n.router, reg, cfg.Logger)
-	// Journeys escalate into the identity review queue, and run their
-	// facial methods on the node's face engine when one is configured.
-	n.api.Journeys().WithCases(n.api.IdentitySessions())
-	if n.faceConfigured() {
-		n.api.Journeys().WithFace(n.liveness, journeyMatcher{n}, token.NewSealer(cfg.ClusterKey, "journey-face-template"))
+	// Journeys escalate into the identity review queue, exchange widget
+	// tokens through the verify module, and run their facial methods on
+	// the same presence check and matcher as identity sessions (the
+	// node's face engine, or the configured ones).
+	n.api.Journeys().WithCases(n.api.IdentitySessions()).
+		WithHuman(journeyHuman{hv: n.api.Verify(), cat: n.store.Catalog})
+	if presence != nil && match != nil {
+		n.api.Journeys().WithFace(presence, journeyMatchFunc(match), token.NewSealer(cfg.ClusterKey, "journey-face-template"))
 	}
 	n.identityDone = make(chan struct{})
 	go func() {

@@ -57,6 +57,12 @@ func postJSON(u string, headers map[string]string, body any, out any) (int, []by
 // origin (which must be on the site's allow-list), a proof-of-work
 // solution, POST /v1/challenge/redeem. It returns the response token.
 func MintToken(api, siteKey, origin, action string) (string, error) {
+	return MintTokenWithCData(api, siteKey, origin, action, "")
+}
+
+// MintTokenWithCData is MintToken with cdata bound to the token (a
+// journey's human_verification binds the session reference).
+func MintTokenWithCData(api, siteKey, origin, action, cdata string) (string, error) {
 	hdr := map[string]string{"Origin": origin}
 	var ch struct {
 		Challenge string `json:"challenge"`
@@ -66,7 +72,7 @@ func MintToken(api, siteKey, origin, action string) (string, error) {
 			Difficulty int    `json:"difficulty"`
 		} `json:"pow"`
 	}
-	if st, b, err := postJSON(api+"/v1/challenge", hdr, map[string]any{"sitekey": siteKey, "action": action}, &ch); err != nil || st != 200 {
+	if st, b, err := postJSON(api+"/v1/challenge", hdr, map[string]any{"sitekey": siteKey, "action": action, "cdata": cdata}, &ch); err != nil || st != 200 {
 		return "", fmt.Errorf("challenge: %d %s %v", st, b, err)
 	}
 	salt, err := base64.RawURLEncoding.DecodeString(ch.Pow.Salt)

@@ -45,6 +45,7 @@ func personDo(c *Cluster, i int, path, capability string, body any) (int, map[st
 // siteverify sent concurrently through all three nodes succeeds exactly
 // once; the proof is also refused by /trust/siteverify everywhere. A
 // failed attempt spends its proof on every node: a fresh one is required.
+// A human_verification widget token completes its session once.
 func TestJourneySessionAndProofAreSingleUseAcrossThreeNodes(t *testing.T) {
 	c := Start(t, 3)
 	var ws struct {
@@ -54,10 +55,11 @@ func TestJourneySessionAndProofAreSingleUseAcrossThreeNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var site struct {
-		ID     string `json:"site_id"`
-		Secret string `json:"secret"`
+		ID      string `json:"site_id"`
+		SiteKey string `json:"site_key"`
+		Secret  string `json:"secret"`
 	}
-	if err := json.Unmarshal(c.MustCreate(0, "/admin/v1/workspaces/"+ws.ID+"/sites", `{"name":"shop","hostnames":["localhost"]}`), &site); err != nil {
+	if err := json.Unmarshal(c.MustCreate(0, "/admin/v1/workspaces/"+ws.ID+"/sites", `{"name":"shop","hostnames":["localhost"],"challenge_difficulty":1}`), &site); err != nil {
 		t.Fatal(err)
 	}
 	def := `{"name":"Pay","method":"device_authorization","requested_assurance":"standard","requirements":{"identity":true,"liveness":false,"authorization":true,"operation_binding":true}}`
@@ -68,9 +70,17 @@ func TestJourneySessionAndProofAreSingleUseAcrossThreeNodes(t *testing.T) {
 		}
 		return nil
 	})
+	human := `{"name":"Sign in","method":"human_verification","requested_assurance":"none"}`
+	Eventually(t, 10*time.Second, func() error {
+		st, b, err := c.Do(0, "PUT", "/admin/v1/workspaces/"+ws.ID+"/journeys/login", []byte(human))
+		if err != nil || st != 200 {
+			return fmt.Errorf("define: %d %s %v", st, b, err)
+		}
+		return nil
+	})
 	Eventually(t, 10*time.Second, func() error {
 		for i := range c.Nodes {
-			if c.Nodes[i].Store().Catalog().Journey(ws.ID, "pay") == nil {
+			if c.Nodes[i].Store().Catalog().Journey(ws.ID, "pay") == nil || c.Nodes[i].Store().Catalog().Journey(ws.ID, "login") == nil {
 				return fmt.Errorf("journey not on node-%d yet", i)
 			}
 		}
@@ -202,5 +212,57 @@ func TestJourneySessionAndProofAreSingleUseAcrossThreeNodes(t *testing.T) {
 		"action": "pay", "operation_reference": "order-2"})
 	if out["success"] == true {
 		t.Fatalf("the spent proof succeeded through node-2: %v", out)
+	}
+
+	// human_verification: one widget token sent by the person's page
+	// through all three nodes at once completes the session exactly once;
+	// the other calls did not consume it and leave the session alone.
+	st, out := post(1, "/v1/journeys/start", map[string]any{"journey_key": "login", "action": "login"})
+	if st != 200 {
+		t.Fatalf("start: %d %v", st, out)
+	}
+	session = out["session_token"].(string)
+	endpoint, _ := out["endpoint"].(string)
+	capability := endpoint[strings.Index(endpoint, "#")+1:]
+	var view map[string]any
+	Eventually(t, 10*time.Second, func() error {
+		s, o, err := personDo(c, 2, "/v1/journeys/person/session", capability, nil)
+		if err != nil || s != 200 {
+			return fmt.Errorf("person view through node-2: %d %v %v", s, o, err)
+		}
+		view = o
+		return nil
+	})
+	tok, err := MintTokenWithCData(c.Nodes[2].APIURL(), site.SiteKey, "http://localhost", "", view["reference"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proofs := make(chan string, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			s, o, err := personDo(c, i, "/v1/journeys/person/human", capability, map[string]any{"response": tok})
+			if err != nil || s != 200 {
+				t.Errorf("person/human through node-%d: %d %v %v", i, s, o, err)
+				return
+			}
+			if o["success"] == true {
+				proofs <- o["response"].(string)
+				return
+			}
+			if fmt.Sprint(o["reasons"]) != "[timeout-or-duplicate]" || o["status"] == "failed" {
+				t.Errorf("a losing call through node-%d answered %v", i, o)
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(proofs)
+	if len(proofs) != 1 {
+		t.Fatalf("%d completions of one widget token across three nodes, want exactly 1", len(proofs))
+	}
+	_, out = post(0, "/v1/journeys/siteverify", map[string]any{"session_token": session, "response": <-proofs, "action": "login"})
+	if out["success"] != true {
+		t.Fatalf("siteverify of the human_verification proof: %v", out)
 	}
 }

@@ -90,7 +90,104 @@
     throw new Error('unexpected ceremony');
   };
 
-  const methods = { device_authorization: passkey };
+  // human_verification: the starting site's widget, loaded from this
+  // service, bound to the session by cdata = the session's reference; its
+  // token is exchanged once (as /siteverify would) for the proof.
+  let widgetLoaded = null;
+  const loadWidget = () => {
+    if (!widgetLoaded) {
+      widgetLoaded = new Promise((resolve, reject) => {
+        const sc = document.createElement('script');
+        sc.src = '/v1/widget/api.js?render=explicit';
+        sc.onload = () => (window.trustd ? resolve(window.trustd) : reject(new Error('widget')));
+        sc.onerror = () => reject(new Error('widget'));
+        document.head.append(sc);
+      });
+    }
+    return widgetLoaded;
+  };
+  let widgetSlot = null;
+  const human = async () => {
+    const api = await loadWidget();
+    if (widgetSlot) { api.remove(widgetSlot); widgetSlot.remove(); }
+    widgetSlot = document.createElement('div');
+    widgetSlot.id = 'widget';
+    $('go').before(widgetSlot);
+    setState('working', 'Confirm you are human.');
+    const response = await new Promise((resolve, reject) => {
+      api.render(widgetSlot, { sitekey: view.sitekey, cdata: view.reference, 'response-field': false, 'refresh-expired': 'never',
+        callback: resolve, 'error-callback': (code) => reject(new Error(code)) });
+    });
+    setState('working', 'Checking…');
+    return call('human', { response });
+  };
+
+  // Facial methods: the liveness challenge's actions, prompted in order
+  // while the camera is sampled at a steady rate (24 frames, about 115 ms
+  // apart: the checker's limit, ~2.7 s); the first frame is offset 0. The
+  // frames go to this service only, and the camera stops as soon as they
+  // are taken.
+  const PROMPTS = { hold: 'Look at the camera', turn_left: 'Turn your head to the left',
+    turn_right: 'Turn your head to the right', blink: 'Blink' };
+  const FRAMES = 24;
+  const EVERY_MS = 115;
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const nextFrame = (video) => new Promise((r) => {
+    if (video.requestVideoFrameCallback) video.requestVideoFrameCallback(() => r());
+    setTimeout(r, video.requestVideoFrameCallback ? 400 : 40); // a stalled camera never blocks
+  });
+  const grab = (video) => {
+    const w = Math.min(video.videoWidth, 640);
+    const h = Math.round(video.videoHeight * w / video.videoWidth);
+    const c = document.createElement('canvas');
+    c.width = w; c.height = h;
+    c.getContext('2d').drawImage(video, 0, 0, w, h);
+    return c.toDataURL('image/jpeg', 0.8).replace(/^data:[^,]*,/, '');
+  };
+  const face = async () => {
+    const ch = await call('face/begin');
+    const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: 'user', width: { ideal: 640 }, height: { ideal: 480 } }, audio: false });
+    const video = document.createElement('video');
+    video.id = 'camera';
+    video.muted = true; video.autoplay = true; video.playsInline = true;
+    video.srcObject = stream;
+    $('go').before(video);
+    const frames = [];
+    try {
+      await new Promise((resolve) => { if (video.readyState >= 2) resolve(); else video.onloadeddata = resolve; });
+      const steps = ['hold', ...ch.actions];
+      const seen = new Set();
+      let first = 0;
+      const t0 = performance.now();
+      const until = t0 + FRAMES * EVERY_MS + 2000;
+      for (let k = 0; frames.length < FRAMES && performance.now() < until; k++) {
+        const step = steps[Math.min(steps.length - 1, Math.floor(frames.length * steps.length / FRAMES))];
+        if (document.body.dataset.prompt !== step) {
+          setState('capturing', PROMPTS[step] || step);
+          document.body.dataset.prompt = step;
+        }
+        await sleep(Math.max(0, t0 + k * EVERY_MS - performance.now()));
+        // A new camera picture each time: the same picture twice is no
+        // evidence of anything (and the checker refuses duplicates).
+        await nextFrame(video);
+        const image = grab(video);
+        if (seen.has(image)) continue;
+        seen.add(image);
+        if (frames.length === 0) first = performance.now();
+        const at = frames.length === 0 ? 0 : Math.max(Math.round(performance.now() - first), frames[frames.length - 1].offset_ms + 1);
+        frames.push({ image, offset_ms: at });
+      }
+    } finally {
+      for (const tr of stream.getTracks()) tr.stop();
+      video.remove();
+      delete document.body.dataset.prompt;
+    }
+    setState('working', 'Checking…');
+    return call('face/complete', { frames });
+  };
+
+  const methods = { device_authorization: passkey, human_verification: human,
+    facial_liveness: face, facial_enrollment: face, facial_authorization: face };
 
   const run = async () => {
     $('go').hidden = true;
@@ -104,6 +201,7 @@
   };
 
   let returnOrigins = [];
+  let view = {};
 
   // Branding of the starting site or app (the branding hook): its
   // stylesheet (only #rrggbb custom properties, served by this origin, so
@@ -132,6 +230,7 @@
     if (!cap) { setState('error', 'This link is incomplete.'); return; }
     try {
       const v = await call('session');
+      view = v;
       returnOrigins = v.return_origins || [];
       brand(v.branding);
       $('title').textContent = v.journey_name;
@@ -140,7 +239,7 @@
         $('consent').hidden = false;
         $('consent').textContent = 'By continuing you accept consent version ' + v.consent.version + '.';
       }
-      if (!methods[v.method]) {
+      if (!methods[v.method] || (v.method === 'human_verification' && !v.sitekey)) {
         setState('unsupported', 'This verification continues in the application that sent you here.');
         return;
       }
