@@ -123,7 +123,7 @@ func (s *Server) journeyRoutes() []Route {
 			ContentType: "text/css", Handle: s.journeyPageAsset("person.css", "text/css; charset=utf-8")},
 		{Method: "POST", Path: "/journeys/person/session", ID: "journeyPersonSession", Tag: tag, Summary: "The person's view of the session.",
 			Params: capParam, Result: &JourneyPersonView{}, Errors: perr, Handle: s.journeyPerson},
-		{Method: "POST", Path: "/journeys/person/human", ID: "journeyPersonHuman", Tag: tag, Summary: "Complete a human_verification session with a widget token whose cdata is the session reference.",
+		{Method: "POST", Path: "/journeys/person/human", ID: "journeyPersonHuman", Tag: tag, Summary: "Complete a human_verification session with a widget token of the starting site whose cdata is the session reference, solved from this caller's address; the token is consumed as /siteverify consumes it (a spent or expired one is refused without changing the session).",
 			Params: capParam, Body: &JourneyHumanInput{}, Result: &JourneyAttemptResult{}, Errors: attemptErr, Handle: s.journeyPersonHuman},
 		{Method: "POST", Path: "/journeys/person/face/begin", ID: "journeyPersonFaceBegin", Tag: tag, Summary: "Open a facial attempt: the active liveness challenge.",
 			Params: capParam, Result: &JourneyChallenge{}, Errors: attemptErr, Handle: s.journeyPersonFaceBegin},

@@ -123,8 +123,9 @@
   };
 
   // Facial methods: the liveness challenge's actions, prompted in order
-  // while the camera is sampled at a steady rate (24 frames, about 115 ms
-  // apart: the checker's limit, ~2.7 s); the first frame is offset 0. The
+  // while the camera is sampled at a steady rate for a fixed time (up to
+  // 24 distinct frames, the checker's limit, 115 ms apart: ~2.8 s); the
+  // first frame is offset 0. The
   // frames go to this service only, and the camera stops as soon as they
   // are taken.
   const PROMPTS = { hold: 'Look at the camera', turn_left: 'Turn your head to the left',
@@ -159,7 +160,9 @@
       const seen = new Set();
       let first = 0;
       const t0 = performance.now();
-      const until = t0 + FRAMES * EVERY_MS + 2000;
+      // The capture lasts a fixed time (the prompts' pace), however many
+      // distinct pictures the camera gave in it.
+      const until = t0 + FRAMES * EVERY_MS;
       for (let k = 0; frames.length < FRAMES && performance.now() < until; k++) {
         const step = steps[Math.min(steps.length - 1, Math.floor(frames.length * steps.length / FRAMES))];
         if (document.body.dataset.prompt !== step) {

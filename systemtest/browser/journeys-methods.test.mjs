@@ -236,17 +236,29 @@ test('facial journeys: enrollment then authorization of the same face; another f
   }
 });
 
-test('facial journeys with the real face engine: enrollment, then authorization of the same face', { skip: !sidecar }, async () => {
+// With the real engine, whether the page's ~2.8 s of samples show the
+// looping fake video's turn and blink in order depends on where the loop
+// was when the camera opened; a failed attempt is retried once (a fresh
+// attempt, as the session allows), and the first reason is reported.
+async function realFaceJourney(t, page, fields) {
+  const j = await faceJourney(page, fields);
+  if (j.state !== 'failed') return j;
+  t.diagnostic('first attempt: ' + j.text + ' (retrying once)');
+  await page.click('#go');
+  return { ...j, ...(await outcome(page)) };
+}
+
+test('facial journeys with the real face engine: enrollment, then authorization of the same face', { skip: !sidecar }, async (t) => {
   await defineFacial();
   const a = await camera(faceA);
   try {
-    let j = await faceJourney(a.page, { journey_key: 'enroll', subject_id: 'carol', action: 'enroll' });
+    let j = await realFaceJourney(t, a.page, { journey_key: 'enroll', subject_id: 'carol', action: 'enroll' });
     assert.equal(j.state, 'done', j.text);
     let v = await siteverify({ session_token: j.session, response: j.proof, subject_id: 'carol', action: 'enroll' });
     assert.equal(v.body.success, true, JSON.stringify(v.body));
     assert.equal(v.body.trust.liveness_verified, true);
 
-    j = await faceJourney(a.page, { journey_key: 'approve', subject_id: 'carol', action: 'approve', operation_reference: 'tx-9' });
+    j = await realFaceJourney(t, a.page, { journey_key: 'approve', subject_id: 'carol', action: 'approve', operation_reference: 'tx-9' });
     assert.equal(j.state, 'done', j.text);
     await shot(a.page.locator('main'), 'journey-face-sidecar-authorized');
     v = await siteverify({ session_token: j.session, response: j.proof, subject_id: 'carol', action: 'approve', operation_reference: 'tx-9',
