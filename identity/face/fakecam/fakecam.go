@@ -111,6 +111,16 @@ func Frames(face image.Image, eyes []image.Rectangle, s Script) ([]image.Image, 
 			put(face)
 		}
 	}
+	// Each angle is rendered once (a turn goes out and back through the
+	// same angles; the rotation is the costly part under -race).
+	rotated := map[float64]image.Image{}
+	rotate := func(deg float64) image.Image {
+		if r, ok := rotated[deg]; ok {
+			return r
+		}
+		rotated[deg] = synth.Rotate(face, s.Head, deg)
+		return rotated[deg]
+	}
 	hold()
 	for _, a := range s.Actions {
 		switch a {
@@ -120,13 +130,13 @@ func Frames(face image.Image, eyes []image.Rectangle, s Script) ([]image.Image, 
 				sign = -1
 			}
 			for i := 1; i <= s.TurnFrames; i++ {
-				put(synth.Rotate(face, s.Head, sign*s.TurnDegrees*float64(i)/float64(s.TurnFrames)))
+				put(rotate(sign * s.TurnDegrees * float64(i) / float64(s.TurnFrames)))
 			}
 			for range 2 {
-				put(synth.Rotate(face, s.Head, sign*s.TurnDegrees))
+				put(rotate(sign * s.TurnDegrees))
 			}
 			for i := s.TurnFrames - 1; i >= 1; i-- {
-				put(synth.Rotate(face, s.Head, sign*s.TurnDegrees*float64(i)/float64(s.TurnFrames)))
+				put(rotate(sign * s.TurnDegrees * float64(i) / float64(s.TurnFrames)))
 			}
 		case liveness.Blink:
 			closed := synth.CloseEyesSkin(face, eyes...)

@@ -127,15 +127,18 @@ func bilinear(src *image.RGBA, fx, fy float64) color.RGBA {
 	b := src.Rect
 	x0, y0 := int(math.Floor(fx)), int(math.Floor(fy))
 	tx, ty := fx-float64(x0), fy-float64(y0)
-	at := func(x, y int) color.RGBA {
-		x = max(b.Min.X, min(b.Max.X-1, x))
-		y = max(b.Min.Y, min(b.Max.Y-1, y))
-		i := src.PixOffset(x, y)
-		return color.RGBA{src.Pix[i], src.Pix[i+1], src.Pix[i+2], 255}
+	cl := func(v, lo, hi int) int { return max(lo, min(hi-1, v)) }
+	xa, xb := cl(x0, b.Min.X, b.Max.X)-b.Min.X, cl(x0+1, b.Min.X, b.Max.X)-b.Min.X
+	ya, yb := cl(y0, b.Min.Y, b.Max.Y)-b.Min.Y, cl(y0+1, b.Min.Y, b.Max.Y)-b.Min.Y
+	p := src.Pix
+	i00, i01 := ya*src.Stride+xa*4, ya*src.Stride+xb*4
+	i10, i11 := yb*src.Stride+xa*4, yb*src.Stride+xb*4
+	w00, w01, w10, w11 := (1-tx)*(1-ty), tx*(1-ty), (1-tx)*ty, tx*ty
+	ch := func(k int) uint8 {
+		v := float64(p[i00+k])*w00 + float64(p[i01+k])*w01 + float64(p[i10+k])*w10 + float64(p[i11+k])*w11
+		return uint8(min(255, v+0.5))
 	}
-	top := lerp(at(x0, y0), at(x0+1, y0), tx)
-	bot := lerp(at(x0, y0+1), at(x0+1, y0+1), tx)
-	return lerp(top, bot, ty)
+	return color.RGBA{ch(0), ch(1), ch(2), 255}
 }
 
 // Head describes the rough 3-D shape used by Rotate: the head is, row by
