@@ -107,6 +107,22 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 		return r, v.Face
 	}
 
+	// resolve decides the open review case of a session as a reviewer would.
+	resolve := func(t *testing.T, sessionID, decision string) {
+		t.Helper()
+		var l session.CaseList
+		e.admin("GET", "/workspaces/"+e.ws+"/reviews?status=open", nil).decode(t, &l)
+		for _, k := range l.Cases {
+			if k.Reference == sessionID {
+				if r := e.admin("POST", "/workspaces/"+e.ws+"/reviews/"+k.CaseID+"/resolve", map[string]any{"decision": decision, "note": "real engine test", "by": "reviewer"}); r.status != 200 {
+					t.Fatalf("resolve: %d %s", r.status, r.body)
+				}
+				return
+			}
+		}
+		t.Fatalf("no open case for session %s", sessionID)
+	}
+
 	t.Run("the same face: a burst missing the first turn asks for a recapture, the right one passes, complete verifies", func(t *testing.T) {
 		s := e.create(t, e.full, "standard", "UTO")
 		wantStatus(t, e.docStep(t, e.full, s, samplePage), 200, "collecting")
@@ -149,6 +165,26 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 		wantError(t, e.call("POST", e.full, s, "complete", nil), 409, "identity-session-state")
 		wantStatus(t, e.call("GET", e.full, s, "result", nil), 200, "manual_review")
 		if got := strings.Join(e.events(t, s.ID), ","); got != "review_required" {
+			t.Fatalf("events %s", got)
+		}
+		resolve(t, s.ID, "rejected")
+		wantStatus(t, e.call("GET", e.full, s, "result", nil), 200, "rejected")
+		if got := strings.Join(e.events(t, s.ID), ","); got != "review_required,review_resolved,rejected" {
+			t.Fatalf("events %s", got)
+		}
+	})
+	t.Run("high assurance, the same face: the checks pass, complete goes to a human, who verifies", func(t *testing.T) {
+		s := e.create(t, e.full, "high", "UTO")
+		wantStatus(t, e.docStep(t, e.full, s, samplePage), 200, "collecting")
+		r, fo := faceStep(t, s, burst, samplePage)
+		wantStatus(t, r, 200, "collecting")
+		if !fo.LivenessPassed || fo.Outcome != "passed" {
+			t.Fatalf("same face, high: %+v", fo)
+		}
+		wantStatus(t, e.call("POST", e.full, s, "complete", nil), 200, "manual_review")
+		resolve(t, s.ID, "verified")
+		wantStatus(t, e.call("GET", e.full, s, "result", nil), 200, "verified")
+		if got := strings.Join(e.events(t, s.ID), ","); got != "review_required,review_resolved,verified" {
 			t.Fatalf("events %s", got)
 		}
 	})
