@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 )
 
@@ -104,40 +105,80 @@ func (s *Server) localMetrics() NodeMetrics {
 func (s *Server) registerMetricsPeer() {
 	if px, ok := s.cfg.Cluster.(peerExtension); ok {
 		px.HandlePeer("metrics-summary", func([]byte) ([]byte, error) { return json.Marshal(s.localMetrics()) })
+		// The body is a policy id; an unknown one answers zero counters.
+		px.HandlePeer("policy-stats", func(id []byte) ([]byte, error) {
+			return json.Marshal(s.localPolicyStats(s.store.Catalog(), string(id)))
+		})
 	}
+}
+
+// askMembers runs the extension operation name on every live member but
+// this node (at most 2 s each, in parallel) and hands each answer, or the
+// member's error, to each (called under a lock, one at a time).
+func (s *Server) askMembers(name string, body []byte, each func(id string, answer []byte, err error)) {
+	px, ok := s.cfg.Cluster.(peerExtension)
+	if !ok {
+		return
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, m := range px.Members() {
+		if m.ID == s.cfg.NodeID {
+			continue
+		}
+		wg.Add(1)
+		go func(id string) {
+			defer wg.Done()
+			b, err := px.CallPeer(id, name, body, 2*time.Second)
+			mu.Lock()
+			defer mu.Unlock()
+			each(id, b, err)
+		}(m.ID)
+	}
+	wg.Wait()
+}
+
+// clusterPolicyStats sums a policy's counters over the members that answer.
+func (s *Server) clusterPolicyStats(cat *catalog.Catalog, id string) *RateLimitPolicyStats {
+	out := s.localPolicyStats(cat, id)
+	out.Node, out.Members, out.Answered = "cluster", 1, 1
+	s.askMembers("policy-stats", []byte(id), func(_ string, b []byte, err error) {
+		out.Members++
+		var st RateLimitPolicyStats
+		if err != nil || json.Unmarshal(b, &st) != nil || st.PolicyID != id {
+			return
+		}
+		out.Answered++
+		if !st.Since.IsZero() && (out.Since.IsZero() || st.Since.Before(out.Since)) {
+			out.Since = st.Since
+		}
+		out.Matched += st.Matched
+		out.Allowed += st.Allowed
+		out.Throttled += st.Throttled
+		out.Rejected += st.Rejected
+		out.ObservedWouldThrottle += st.ObservedWouldThrottle
+		out.ObservedWouldReject += st.ObservedWouldReject
+		out.DegradedFailOpen += st.DegradedFailOpen
+		out.DegradedFailClosed += st.DegradedFailClosed
+	})
+	return out
 }
 
 // clusterMetrics asks every live member for its totals (at most 2 s each,
 // in parallel) and adds up those that answered.
 func (s *Server) clusterMetrics() *ClusterMetrics {
-	self := s.localMetrics()
-	nodes := []NodeMetrics{self}
-	if px, ok := s.cfg.Cluster.(peerExtension); ok {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for _, m := range px.Members() {
-			if m.ID == s.cfg.NodeID {
-				continue
-			}
-			wg.Add(1)
-			go func(id string) {
-				defer wg.Done()
-				nm := NodeMetrics{NodeID: id, Modules: []ModuleCounts{}}
-				b, err := px.CallPeer(id, "metrics-summary", nil, 2*time.Second)
-				if err == nil {
-					err = json.Unmarshal(b, &nm)
-					nm.NodeID = id
-				}
-				if err != nil {
-					nm = NodeMetrics{NodeID: id, Error: err.Error(), Modules: []ModuleCounts{}}
-				}
-				mu.Lock()
-				nodes = append(nodes, nm)
-				mu.Unlock()
-			}(m.ID)
+	nodes := []NodeMetrics{s.localMetrics()}
+	s.askMembers("metrics-summary", nil, func(id string, b []byte, err error) {
+		nm := NodeMetrics{NodeID: id, Modules: []ModuleCounts{}}
+		if err == nil {
+			err = json.Unmarshal(b, &nm)
+			nm.NodeID = id
 		}
-		wg.Wait()
-	}
+		if err != nil {
+			nm = NodeMetrics{NodeID: id, Error: err.Error(), Modules: []ModuleCounts{}}
+		}
+		nodes = append(nodes, nm)
+	})
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].NodeID < nodes[j].NodeID })
 	out := &ClusterMetrics{At: s.clock().UTC(), Members: len(nodes), Nodes: nodes, Total: []ModuleCounts{}}
 	sum := map[string]*ModuleCounts{}

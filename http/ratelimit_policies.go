@@ -79,11 +79,14 @@ type RateLimitPolicyList struct {
 }
 
 // RateLimitPolicyStats are a policy's counters on the node that answers
-// (each node counts the checks it served; Prometheus sums the cluster).
+// (each node counts the checks it served), or with scope=cluster their sum
+// over the live members that answered.
 type RateLimitPolicyStats struct {
 	PolicyID              string    `json:"policy_id" required:"true" format:"uuid"`
-	Node                  string    `json:"node" required:"true"`
-	Since                 time.Time `json:"since" required:"true" doc:"When this node started counting."`
+	Node                  string    `json:"node" required:"true" doc:"The node that counted, or \"cluster\" for the sum over members."`
+	Members               int       `json:"members,omitempty" doc:"scope=cluster: the live members asked."`
+	Answered              int       `json:"answered,omitempty" doc:"scope=cluster: the members whose counters are in the sum (a member that does not answer within 2 s is left out)."`
+	Since                 time.Time `json:"since" required:"true" doc:"When this node started counting (scope=cluster: the earliest of the members summed)."`
 	Matched               uint64    `json:"matched" required:"true" doc:"Checks the policy took part in."`
 	Allowed               uint64    `json:"allowed" required:"true" doc:"Enforced checks it allowed."`
 	Throttled             uint64    `json:"throttled" required:"true" doc:"Enforced checks it throttled."`
@@ -276,14 +279,26 @@ func (s *Server) rateLimitPolicyStats(c *Call) {
 	if p == nil {
 		return
 	}
-	out := &RateLimitPolicyStats{PolicyID: p.ID, Node: s.cfg.NodeID}
-	if st, ok := s.mods.rl.PolicyStats(c.cat, p.ID); ok {
+	switch scope := string(c.Ctx.QueryArgs().Peek("scope")); scope {
+	case "", "node":
+		c.ok(s.localPolicyStats(c.cat, p.ID))
+	case "cluster":
+		c.ok(s.clusterPolicyStats(c.cat, p.ID))
+	default:
+		c.fail(ErrInvalidField, "scope: node or cluster")
+	}
+}
+
+// localPolicyStats are this node's counters of a policy.
+func (s *Server) localPolicyStats(cat *catalog.Catalog, id string) *RateLimitPolicyStats {
+	out := &RateLimitPolicyStats{PolicyID: id, Node: s.cfg.NodeID}
+	if st, ok := s.mods.rl.PolicyStats(cat, id); ok {
 		out.Since = st.Since
 		out.Matched, out.Allowed, out.Throttled, out.Rejected = st.Matched, st.Allowed, st.Throttled, st.Rejected
 		out.ObservedWouldThrottle, out.ObservedWouldReject = st.ObservedWouldThrottle, st.ObservedWouldReject
 		out.DegradedFailOpen, out.DegradedFailClosed = st.DegradedFailOpen, st.DegradedFailClosed
 	}
-	c.ok(out)
+	return out
 }
 
 // RateLimitCheckInput is the body of POST /rate-limit/check (spec 4.10).
@@ -403,7 +418,9 @@ func (s *Server) rateLimitRoutes() []Route {
 			Auth:    []Auth{AuthMobile}, Body: &MobileRateLimitCheckInput{}, Result: &RateLimitDecision{},
 			Errors: append(append([]ErrorCode{}, rateLimitCheckErrors...), ErrInvalidAppIdentity), SpecErrors: true, Handle: s.mobileRateLimitCheck},
 		{Method: "GET", Path: ws + "/{policy_id}/stats", Admin: true, ID: "rateLimitPolicyStats", Tag: "Admin", Auth: a,
-			Summary: "Counters of a policy on this node, including what it would have throttled or rejected while observed.",
-			Result:  &RateLimitPolicyStats{}, Errors: adminErrors, Handle: s.admin(s.rateLimitPolicyStats)},
+			Summary: "Counters of a policy on this node or summed over the cluster, including what it would have throttled or rejected while observed.",
+			Params: []Param{{Name: "scope", In: "query", Enum: []string{"node", "cluster"},
+				Description: "node (default): the answering node's counters; cluster: the sum over every live member that answers within 2 s, over the authenticated peer channel."}},
+			Result: &RateLimitPolicyStats{}, Errors: adminErrors, Handle: s.admin(s.rateLimitPolicyStats)},
 	}...)
 }

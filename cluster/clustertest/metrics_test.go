@@ -90,6 +90,68 @@ func TestClusterMetricsAddUpEveryMember(t *testing.T) {
 		}
 	}
 
+	// A policy's counters: each node counts the checks it served; with
+	// scope=cluster any node answers the sum. Six checks of one subject
+	// against capacity 4, two through each node: 4 allowed, 2 refused.
+	var ws struct {
+		WorkspaceID string `json:"workspace_id"`
+	}
+	mustJSON(t, c.MustCreate(0, "/admin/v1/workspaces", `{"name":"stats"}`), &ws)
+	base := "/admin/v1/workspaces/" + ws.WorkspaceID
+	var site struct {
+		Secret string `json:"secret"`
+	}
+	mustJSON(t, c.MustCreate(0, base+"/sites", `{"name":"shop","hostnames":["shop.example"]}`), &site)
+	var pol struct {
+		PolicyID string `json:"policy_id"`
+	}
+	mustJSON(t, c.MustCreate(0, base+"/rate-limit-policies", `{"name":"login","target":{"type":"workspace"},"action_pattern":"*",
+		"scope":"subject","bucket":{"capacity":4,"refill_amount":1,"refill_interval_seconds":31536000},"mode":"enforce"}`), &pol)
+	for i := range c.Nodes {
+		Eventually(t, 5*time.Second, func() error {
+			if st, b, _ := c.Do(i, "GET", base+"/rate-limit-policies/"+pol.PolicyID, nil); st != 200 {
+				return fmt.Errorf("node-%d has no policy yet: %d %s", i, st, b)
+			}
+			return nil
+		})
+	}
+	for k := 0; k < 6; k++ {
+		if st, b, err := c.DoAs(k%3, "POST", "/v1/rate-limit/check", site.Secret, []byte(`{"action":"login","subject_id":"bob"}`)); err != nil || (st != 200 && st != 429) {
+			t.Fatalf("check %d: %d %s %v", k, st, b, err)
+		}
+	}
+	type policyStats struct {
+		Node      string `json:"node"`
+		Members   int    `json:"members"`
+		Answered  int    `json:"answered"`
+		Matched   uint64 `json:"matched"`
+		Allowed   uint64 `json:"allowed"`
+		Throttled uint64 `json:"throttled"`
+		Rejected  uint64 `json:"rejected"`
+	}
+	stats := func(via int, query string) policyStats {
+		t.Helper()
+		st, b, err := c.Do(via, "GET", base+"/rate-limit-policies/"+pol.PolicyID+"/stats"+query, nil)
+		if err != nil || st != 200 {
+			t.Fatalf("stats%s via node-%d: %d %s %v", query, via, st, b, err)
+		}
+		var ps policyStats
+		mustJSON(t, b, &ps)
+		return ps
+	}
+	for via := range c.Nodes {
+		if own := stats(via, ""); own.Node == "cluster" || own.Matched != 2 {
+			t.Fatalf("node-%d's own counters: %+v (it served 2 checks)", via, own)
+		}
+		all := stats(via, "?scope=cluster")
+		if all.Node != "cluster" || all.Members != 3 || all.Answered != 3 || all.Matched != 6 || all.Allowed != 4 || all.Throttled+all.Rejected != 2 {
+			t.Fatalf("cluster counters via node-%d: %+v", via, all)
+		}
+	}
+	if st, b, _ := c.Do(0, "GET", base+"/rate-limit-policies/"+pol.PolicyID+"/stats?scope=galaxy", nil); st != 400 {
+		t.Fatalf("an unknown scope: %d %s", st, b)
+	}
+
 	// The console's overview on node-0 shows the cluster's totals.
 	b := newConsoleBrowser(t, c.Nodes[0].APIURL())
 	if st, body := b.post("/console/login", "/console/login", url.Values{"token": {AdminToken}}); st != 303 {

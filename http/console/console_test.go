@@ -148,7 +148,7 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 		return 200, []byte(`{"mobile_apps":[]}`)
 	case "GET /workspaces/w1/rate-limit-policies":
 		return 200, []byte(`{"policies":[{"policy_id":"p1","name":"otp","target":{"type":"workspace"},"action_pattern":"otp.send","method":"*","scope":"subject","bucket":{"capacity":5,"refill_amount":1,"refill_interval_seconds":60},"mode":"observe","enforce_percentage":100,"revision":1}]}`)
-	case "GET /workspaces/w1/rate-limit-policies/p1/stats":
+	case "GET /workspaces/w1/rate-limit-policies/p1/stats?scope=cluster":
 		return 200, []byte(`{"policy_id":"p1","node":"n1","since":"2026-11-25T10:00:00Z","matched":9,"allowed":0,"throttled":0,"rejected":0,"observed_would_throttle":4,"observed_would_reject":0}`)
 	case "POST /workspaces/w1/sites":
 		if strings.Contains(string(body), `"hostnames":[]`) {

@@ -446,7 +446,7 @@ func (c *Console) policies(r *req, wsID string, status int, failedID, errMsg str
 	for _, p := range pl.Policies {
 		row := policyRow{Policy: p}
 		var s policyStats
-		if _, e := c.call(r, "GET", base+"/rate-limit-policies/"+p.PolicyID+"/stats", nil, &s); e != nil {
+		if _, e := c.call(r, "GET", base+"/rate-limit-policies/"+p.PolicyID+"/stats?scope=cluster", nil, &s); e != nil {
 			row.StatsError = e.Message
 		} else {
 			row.Stats = &s

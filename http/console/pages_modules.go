@@ -283,7 +283,7 @@ func (c *Console) createPolicy(r *req) {
 // script (same-origin GET with the session cookie; no-store).
 func (c *Console) policyStatsJSON(r *req) {
 	var s policyStats
-	if st, e := c.call(r, "GET", "/workspaces/"+r.params.ws+"/rate-limit-policies/"+r.params.id+"/stats", nil, &s); e != nil {
+	if st, e := c.call(r, "GET", "/workspaces/"+r.params.ws+"/rate-limit-policies/"+r.params.id+"/stats?scope=cluster", nil, &s); e != nil {
 		r.ctx.SetStatusCode(st)
 		r.ctx.SetContentType("application/json")
 		b, _ := json.Marshal(map[string]string{"error": e.Error})
