@@ -29,6 +29,8 @@ type Call struct {
 	// console marks an admin operation the console runs in-process for a
 	// logged-in session; never set from a request.
 	console bool
+	// outcome is the decision the answer carries (outcomes.go); 0: none.
+	outcome uint8
 }
 
 func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
@@ -40,7 +42,7 @@ func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
 }
 
 func (s *Server) release(c *Call) {
-	c.Ctx, c.route, c.cat, c.console = nil, nil, nil, false
+	c.Ctx, c.route, c.cat, c.console, c.outcome = nil, nil, nil, false, 0
 	c.params = [4]string{}
 	s.calls.Put(c)
 }
@@ -143,6 +145,9 @@ func (c *Call) ok(v any) {
 	if st == 0 {
 		st = 200
 	}
+	if d, ok := decisionOf(v); ok && c.outcome == 0 {
+		c.decided(d)
+	}
 	c.json(st, v)
 }
 
@@ -221,6 +226,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	s.handle(r, c)
 	status := ctx.Response.StatusCode()
 	s.metrics.observe(r, status, start, s.clock())
+	if c.outcome != 0 {
+		s.metrics.outcomes[r.idx][c.outcome].Add(1)
+	}
 	if status >= 500 {
 		s.log.Warn("request failed", "request_id", c.reqID, "op", r.ID, "status", status)
 	} else if r.Admin {

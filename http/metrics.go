@@ -19,6 +19,8 @@ type metrics struct {
 	// classes[route][class] counts answers by class (classOK … classServer)
 	// for the cluster-wide summary (metrics_summary.go).
 	classes [][numClasses]atomic.Uint64
+	// outcomes[route][outcome] counts the decisions answers carried.
+	outcomes [][numOutcomes]atomic.Uint64
 }
 
 func newMetrics(reg prometheus.Registerer, routes []*Route) *metrics {
@@ -39,6 +41,7 @@ func newMetrics(reg prometheus.Registerer, routes []*Route) *metrics {
 		reg.MustRegister(m.requests, m.unrouted, lat)
 	}
 	m.classes = make([][numClasses]atomic.Uint64, len(routes))
+	m.outcomes = make([][numOutcomes]atomic.Uint64, len(routes))
 	m.latency = make([]prometheus.Observer, len(routes))
 	m.byStatus = make([]map[int]prometheus.Counter, len(routes))
 	for i, r := range routes {

@@ -45,6 +45,22 @@ type ModuleCounts struct {
 	ClientErrors uint64 `json:"client_errors" required:"true" doc:"4xx answers other than 429."`
 	Throttled    uint64 `json:"throttled" required:"true" doc:"429 answers (throttled, rate limited)."`
 	ServerErrors uint64 `json:"server_errors" required:"true" doc:"5xx answers."`
+	// Decisions counts the outcomes the answers carried (most decisions
+	// are 200 answers: a throttled check, a failed siteverify, a block).
+	Decisions map[string]uint64 `json:"decisions,omitempty" doc:"Decisions the module's answers carried, by outcome: allow, throttle, reject, deny, block, challenge, verify, review, delay, approval_required, verified, rejected, success (siteverify), failure, other."`
+}
+
+// addDecisions adds counts into m's decisions.
+func (m *ModuleCounts) addDecisions(from map[string]uint64) {
+	for k, n := range from {
+		if n == 0 {
+			continue
+		}
+		if m.Decisions == nil {
+			m.Decisions = map[string]uint64{}
+		}
+		m.Decisions[k] += n
+	}
 }
 
 // NodeMetrics is one member's totals since it started.
@@ -92,6 +108,11 @@ func (s *Server) localMetrics() NodeMetrics {
 		m.ClientErrors += cl
 		m.Throttled += lim
 		m.ServerErrors += srv
+		for o := 1; o < numOutcomes; o++ {
+			if n := s.metrics.outcomes[i][o].Load(); n > 0 {
+				m.addDecisions(map[string]uint64{outcomeNames[o]: n})
+			}
+		}
 	}
 	out := NodeMetrics{NodeID: s.cfg.NodeID, Modules: []ModuleCounts{}}
 	for _, m := range by {
@@ -197,6 +218,7 @@ func (s *Server) clusterMetrics() *ClusterMetrics {
 			t.ClientErrors += m.ClientErrors
 			t.Throttled += m.Throttled
 			t.ServerErrors += m.ServerErrors
+			t.addDecisions(m.Decisions)
 		}
 	}
 	for _, t := range sum {

@@ -104,6 +104,7 @@ func (s *Server) checkRateLimit(c *Call, mobile bool) {
 	if retry := res.RetryAfterMs(); retry > 0 {
 		setRetryAfter(&c.Ctx.Response.Header, (retry+999)/1000)
 	}
+	c.outcome = rlOutcomes[res.Decision()]
 	b := res.AppendJSON(res.Scratch())
 	res.Keep(b)
 	c.Ctx.SetStatusCode(200)

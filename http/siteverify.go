@@ -169,6 +169,7 @@ func (s *Server) verifyResponse(c *Call, sandbox bool) {
 		fail(ErrUnavailable)
 		return
 	}
+	c.decidedVerdict(&v)
 	b.out = verify.AppendResult(b.out[:0], &v)
 	c.rawJSON(200, b.out)
 }
@@ -226,7 +227,17 @@ func (s *Server) siteverifyCompat(d verify.Dialect) func(*Call) {
 			fail(ErrInternal.Code)
 			return
 		}
+		c.decidedVerdict(&v)
 		b.out = verify.AppendDialect(b.out[:0], d, &v)
 		c.rawJSON(200, b.out)
+	}
+}
+
+// decidedVerdict records a siteverify's outcome for the summary.
+func (c *Call) decidedVerdict(v *verify.Verdict) {
+	if v.Success() {
+		c.decided("success")
+	} else {
+		c.decided("failure")
 	}
 }

@@ -14,11 +14,12 @@ import (
 )
 
 type moduleCounts struct {
-	Module       string `json:"module"`
-	Requests     uint64 `json:"requests"`
-	ClientErrors uint64 `json:"client_errors"`
-	Throttled    uint64 `json:"throttled"`
-	ServerErrors uint64 `json:"server_errors"`
+	Module       string            `json:"module"`
+	Requests     uint64            `json:"requests"`
+	ClientErrors uint64            `json:"client_errors"`
+	Throttled    uint64            `json:"throttled"`
+	ServerErrors uint64            `json:"server_errors"`
+	Decisions    map[string]uint64 `json:"decisions"`
 }
 
 type clusterMetrics struct {
@@ -146,6 +147,19 @@ func TestClusterMetricsAddUpEveryMember(t *testing.T) {
 		all := stats(via, "?scope=cluster")
 		if all.Node != "cluster" || all.Members != 3 || all.Answered != 3 || all.Matched != 6 || all.Allowed != 4 || all.Throttled+all.Rejected != 2 {
 			t.Fatalf("cluster counters via node-%d: %+v", via, all)
+		}
+	}
+	// The decisions travel in 200 answers; the summary counts them by
+	// outcome, summed over the members.
+	for via := range c.Nodes {
+		var tc moduleCounts
+		for _, m := range read(via).Total {
+			if m.Module == "Traffic control" {
+				tc = m
+			}
+		}
+		if tc.Decisions["allow"] != 4 || tc.Decisions["throttle"]+tc.Decisions["reject"] != 2 || tc.Throttled != 0 {
+			t.Fatalf("via node-%d, traffic control: %+v", via, tc)
 		}
 	}
 	if st, b, _ := c.Do(0, "GET", base+"/rate-limit-policies/"+pol.PolicyID+"/stats?scope=galaxy", nil); st != 400 {

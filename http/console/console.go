@@ -14,6 +14,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -178,6 +179,21 @@ var funcs = template.FuncMap{
 	"ts":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 	"pct":      func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
 	"colorsOf": func(b brandingView) []colorField { return colorFields(b.Colors) },
+	"decisions": func(m moduleCounts) string {
+		if len(m.Decisions) == 0 {
+			return "–"
+		}
+		names := make([]string, 0, len(m.Decisions))
+		for k := range m.Decisions {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		parts := make([]string, len(names))
+		for i, k := range names {
+			parts[i] = strings.ReplaceAll(k, "_", " ") + " " + strconv.FormatUint(m.Decisions[k], 10)
+		}
+		return strings.Join(parts, " · ")
+	},
 	"errRate": func(m moduleCounts) string {
 		if m.Requests == 0 {
 			return "–"

@@ -135,7 +135,7 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 	}
 	switch method + " " + path {
 	case "GET /cluster/metrics":
-		return 200, []byte(`{"at":"2026-11-25T10:00:00Z","members":3,"answered":2,"total":[{"module":"Rate limiting","requests":200,"client_errors":3,"throttled":40,"server_errors":2}],"nodes":[{"node_id":"n1","modules":[]},{"node_id":"n2","modules":[]},{"node_id":"n3","error":"peer refused","modules":[]}]}`)
+		return 200, []byte(`{"at":"2026-11-25T10:00:00Z","members":3,"answered":2,"total":[{"module":"Rate limiting","requests":200,"client_errors":3,"throttled":40,"server_errors":2,"decisions":{"allow":150,"throttle":5,"approval_required":1}}],"nodes":[{"node_id":"n1","modules":[]},{"node_id":"n2","modules":[]},{"node_id":"n3","error":"peer refused","modules":[]}]}`)
 	case "GET /cluster":
 		return 200, []byte(`{"leader":"n1","nodes":[{"node_id":"n1","state":"ready","raft_role":"leader","self":true,"partitions":1024,"ownership_share":1,"health":"ok"}]}`)
 	case "GET /workspaces":

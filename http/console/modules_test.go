@@ -229,7 +229,7 @@ func TestOverviewShowsClusterMetrics(t *testing.T) {
 	b.login("good-token")
 	ov := b.do("GET", "/console/", nil).body
 	for _, want := range []string{"(2 of 3 members answered); node n3 did not answer: peer refused.", `data-metrics="/console/metrics.json"`,
-		"<td>Rate limiting</td><td>200</td><td>40</td><td>3</td><td>2</td><td>1.00% 5xx</td>", `<script src="/console/static/charts.js" defer>`} {
+		"<td>Rate limiting</td><td>200</td><td>allow 150 · approval required 1 · throttle 5</td><td>40</td><td>3</td><td>2</td><td>1.00% 5xx</td>", `<script src="/console/static/charts.js" defer>`} {
 		if !strings.Contains(ov, want) {
 			t.Errorf("overview lacks %q", want)
 		}

@@ -140,11 +140,12 @@ func (c *Console) failed(r *req, st int, e *apiError) {
 }
 
 type moduleCounts struct {
-	Module       string `json:"module"`
-	Requests     uint64 `json:"requests"`
-	ClientErrors uint64 `json:"client_errors"`
-	Throttled    uint64 `json:"throttled"`
-	ServerErrors uint64 `json:"server_errors"`
+	Module       string            `json:"module"`
+	Requests     uint64            `json:"requests"`
+	ClientErrors uint64            `json:"client_errors"`
+	Throttled    uint64            `json:"throttled"`
+	ServerErrors uint64            `json:"server_errors"`
+	Decisions    map[string]uint64 `json:"decisions"`
 }
 
 type clusterMetrics struct {
