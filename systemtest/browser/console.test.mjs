@@ -384,6 +384,9 @@ test('console: review queue, journeys, branding, messaging', async () => {
   await page.waitForFunction(() => document.querySelector('figure.chart[data-metrics]')?.getAttribute('data-answered') === '1/1');
   await page.waitForFunction(() => Number(document.querySelector('figure.chart[data-metrics]')?.getAttribute('data-points')) >= 1, null, { timeout: 15000 });
   assert.ok(Number(await page.locator('figure.chart[data-metrics]').getAttribute('data-requests')) > 0, 'the cluster counted requests');
+  // The first test's throttled checks were 200 answers: counted as decisions.
+  assert.ok(Number(await page.locator('figure.chart[data-metrics]').getAttribute('data-refused')) > 0, 'the cluster counted refusing decisions');
+  await page.getByRole('cell', { name: /throttle \d+/ }).first().waitFor();
   await checkPage(page, 'overview with cluster chart');
   await shoot(page, '19-overview-cluster');
 

@@ -61,7 +61,10 @@
     ["throttled", "Throttled/s (429)", "#ef6c00"],
     ["client_errors", "Client errors/s", "#6a1b9a"],
     ["server_errors", "Server errors/s", "#c62828"],
+    ["refused", "Throttle, reject, deny, block decisions/s", "#2e7d32"],
   ];
+  // The decisions that refused, whatever their answer's status (most are 200).
+  var REFUSING = ["throttle", "reject", "deny", "block"];
   function startMetrics(fig) {
     var url = fig.getAttribute("data-metrics");
     var data = [[]].concat(RATES.map(function () { return []; }));
@@ -80,8 +83,11 @@
       }).then(function (m) {
         if (!m) return;
         var now = Date.now() / 1000;
-        var tot = { requests: 0, throttled: 0, client_errors: 0, server_errors: 0 };
-        (m.total || []).forEach(function (t) { RATES.forEach(function (k) { tot[k[0]] += t[k[0]] || 0; }); });
+        var tot = { requests: 0, throttled: 0, client_errors: 0, server_errors: 0, refused: 0 };
+        (m.total || []).forEach(function (t) {
+          RATES.forEach(function (k) { if (k[0] !== "refused") tot[k[0]] += t[k[0]] || 0; });
+          REFUSING.forEach(function (d) { tot.refused += (t.decisions || {})[d] || 0; });
+        });
         RATES.forEach(function (k) { fig.setAttribute("data-" + k[0].replace(/_/g, "-"), String(tot[k[0]])); });
         fig.setAttribute("data-answered", String(m.answered) + "/" + String(m.members));
         if (prev) {
