@@ -120,7 +120,7 @@ func startDevNode(t *testing.T) *devNode {
 	data := filepath.Join(dir, "data")
 	logs := &syncBuffer{}
 	cmd := exec.Command(bin, "--dev", "--data-dir", data, "--http-addr", "127.0.0.1:0",
-		"--raft-addr", "127.0.0.1:0", "--peer-addr", "127.0.0.1:0", "--ops-addr", "", "--log-level", "warn")
+		"--raft-addr", "127.0.0.1:0", "--peer-addr", "127.0.0.1:0", "--gossip-addr", freeAddr(t), "--ops-addr", "", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {
