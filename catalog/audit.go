@@ -35,6 +35,15 @@ func (*RecordAudit) Kind() string { return "audit.record" }
 func (c *RecordAudit) Apply(tx *Tx) (any, error) {
 	e := c.Entry
 	cur := tx.next.Audit
+	// A retried record (its first apply's outcome was unknown to the
+	// sender, as when the leader changed under it) is the same entry:
+	// applied once. Retries follow within seconds, so the newest entries
+	// are enough to look at.
+	for i := len(cur) - 1; i >= 0 && i >= len(cur)-64; i-- {
+		if sameAudit(&cur[i], &e) {
+			return &cur[i], nil
+		}
+	}
 	var seq uint64 = 1
 	if n := len(cur); n > 0 {
 		seq = cur[n-1].Seq + 1
@@ -49,4 +58,11 @@ func (c *RecordAudit) Apply(tx *Tx) (any, error) {
 	next = append(append(next, cur[start:]...), e)
 	tx.next.Audit = next
 	return &e, nil
+}
+
+// sameAudit reports whether two entries record the same change (all but
+// the sequence number, which the log assigns).
+func sameAudit(a, b *AuditEntry) bool {
+	return a.At.Equal(b.At) && a.RequestID == b.RequestID && a.Operation == b.Operation && a.Path == b.Path &&
+		a.Actor == b.Actor && a.Via == b.Via && a.Method == b.Method && a.WorkspaceID == b.WorkspaceID && a.Status == b.Status
 }

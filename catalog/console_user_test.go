@@ -88,3 +88,22 @@ func TestAuditRingIsBounded(t *testing.T) {
 		t.Fatalf("audit snapshot: %v", err)
 	}
 }
+
+// A record retried after an apply whose outcome was unknown (a leader
+// change) lands once; a different change at the same instant is its own.
+func TestARetriedAuditRecordLandsOnce(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	e := AuditEntry{At: now, Actor: "admin-token", Via: "api", Operation: "createSite", Method: "POST", Path: "/admin/v1/workspaces/w/sites", WorkspaceID: "w", Status: 201, RequestID: "r1"}
+	c := Empty()
+	c, _, _ = applyWire(t, c, &RecordAudit{Entry: e})
+	c, v, _ := applyWire(t, c, &RecordAudit{Entry: e})
+	if len(c.Audit) != 1 || v.(*AuditEntry).Seq != 1 {
+		t.Fatalf("a retried record: %d entries", len(c.Audit))
+	}
+	other := e
+	other.RequestID = "r2"
+	c, _, _ = applyWire(t, c, &RecordAudit{Entry: other})
+	if len(c.Audit) != 2 || c.Audit[1].Seq != 2 {
+		t.Fatalf("another change: %d entries", len(c.Audit))
+	}
+}

@@ -263,10 +263,23 @@ func (s *Server) listAudit(c *Call) {
 // change answered; a failure to record is logged, never turned into a
 // failure of the change that already happened.
 func (s *Server) audit(e catalog.AuditEntry) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// The change is already committed; its record follows as its own
+	// entry. A leader change can fail the apply without saying whether it
+	// committed, so it is retried (the catalog applies a repeated record
+	// once) until it lands or 10 s pass.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := s.store.Apply(ctx, &catalog.RecordAudit{Entry: e}); err != nil {
-		s.log.Warn("audit record failed", "op", e.Operation, "actor", e.Actor, "err", err)
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := s.store.Apply(ctx, &catalog.RecordAudit{Entry: e})
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			s.log.Warn("audit record failed", "op", e.Operation, "actor", e.Actor, "request_id", e.RequestID, "err", err)
+			return
+		case <-time.After(wait):
+		}
 	}
 }
 
