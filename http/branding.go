@@ -9,6 +9,7 @@ import (
 	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/etag"
 	"github.com/trustd/trustd/ident"
 )
 
@@ -163,17 +164,17 @@ func getBrandingStylesheet(c *Call) {
 		return
 	}
 	version := p.StyleVersion()
-	etag := `"` + version + `"`
+	tag := `"` + version + `"`
 	h := &c.Ctx.Response.Header
 	if string(c.Ctx.QueryArgs().Peek("v")) == version {
 		h.Set("Cache-Control", logoCacheImmutable)
 	} else {
 		h.Set("Cache-Control", "public, max-age=300")
 	}
-	h.Set("ETag", etag)
+	h.Set("ETag", tag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-	if logoETagMatches(string(c.Ctx.Request.Header.Peek("If-None-Match")), etag) {
+	if etag.Matches(string(c.Ctx.Request.Header.Peek("If-None-Match")), tag) {
 		c.Ctx.SetStatusCode(304)
 		return
 	}
@@ -241,40 +242,26 @@ func getBrandingLogo(c *Call) {
 		}
 		size = n
 	}
-	png, etag, err := branding.Logo(c.cat, strings.ToLower(id), size)
+	png, tag, err := branding.Logo(c.cat, strings.ToLower(id), size)
 	if err != nil {
 		c.failErr(err)
 		return
 	}
 	h := &c.Ctx.Response.Header
-	if v := c.Ctx.QueryArgs().Peek("v"); len(v) > 0 && strings.HasPrefix(etag, `"`+string(v)+"-") {
+	if v := c.Ctx.QueryArgs().Peek("v"); len(v) > 0 && strings.HasPrefix(tag, `"`+string(v)+"-") {
 		h.Set("Cache-Control", logoCacheImmutable)
 	} else {
 		h.Set("Cache-Control", logoCacheLong)
 	}
-	h.Set("ETag", etag)
+	h.Set("ETag", tag)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-	if logoETagMatches(string(c.Ctx.Request.Header.Peek("If-None-Match")), etag) {
+	if etag.Matches(string(c.Ctx.Request.Header.Peek("If-None-Match")), tag) {
 		c.Ctx.SetStatusCode(304)
 		return
 	}
 	c.Ctx.SetStatusCode(200)
 	c.Ctx.SetContentType("image/png")
 	c.Ctx.SetBody(png)
-}
-
-// logoETagMatches is the weak comparison of If-None-Match (RFC 9110
-// 13.1.2): any listed tag, with or without W/, or "*". (widget.go has the
-// same rule for its assets; it is leaving http/ with the widget, so the
-// logo keeps its own until both live in one shared place.)
-func logoETagMatches(header, etag string) bool {
-	for _, part := range strings.Split(header, ",") {
-		part = strings.TrimPrefix(strings.TrimSpace(part), "W/")
-		if part == "*" || part == etag {
-			return true
-		}
-	}
-	return false
 }

@@ -14,7 +14,8 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
-	"strings"
+
+	"github.com/trustd/trustd/etag"
 )
 
 // Two URLs serve each file. The plain one (/v1/widget/api.js) always gives
@@ -111,7 +112,7 @@ func (a *Asset) Reply(acceptsGzip bool, version, ifNoneMatch string) Reply {
 	if version == a.Version {
 		r.CacheControl = CacheImmutable
 	}
-	if etagMatches(ifNoneMatch, a.etag, a.gzTag) {
+	if etag.Matches(ifNoneMatch, a.etag, a.gzTag) {
 		r.NotModified = true
 		return r
 	}
@@ -120,21 +121,4 @@ func (a *Asset) Reply(acceptsGzip bool, version, ifNoneMatch string) Reply {
 		r.Body = a.Gzip
 	}
 	return r
-}
-
-// etagMatches implements the weak comparison of If-None-Match (RFC 9110
-// 13.1.2): any listed tag, with or without W/, or "*".
-func etagMatches(header string, tags ...string) bool {
-	for _, part := range strings.Split(header, ",") {
-		part = strings.TrimPrefix(strings.TrimSpace(part), "W/")
-		if part == "*" {
-			return true
-		}
-		for _, t := range tags {
-			if part == t {
-				return true
-			}
-		}
-	}
-	return false
 }
