@@ -157,13 +157,13 @@ func (c *CreateWorkspace) Apply(tx *Tx) (any, error) {
 
 // WorkspacePatch holds the fields a PATCH may change; nil means unchanged.
 type WorkspacePatch struct {
-	Name                      *string `json:"name,omitempty"`
-	RateLimitingEnabled       *bool   `json:"rate_limiting_enabled,omitempty"`
-	AdaptiveCostEnabled       *bool   `json:"adaptive_cost_enabled,omitempty"`
-	AdaptiveCostWindowSeconds *int    `json:"adaptive_cost_window_seconds,omitempty"`
-	DefaultMode               *string `json:"default_mode,omitempty"`
-	IngressPerSecond          *int    `json:"ingress_per_second,omitempty"`
-	IngressBurst              *int    `json:"ingress_burst,omitempty"`
+	Name                      *string `json:"name,omitzero"`
+	RateLimitingEnabled       *bool   `json:"rate_limiting_enabled,omitzero"`
+	AdaptiveCostEnabled       *bool   `json:"adaptive_cost_enabled,omitzero"`
+	AdaptiveCostWindowSeconds *int    `json:"adaptive_cost_window_seconds,omitzero"`
+	DefaultMode               *string `json:"default_mode,omitzero"`
+	IngressPerSecond          *int    `json:"ingress_per_second,omitzero"`
+	IngressBurst              *int    `json:"ingress_burst,omitzero"`
 }
 
 // UpdateWorkspace applies a patch to a workspace.
@@ -267,12 +267,12 @@ func (c *CreateSite) Apply(tx *Tx) (any, error) {
 
 // SitePatch holds the fields a PATCH may change; nil means unchanged.
 type SitePatch struct {
-	Name                *string   `json:"name,omitempty"`
-	Hostnames           *[]string `json:"hostnames,omitempty"`
-	ChallengeMode       *string   `json:"challenge_mode,omitempty"`
-	ScoreThreshold      *float64  `json:"score_threshold,omitempty"`
-	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitempty"`
-	ChallengeDifficulty *int      `json:"challenge_difficulty,omitempty"`
+	Name                *string   `json:"name,omitzero"`
+	Hostnames           *[]string `json:"hostnames,omitzero"`
+	ChallengeMode       *string   `json:"challenge_mode,omitzero"`
+	ScoreThreshold      *float64  `json:"score_threshold,omitzero"`
+	TokenTTLSeconds     *int      `json:"token_ttl_seconds,omitzero"`
+	ChallengeDifficulty *int      `json:"challenge_difficulty,omitzero"`
 	// BrandingProfileID: "" removes the site's profile.
 	BrandingProfileID *string `json:"branding_profile_id,omitzero"`
 }

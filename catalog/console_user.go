@@ -71,9 +71,9 @@ func (c *CreateConsoleUser) Apply(tx *Tx) (any, error) {
 // ConsoleUserPatch holds what an update may change; nil or zero means
 // unchanged. A new LinkHash (with LinkUntil) replaces any earlier link.
 type ConsoleUserPatch struct {
-	Role         *string   `json:"role,omitempty"`
-	PasswordHash *string   `json:"password_hash,omitempty"`
-	LinkHash     *Hash     `json:"link_hash,omitempty"`
+	Role         *string   `json:"role,omitzero"`
+	PasswordHash *string   `json:"password_hash,omitzero"`
+	LinkHash     *Hash     `json:"link_hash,omitzero"`
 	LinkUntil    time.Time `json:"link_until,omitzero"`
 }
 

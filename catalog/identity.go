@@ -118,10 +118,10 @@ type IdentitySession struct {
 	DocumentReasons   []string            `json:"document_reasons,omitempty"`
 	DocumentImageHash string              `json:"document_image_hash,omitempty"`
 	FacePassed        bool                `json:"face_passed,omitempty"`
-	Challenge         *IdentityChallenge  `json:"challenge,omitempty"`
+	Challenge         *IdentityChallenge  `json:"challenge,omitzero"`
 	ReviewReasons     []string            `json:"review_reasons,omitempty"`
 	CaseID            string              `json:"case_id,omitempty"`
-	Resolution        *IdentityResolution `json:"resolution,omitempty"`
+	Resolution        *IdentityResolution `json:"resolution,omitzero"`
 	PendingEvents     []IdentityEvent     `json:"pending_events,omitempty"`
 	Redacted          bool                `json:"redacted,omitempty"`
 	RedactedAt        time.Time           `json:"redacted_at,omitzero"`
@@ -238,7 +238,7 @@ func (tx *Tx) identityOf(workspaceID string) *IdentityWorkspace {
 type PutIdentitySession struct {
 	Session       IdentitySession `json:"session"`
 	ExpectVersion uint64          `json:"expect_version"`
-	Case          *ReviewCase     `json:"case,omitempty"`
+	Case          *ReviewCase     `json:"case,omitzero"`
 }
 
 func (*PutIdentitySession) Kind() string { return "identity_session.put" }

@@ -51,7 +51,7 @@ type RateLimitPolicy struct {
 	Scope             string       `json:"scope"`
 	Bucket            PolicyBucket `json:"bucket"`
 	DefaultCost       int64        `json:"default_cost"`
-	Quota             *PolicyQuota `json:"quota,omitempty"`
+	Quota             *PolicyQuota `json:"quota,omitzero"`
 	AdaptiveCost      bool         `json:"adaptive_cost"`
 	Mode              string       `json:"mode"`
 	DegradedBehaviour string       `json:"degraded_behaviour"`

@@ -245,10 +245,10 @@ func (c *CreateWebhookEndpoint) Apply(tx *Tx) (any, error) {
 type UpdateWebhookEndpoint struct {
 	WorkspaceID string    `json:"workspace_id"`
 	ID          string    `json:"endpoint_id"`
-	URL         *string   `json:"url,omitempty"`
-	Description *string   `json:"description,omitempty"`
-	EventTypes  *[]string `json:"event_types,omitempty"`
-	Enabled     *bool     `json:"enabled,omitempty"`
+	URL         *string   `json:"url,omitzero"`
+	Description *string   `json:"description,omitzero"`
+	EventTypes  *[]string `json:"event_types,omitzero"`
+	Enabled     *bool     `json:"enabled,omitzero"`
 	At          time.Time `json:"at"`
 }
 
