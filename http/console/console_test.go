@@ -155,6 +155,11 @@ func (f *fakeBackend) Admin(actor, method, path string, body []byte) (int, []byt
 			return 400, []byte(`{"success":false,"error":"invalid-field","message":"hostnames: at least one hostname is required"}`)
 		}
 		return 201, []byte(`{"site_id":"s2","name":"new","site_key":"site_new","secret":"sk_live_SECRET","hostnames":["b.example"],"environment":"production","challenge_mode":"checkbox"}`)
+	case "PATCH /workspaces/w1/sites/s1":
+		if strings.Contains(string(body), "bad..host") {
+			return 400, []byte(`{"success":false,"error":"invalid-field","message":"invalid hostname bad..host"}`)
+		}
+		return 200, []byte(`{"site_id":"s1"}`)
 	case "POST /workspaces/w1/sites/s1/rotate-secret":
 		return 200, []byte(`{"site_id":"s1","name":"web","site_key":"site_k","secret":"sk_live_ROTATED","hostnames":["a.example"],"environment":"production","challenge_mode":"checkbox","previous_secret_valid_until":"2026-11-26T10:00:00Z"}`)
 	case "PATCH /workspaces/w1/console-users/u1":
@@ -814,5 +819,32 @@ func TestIDsCannotRewriteTheAdminPath(t *testing.T) {
 	}
 	if !bytes.Contains([]byte(b.do("GET", "/console", nil).header["Location"]), []byte("/console/")) {
 		t.Fatal("/console does not redirect to /console/")
+	}
+}
+
+// TestSiteEditForm: an editor changes a site's hostnames, challenge mode
+// and branding profile through the admin API's PATCH; the API's refusal is
+// shown; the form offers the workspace's profiles.
+func TestSiteEditForm(t *testing.T) {
+	c, fb, _ := newTestConsole(Config{})
+	b := newBrowser(t, c)
+	_, csrf := b.login("good-token")
+	page := b.do("GET", "/console/workspaces/w1", nil)
+	for _, want := range []string{`action="/console/workspaces/w1/sites/s1"`, `<option value="b1">Main</option>`, `<label for="brand-s1">Branding profile of web</label>`} {
+		if !strings.Contains(page.body, want) {
+			t.Fatalf("workspace page lacks %q:\n%s", want, page.body)
+		}
+	}
+	a := b.do("POST", "/console/workspaces/w1/sites/s1", url.Values{"csrf": {csrf}, "hostnames": {"a.example, b.example"}, "challenge_mode": {"visual"}, "branding_profile_id": {"b1"}})
+	if a.status != 303 {
+		t.Fatalf("edit: %d %s", a.status, a.body)
+	}
+	w := fb.writes()
+	if got := w[len(w)-1]; got != `PATCH /workspaces/w1/sites/s1 {"branding_profile_id":"b1","challenge_mode":"visual","hostnames":["a.example","b.example"]}` {
+		t.Fatalf("PATCH sent: %s", got)
+	}
+	a = b.do("POST", "/console/workspaces/w1/sites/s1", url.Values{"csrf": {csrf}, "hostnames": {"bad..host"}})
+	if a.status != 422 || !strings.Contains(a.body, "The site was not changed: invalid hostname bad..host") {
+		t.Fatalf("refused edit: %d %s", a.status, a.body)
 	}
 }

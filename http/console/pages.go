@@ -38,6 +38,7 @@ type siteView struct {
 	Hostnames           []string   `json:"hostnames"`
 	Environment         string     `json:"environment"`
 	ChallengeMode       string     `json:"challenge_mode"`
+	BrandingProfileID   string     `json:"branding_profile_id"`
 	PreviousSecretUntil *time.Time `json:"previous_secret_valid_until"`
 	CreatedAt           time.Time  `json:"created_at"`
 }
@@ -278,6 +279,9 @@ type workspaceData struct {
 	Workspace  workspaceView
 	Sites      []siteView
 	MobileApps []mobileAppView
+	// Profiles are the workspace's branding profiles a site may name
+	// (empty when they cannot be read: the edit form then offers none).
+	Profiles []brandingView
 	// Form holds the create-site form's values after a refused submit.
 	Form    siteForm
 	CanEdit bool
@@ -317,7 +321,34 @@ func (c *Console) loadWorkspace(r *req, id string, d *workspaceData) bool {
 		return false
 	}
 	d.Sites, d.MobileApps = sl.Sites, ml.MobileApps
+	var bl struct {
+		Profiles []brandingView `json:"profiles"`
+	}
+	if _, e := c.call(r, "GET", base+"/branding-profiles", nil, &bl); e == nil {
+		d.Profiles = bl.Profiles
+	}
 	return true
+}
+
+// updateSite changes a site's hostnames, challenge mode and branding
+// profile with the admin API's PATCH: its validation, its errors.
+func (c *Console) updateSite(r *req, wsID, siteID string) {
+	form := r.ctx.PostArgs()
+	body := map[string]any{"hostnames": splitHostnames(string(form.Peek("hostnames"))),
+		"branding_profile_id": string(form.Peek("branding_profile_id"))}
+	if m := string(form.Peek("challenge_mode")); m != "" {
+		body["challenge_mode"] = m
+	}
+	st, e := c.call(r, "PATCH", "/workspaces/"+wsID+"/sites/"+siteID, body, nil)
+	if e != nil {
+		if st == 404 && e.Error == "not-found" {
+			c.notFound(r)
+			return
+		}
+		c.workspace(r, wsID, 422, "The site was not changed: "+e.Message)
+		return
+	}
+	c.redirect(r, Prefix+"workspaces/"+wsID+"?updated="+siteID+"#site-"+siteID)
 }
 
 func (c *Console) workspace(r *req, id string, status int, errMsg string) {

@@ -81,6 +81,7 @@ var routes = []route{
 	{"GET", "workspaces/{ws}", users.View, func(c *Console, r *req) { c.workspace(r, r.params.ws, 200, "") }},
 	{"POST", "workspaces/{ws}/sites", users.Edit, func(c *Console, r *req) { c.createSite(r, r.params.ws) }},
 	{"POST", "workspaces/{ws}/sites/{id}/rotate-secret", users.Edit, func(c *Console, r *req) { c.rotateSecret(r, r.params.ws, r.params.id) }},
+	{"POST", "workspaces/{ws}/sites/{id}", users.Edit, func(c *Console, r *req) { c.updateSite(r, r.params.ws, r.params.id) }},
 	{"GET", "workspaces/{ws}/policies", users.View, func(c *Console, r *req) { c.policies(r, r.params.ws, 200, "", "") }},
 	{"POST", "workspaces/{ws}/policies", users.Edit, (*Console).createPolicy},
 	{"POST", "workspaces/{ws}/policies/{id}", users.Edit, func(c *Console, r *req) { c.updatePolicy(r, r.params.ws, r.params.id) }},

@@ -179,8 +179,8 @@ test('console: users, a policy from observe to throttle, every module page', asy
   await page.getByRole('heading', { level: 2, name: 'Create a site' }).waitFor();
   await checkPage(page, 'workspace (editor)');
   await page.getByLabel('Name', { exact: true }).fill('Console shop');
-  await page.getByLabel('Hostnames').fill('shop.console.example\nwww.console.example');
-  await page.getByLabel('Challenge mode').selectOption('visual');
+  await page.getByLabel('Hostnames', { exact: true }).fill('shop.console.example\nwww.console.example');
+  await page.getByLabel('Challenge mode', { exact: true }).selectOption('visual');
   await page.getByRole('button', { name: 'Create site' }).click();
   await page.getByRole('heading', { level: 1, name: 'Site created' }).waitFor();
   assert.match(await page.getByLabel('Secret (private)').inputValue(), /^sk_live_/);
@@ -189,6 +189,16 @@ test('console: users, a policy from observe to throttle, every module page', asy
   const site = sites.body.sites.find((s) => s.name === 'Console shop');
   assert.ok(site, 'the admin API lists the site the console created');
   assert.deepEqual(site.hostnames, ['shop.console.example', 'www.console.example']);
+
+  // Edit it: hostnames and challenge mode, through the admin API's PATCH.
+  await page.goto(wsURL);
+  await page.getByText('Edit Console shop').click();
+  await page.getByLabel('Hostnames of Console shop').fill('shop.console.example, pay.console.example');
+  await page.getByLabel('Challenge mode of Console shop').selectOption('checkbox');
+  await page.getByRole('button', { name: 'Save Console shop' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Create a site' }).waitFor();
+  const edited = (await admin('GET', `/workspaces/${workspace}/sites/${site.site_id}`)).body;
+  assert.deepEqual([edited.hostnames, edited.challenge_mode], [['shop.console.example', 'pay.console.example'], 'checkbox']);
 
   // Create a policy in observe mode with the form: one check per hour.
   const action = 'console.e2e.' + stamp;
