@@ -830,7 +830,9 @@ func TestSiteEditForm(t *testing.T) {
 	b := newBrowser(t, c)
 	_, csrf := b.login("good-token")
 	page := b.do("GET", "/console/workspaces/w1", nil)
-	for _, want := range []string{`action="/console/workspaces/w1/sites/s1"`, `<option value="b1">Main</option>`, `<label for="brand-s1">Branding profile of web</label>`} {
+	for _, want := range []string{`action="/console/workspaces/w1/sites/s1"`, `<option value="b1">Main</option>`,
+		`&lt;div class="service-widget" data-sitekey="site_k"&gt;&lt;/div&gt;`, `/v1/widget/api.js" async defer&gt;`,
+		`No live preview here: the widget runs only on the site's hostnames, and this console's host (console.test)`, `<label for="brand-s1">Branding profile of web</label>`} {
 		if !strings.Contains(page.body, want) {
 			t.Fatalf("workspace page lacks %q:\n%s", want, page.body)
 		}

@@ -2,6 +2,8 @@ package console
 
 import (
 	"encoding/json"
+	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -285,6 +287,16 @@ type workspaceData struct {
 	// Form holds the create-site form's values after a refused submit.
 	Form    siteForm
 	CanEdit bool
+	// ConsoleHost is the host this console answers on; a site that lists
+	// it gets a live preview of its widget. APIBase starts the snippet's
+	// script URL (this node, as the browser reached it).
+	ConsoleHost, APIBase string
+}
+
+// Previews reports whether a site's widget can run on this page: the
+// widget runs only on its site's hostnames.
+func (d workspaceData) Previews(s siteView) bool {
+	return d.ConsoleHost != "" && slices.Contains(s.Hostnames, d.ConsoleHost)
 }
 
 type siteForm struct {
@@ -361,7 +373,25 @@ func (c *Console) renderWorkspace(r *req, id string, status int, errMsg string, 
 		return
 	}
 	d.CanEdit = r.sess.principal.Can(users.Edit, id)
-	c.render(r, status, "workspace", pageData{Title: "Workspace " + d.Workspace.Name, Nav: "workspaces", Tab: "", Workspace: id, Error: errMsg, Data: d})
+	host := string(r.ctx.Host())
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	d.ConsoleHost, d.APIBase = strings.Trim(strings.ToLower(host), "[]"), "http://"+string(r.ctx.Host())
+	if r.ctx.IsTLS() {
+		d.APIBase = "https://" + string(r.ctx.Host())
+	}
+	pd := pageData{Title: "Workspace " + d.Workspace.Name, Nav: "workspaces", Tab: "", Workspace: id, Error: errMsg, Data: d}
+	for _, s := range d.Sites {
+		if d.Previews(s) {
+			// The widget's challenge is a same-origin POST that must carry
+			// the page's Origin; under no-referrer a browser sends "null".
+			pd.Widget, pd.Referrer = true, "same-origin"
+			r.ctx.Response.Header.Set("Referrer-Policy", pd.Referrer)
+			break
+		}
+	}
+	c.render(r, status, "workspace", pd)
 }
 
 // splitHostnames reads the hostnames field: names separated by commas,
