@@ -66,6 +66,17 @@ func ForURLs(cat *catalog.Catalog, workspaceID string, urls ...string) (Profile,
 	return Profile{}, false
 }
 
+// ForHostedSession is the profile of a hosted identity session's site:
+// the site whose hostnames allow its parent_origin, else its return_url.
+// An unknown or non-hosted session gets none.
+func ForHostedSession(cat *catalog.Catalog, sessionID string) (Profile, bool) {
+	s := cat.IdentitySessionAnywhere(sessionID)
+	if s == nil || s.HostedHash == (catalog.Hash{}) {
+		return Profile{}, false
+	}
+	return ForURLs(cat, s.WorkspaceID, s.ParentOrigin, s.ReturnURL)
+}
+
 // Stylesheet is the profile's public stylesheet: its set colours as CSS
 // custom properties on :root. Colours are re-checked as #rrggbb here
 // (Vars), so nothing but a hex colour ever reaches the CSS.

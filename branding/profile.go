@@ -86,6 +86,19 @@ func Lookup(cat *catalog.Catalog, workspaceID, id string) (Profile, bool) {
 	return Profile{ID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name, Colors: p.Colors, LogoVersion: p.LogoVersion}, true
 }
 
+// Require checks that a site or mobile app of workspaceID may name the
+// profile id ("" names none); the catalog command checks again when it
+// applies.
+func Require(cat *catalog.Catalog, workspaceID, id string) error {
+	if id == "" {
+		return nil
+	}
+	if _, ok := Lookup(cat, workspaceID, id); !ok {
+		return ErrNotFound.With("no branding profile %q in this workspace", id)
+	}
+	return nil
+}
+
 // LogoPath is the public path of the profile's logo at size (0: the
 // default), versioned so it can be cached as immutable; "" without a logo.
 func (p Profile) LogoPath(size int) string {

@@ -413,7 +413,7 @@ func (in *SiteInput) validate(create bool, env string) error {
 // update it checks the patch against the site, which update then applies.
 func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (catalog.Site, string, error) {
 	if in.BrandingProfileID != nil {
-		if err := needBrandingProfile(c, workspaceID, *in.BrandingProfileID); err != nil {
+		if err := branding.Require(c.cat, workspaceID, *in.BrandingProfileID); err != nil {
 			return catalog.Site{}, "", err
 		}
 	}
@@ -468,19 +468,6 @@ func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (c
 		st.BrandingProfileID = *in.BrandingProfileID
 	}
 	return st, secret, nil
-}
-
-// needBrandingProfile checks that a site or mobile app names a branding
-// profile of its own workspace ("" names none); the catalog command checks
-// again when it applies.
-func needBrandingProfile(c *Call, workspaceID, id string) error {
-	if id == "" {
-		return nil
-	}
-	if _, ok := branding.Lookup(c.cat, workspaceID, id); !ok {
-		return branding.ErrNotFound.With("no branding profile %q in this workspace", id)
-	}
-	return nil
 }
 
 // siteSecretPrefix names a site secret's environment: sk_live_,
@@ -538,7 +525,7 @@ var mobileApps = &resource[catalog.MobileApp, MobileAppInput, MobileAppView, Mob
 		if !validAppID(in.AppID) {
 			return catalog.MobileApp{}, "", invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'")
 		}
-		if err := needBrandingProfile(c, workspaceID, in.BrandingProfileID); err != nil {
+		if err := branding.Require(c.cat, workspaceID, in.BrandingProfileID); err != nil {
 			return catalog.MobileApp{}, "", err
 		}
 		secret := NewSecret("ms_")

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/trustd/trustd/branding"
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/session"
@@ -148,7 +147,7 @@ func (s *Server) hostedPage(c *Call) {
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Permissions-Policy", "camera=(self), microphone=(), geolocation=()")
 	var page struct{ Brand *branding.View }
-	if p, ok := hostedBranding(c.cat, c.Param("session_id")); ok {
+	if p, ok := branding.ForHostedSession(c.cat, c.Param("session_id")); ok {
 		page.Brand = p.View(branding.DefaultSize)
 	}
 	var b bytes.Buffer
@@ -159,17 +158,6 @@ func (s *Server) hostedPage(c *Call) {
 	c.Ctx.SetStatusCode(200)
 	c.Ctx.SetContentType("text/html; charset=utf-8")
 	c.Ctx.SetBody(b.Bytes())
-}
-
-// hostedBranding is the branding profile of a hosted session's site: the
-// site whose hostnames allow its parent_origin, else its return_url (see
-// branding.ForURLs). An unknown or non-hosted session gets none.
-func hostedBranding(cat *catalog.Catalog, id string) (branding.Profile, bool) {
-	s := cat.IdentitySessionAnywhere(id)
-	if s == nil || s.HostedHash == (catalog.Hash{}) {
-		return branding.Profile{}, false
-	}
-	return branding.ForURLs(cat, s.WorkspaceID, s.ParentOrigin, s.ReturnURL)
 }
 
 // hostedCaller reads the hosted capability; the module checks it.

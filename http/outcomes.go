@@ -2,6 +2,7 @@ package http
 
 import (
 	"reflect"
+	"strings"
 	"sync"
 )
 
@@ -57,7 +58,7 @@ func decisionOf(v any) (string, bool) {
 		i := -1
 		for f := range t.NumField() {
 			sf := t.Field(f)
-			if sf.Type.Kind() == reflect.String && (sf.Tag.Get("json") == "decision" || len(sf.Tag.Get("json")) > 9 && sf.Tag.Get("json")[:9] == "decision,") {
+			if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); name == "decision" && sf.Type.Kind() == reflect.String {
 				i = f
 				break
 			}
@@ -73,3 +74,6 @@ func decisionOf(v any) (string, bool) {
 // rlOutcomes are the rate-limit check's decisions (allow, throttle,
 // reject), indexed without a map lookup on the hot path.
 var rlOutcomes = [3]uint8{outcomeIndex["allow"], outcomeIndex["throttle"], outcomeIndex["reject"]}
+
+// A siteverify's outcomes, also without a map lookup.
+var outcomeSuccess, outcomeFailure = outcomeIndex["success"], outcomeIndex["failure"]

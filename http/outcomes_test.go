@@ -46,6 +46,9 @@ func TestDecidedKeepsTheSetBounded(t *testing.T) {
 			t.Fatalf("%q counted as %q, want %q", name, got, want)
 		}
 	}
+	if outcomeNames[outcomeSuccess] != "success" || outcomeNames[outcomeFailure] != "failure" {
+		t.Fatal("siteverify outcomes")
+	}
 	for d, want := range []string{"allow", "throttle", "reject"} {
 		if got := outcomeNames[rlOutcomes[d]]; got != want {
 			t.Fatalf("rate-limit decision %d counted as %q", d, got)

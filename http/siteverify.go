@@ -236,8 +236,8 @@ func (s *Server) siteverifyCompat(d verify.Dialect) func(*Call) {
 // decidedVerdict records a siteverify's outcome for the summary.
 func (c *Call) decidedVerdict(v *verify.Verdict) {
 	if v.Success() {
-		c.decided("success")
+		c.outcome = outcomeSuccess
 	} else {
-		c.decided("failure")
+		c.outcome = outcomeFailure
 	}
 }
