@@ -19,11 +19,12 @@ import (
 //     Receive, applies every op in order and answers each caller on its own
 //     channel. Under load, many asks share one mailbox message; idle, an
 //     ask costs what it did (one message, one answer).
-//   - The mailbox runs on a pinned goroutine per shard (a protoactor
-//     Dispatcher, like Akka's PinnedDispatcher) instead of a new goroutine
-//     each time the mailbox wakes: the runtime's goroutine dispatcher paid,
-//     per ask, a goroutine start and exit and the growth of its 2 KiB stack
-//     to the depth of Receive (copystack was 40 % of BenchmarkLocalAsk's CPU).
+//   - What the poster does not run itself (mailbox.go) runs on a pinned
+//     goroutine per shard (a protoactor Dispatcher, like Akka's
+//     PinnedDispatcher) instead of a new goroutine each time the mailbox
+//     wakes: the runtime's goroutine dispatcher paid, per ask, a goroutine
+//     start and exit and the growth of its 2 KiB stack to the depth of
+//     Receive (copystack was 40 % of BenchmarkLocalAsk's CPU).
 
 // drainBatch tells a shard to apply the requests queued for it.
 type drainBatch struct{}
@@ -172,6 +173,21 @@ func (s *System) AskAll(parts []int, ops []Op, errs []error, timeout time.Durati
 			s.as.Root.Send(s.pids[sh], drainBatch{})
 		}
 	}
+	// Asks to idle shards ran on this goroutine while it queued them: take
+	// those answers without arming a timer.
+	answered := 0
+	for i, req := range reqs {
+		select {
+		case <-req.done:
+			errs[i] = s.finish(req)
+			reqs[i] = nil
+			answered++
+		default:
+		}
+	}
+	if answered == len(reqs) {
+		return
+	}
 	t, _ := s.timers.Get().(*time.Timer)
 	if t == nil {
 		t = time.NewTimer(timeout)
@@ -180,6 +196,9 @@ func (s *System) AskAll(parts []int, ops []Op, errs []error, timeout time.Durati
 	}
 	expired := false
 	for i, req := range reqs {
+		if req == nil {
+			continue
+		}
 		if !expired {
 			select {
 			case <-req.done:

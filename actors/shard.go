@@ -229,7 +229,7 @@ func NewSystem(cfg Config, clock Clock) *System {
 		s.workers = append(s.workers, w)
 		props := actor.PropsFromProducer(func() actor.Actor {
 			return &shard{clock: clock, sys: s, held: held, q: q, st: State{maxKeys: cfg.MaxKeysPerTable}}
-		}, actor.WithDispatcher(w))
+		}, actor.WithDispatcher(w), actor.WithMailbox(newCallerRunsMailbox))
 		s.pids = append(s.pids, s.as.Root.Spawn(props))
 	}
 	go s.sweepLoop(cfg.SweepEvery)
@@ -252,6 +252,11 @@ func (s *System) Ask(partition int, op Op, timeout time.Duration) error {
 	i := partition % len(s.pids)
 	if s.queues[i].add(req) {
 		s.as.Root.Send(s.pids[i], drainBatch{})
+	}
+	select {
+	case <-req.done: // the shard was idle: this goroutine ran the op
+		return s.finish(req)
+	default:
 	}
 	t, _ := s.timers.Get().(*time.Timer)
 	if t == nil {

@@ -11,6 +11,7 @@ type raftCollector struct {
 	n                        *Node
 	state, last, applied, ix *prometheus.Desc
 	panics, held             *prometheus.Desc
+	frames, frameAsks        *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -21,6 +22,9 @@ func (n *Node) raftCollector() prometheus.Collector {
 		ix:      prometheus.NewDesc("trustd_catalog_index", "Raft index of the catalog served.", nil, nil),
 		held:    prometheus.NewDesc("trustd_actor_held_keys", "Keys held per kind of actor table on this node (at the last sweep); each table of each shard is capped by --max-keys-per-table.", []string{"table"}, nil),
 		panics:  prometheus.NewDesc("trustd_actor_op_panics_total", "Ops that panicked in a shard actor; each failed its request closed and the shard kept its state.", nil, nil),
+		frames:  prometheus.NewDesc("trustd_peer_frames_total", "Ask frames this node sent to the keys' owners (one request of the peer transport each).", nil, nil),
+		frameAsks: prometheus.NewDesc("trustd_peer_frame_asks_total",
+			"Asks those frames carried: divided by trustd_peer_frames_total, how well forwarded asks share a frame.", nil, nil),
 	}
 }
 
@@ -31,6 +35,8 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.ix
 	ch <- c.panics
 	ch <- c.held
+	ch <- c.frames
+	ch <- c.frameAsks
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -47,6 +53,9 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(r.AppliedIndex()))
 	ch <- prometheus.MustNewConstMetric(c.ix, prometheus.GaugeValue, float64(c.n.store.Catalog().Index))
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(c.n.actors.Panics()))
+	frames, asks := c.n.trans.Frames()
+	ch <- prometheus.MustNewConstMetric(c.frames, prometheus.CounterValue, float64(frames))
+	ch <- prometheus.MustNewConstMetric(c.frameAsks, prometheus.CounterValue, float64(asks))
 	held := c.n.actors.HeldKeys()
 	for k, name := range actors.KindNames {
 		if name != "" {

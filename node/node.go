@@ -128,6 +128,7 @@ type Node struct {
 	store    *persistence.Store
 	actors   *actors.System
 	router   *cluster.Router
+	trans    *cluster.Transport
 	cluster  *cluster.Cluster
 	api      *api.Server
 	apiLn    net.Listener
@@ -218,6 +219,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, MaxKeysPerTable: cfg.MaxKeysPerTable, Logger: cfg.Logger}, nil)
 	trans := cluster.NewTransport(cfg.ClusterKey, clientTLS)
+	n.trans = trans
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = 500 * time.Millisecond
 	}

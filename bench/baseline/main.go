@@ -2,6 +2,9 @@
 // that trustbench divides every trustd figure by:
 //
 //	go run ./bench/baseline --addr 127.0.0.1:8099
+//
+// --cpuprofile FILE writes a CPU profile of the whole run (until SIGTERM or
+// SIGINT), to compare with a profile of trustd taken under the same load.
 package main
 
 import (
@@ -10,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/trustd/trustd/bench/baseline/server"
@@ -17,7 +21,19 @@ import (
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8099", "listen address")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	stop, err := server.Start(*addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

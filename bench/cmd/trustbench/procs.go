@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -180,6 +181,7 @@ func trustdBinary(ctx context.Context, o *options, dir string, log io.Writer) (s
 type testCluster struct {
 	nodes []*child
 	apis  []string // API base URL of each node
+	ops   []string // ops listener base URL of each node
 	token string
 }
 
@@ -263,6 +265,7 @@ func startCluster(ctx context.Context, bin, dir, prefix string, n int, withTLS b
 		}
 		tc.nodes = append(tc.nodes, c)
 		tc.apis = append(tc.apis, "http://"+addrs[0])
+		tc.ops = append(tc.ops, "http://"+addrs[1])
 		ready := "http://" + addrs[1] + "/readyz"
 		hc := &http.Client{Timeout: time.Second}
 		if err := waitFor(ctx, c, "ready", func() bool {
@@ -285,4 +288,46 @@ func startCluster(ctx context.Context, bin, dir, prefix string, n int, withTLS b
 		}
 	}
 	return tc, nil
+}
+
+// peerFrames reads node i's counters of ask frames sent to the keys'
+// owners and the asks they carried (trustd_peer_frames_total,
+// trustd_peer_frame_asks_total) from its ops listener.
+func (tc *testCluster) peerFrames(ctx context.Context, i int) (frames, asks float64, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, tc.ops[i]+"/metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return 0, 0, err
+	}
+	found := 0
+	for line := range strings.Lines(string(body)) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		switch name {
+		case "trustd_peer_frames_total":
+			frames, err = strconv.ParseFloat(value, 64)
+		case "trustd_peer_frame_asks_total":
+			asks, err = strconv.ParseFloat(value, 64)
+		default:
+			continue
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %s: %w", tc.ops[i], name, err)
+		}
+		found++
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("%s/metrics has no peer frame counters", tc.ops[i])
+	}
+	return frames, asks, nil
 }
