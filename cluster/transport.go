@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -423,6 +424,11 @@ func (q *peerQueue) send() {
 			return
 		}
 		for {
+			// Let the goroutines already runnable (checks about to forward)
+			// queue their asks first: under load the frame grows by what
+			// the node was about to send anyway; idle, nothing else is
+			// runnable and the ask leaves at once.
+			runtime.Gosched()
 			batch := q.take()
 			if len(batch) == 0 {
 				break
