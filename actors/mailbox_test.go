@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -219,4 +221,64 @@ func TestConcurrentPostersRunEveryMessageOnce(t *testing.T) {
 	if m.status.Load() != mailboxIdle || m.UserMessageCount() != 0 {
 		t.Fatalf("mailbox ended status %d with %d messages", m.status.Load(), m.UserMessageCount())
 	}
+}
+
+// Stopping the system while callers run drains on their own goroutines:
+// Stop returns, every caller's ask ends with an answer, ErrStopped or
+// ErrTimeout (never a hang or a panic), and the asks that were answered
+// ran exactly once.
+func TestStopWhileCallersRunDrains(t *testing.T) {
+	s := NewSystem(Config{Shards: 2}, nil)
+	const callers = 16
+	var wg sync.WaitGroup
+	var answered, other atomic.Int64
+	stop := make(chan struct{})
+	for c := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				op := &Consume{ID: fmt.Sprintf("c%d-%d", c, i), Expires: time.Now().Add(time.Minute).UnixNano()}
+				switch err := s.Ask(i, op, 2*time.Second); {
+				case err == nil:
+					if !op.First {
+						t.Errorf("a fresh marker %s was not first", op.ID)
+					}
+					answered.Add(1)
+				case errors.Is(err, ErrStopped), errors.Is(err, ErrTimeout):
+					other.Add(1)
+					if errors.Is(err, ErrStopped) {
+						return
+					}
+				default:
+					t.Errorf("ask during stop: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for answered.Load() < 1000 {
+		time.Sleep(time.Millisecond)
+	}
+	done := make(chan struct{})
+	go func() { s.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return while callers were asking")
+	}
+	close(stop)
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(10 * time.Second):
+		t.Fatal("callers still waiting 10 s after Stop")
+	}
+	t.Logf("%d asks answered, %d refused or timed out around the stop", answered.Load(), other.Load())
 }
