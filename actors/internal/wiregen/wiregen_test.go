@@ -10,12 +10,18 @@ import (
 const pb = `package actorpb
 type In struct {
 	state int
-	Key   string
-	Count int64
-	Blob  []byte
+	Key   string ` + "`protobuf:\"bytes,1,opt,name=key,proto3\"`" + `
+	Count int64  ` + "`protobuf:\"varint,2,opt,name=count,proto3\"`" + `
+	Blob  []byte ` + "`protobuf:\"bytes,3,opt,name=blob,proto3\"`" + `
 }
 type Out struct {
-	Yes bool
+	Yes bool ` + "`protobuf:\"varint,1,opt,name=yes,proto3\"`" + `
+}
+type List struct {
+	Keys []string ` + "`protobuf:\"bytes,1,rep,name=keys,proto3\"`" + `
+}
+type Odd struct {
+	N int64 ` + "`protobuf:\"group,1,opt,name=n,proto3\"`" + `
 }
 `
 
@@ -48,10 +54,21 @@ func TestGenerate(t *testing.T) {
 		"o.Count = int(m.Count)",
 		"&actorpb.Out{Yes: o.Done}",
 		"o.Done = m.Yes",
+		// hand-coded with protowire, no proto reflection
+		"func pbAppendIn(b []byte, m *actorpb.In) ([]byte, error)",
+		"b = append(b, 0x0a)", "b = protowire.AppendString(b, m.Key)",
+		"b = append(b, 0x10)", "b = protowire.AppendVarint(b, uint64(m.Count))",
+		"if len(m.Blob) > 0", "b = append(b, 0x1a)",
+		"case num == 2 && typ == protowire.VarintType:", "m.Count = int64(u)",
+		"if !utf8.Valid(s)", "m.Blob = append([]byte(nil), s...)",
+		"n = protowire.ConsumeFieldValue(num, typ, data)",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("generated source lacks %q:\n%s", want, src)
 		}
+	}
+	if strings.Contains(src, "gproto") || strings.Contains(src, "google.golang.org/protobuf/proto") {
+		t.Error("the generated code still calls proto")
 	}
 	if strings.Contains(src, "local") {
 		t.Error("an untagged field travels")
@@ -68,6 +85,8 @@ func TestGenerateRefusesWhatItCannotMap(t *testing.T) {
 		"duplicate kind":      "//actors:wire x.do In\ntype Do struct{}\n\n//actors:wire x.do In\ntype Do2 struct{}\n",
 		"missing decoder":     "//actors:wire x.do In\ntype Do struct {\n\tBlob [4]byte `wire:\"op\" wirevia:\"blob\"`\n}\n",
 		"malformed directive": "//actors:wire x.do\ntype Do struct{}\n",
+		"repeated field":      "//actors:wire x.do List\ntype Do struct{}\n",
+		"unsupported kind":    "//actors:wire x.do Odd\ntype Do struct{}\n",
 	} {
 		if _, err := generate(t, ops); err == nil {
 			t.Errorf("%s: generated without complaint", name)
