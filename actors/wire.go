@@ -81,6 +81,16 @@ var (
 	errWireField = errors.New("actors: wire: invalid field number")
 )
 
+// NewWireOpOf is NewWireOp of a kind read off the wire, without making a
+// string of it.
+func NewWireOpOf(kind []byte) (WireOp, error) {
+	mk, ok := wireOps[string(kind)]
+	if !ok {
+		return nil, fmt.Errorf("actors: unknown op kind %q", kind)
+	}
+	return mk(), nil
+}
+
 // NewWireOp returns an empty op of kind, ready for UnmarshalOp.
 func NewWireOp(kind string) (WireOp, error) {
 	mk, ok := wireOps[kind]

@@ -250,7 +250,15 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 		t.pending.Put(p)
 		return fmt.Errorf("cluster: encode ask: %w", err)
 	}
-	p.buf, p.body, p.timeout, p.err = opb[:0], body, timeout, nil
+	// The op and the envelope share one array: when the envelope outgrew
+	// opb's, the new array (holding the envelope) is the next ask's
+	// scratch, so a pooled pendingAsk stops allocating once it has seen
+	// the largest op.
+	scratch := opb[:0]
+	if cap(body) > cap(opb)-len(opb) {
+		scratch = body[:0]
+	}
+	p.buf, p.body, p.timeout, p.err = scratch, body, timeout, nil
 	p.state.Store(askWaiting)
 	q, err := t.queue(m.PeerAddr)
 	if err != nil {
