@@ -17,6 +17,10 @@ type In struct {
 type Out struct {
 	Yes bool ` + "`protobuf:\"varint,1,opt,name=yes,proto3\"`" + `
 }
+type Wrap struct {
+	In   *In    `+"`protobuf:\"bytes,1,opt,name=in,proto3\"`"+`
+	Rate float64 `+"`protobuf:\"fixed64,2,opt,name=rate,proto3\"`"+`
+}
 type List struct {
 	Keys []string ` + "`protobuf:\"bytes,1,rep,name=keys,proto3\"`" + `
 }
@@ -72,6 +76,29 @@ func TestGenerate(t *testing.T) {
 	}
 	if strings.Contains(src, "local") {
 		t.Error("an untagged field travels")
+	}
+}
+
+// A nested message is encoded with its size first and decoded from a
+// local of its own (so it can stay on the stack), through its wirevia
+// mapping; a double keeps -0 and drops only +0, as proto does.
+func TestGenerateNested(t *testing.T) {
+	src, err := generate(t, "//actors:wire x.wrap Wrap\ntype Wrap struct {\n\tThing thing `wire:\"op\" wirename:\"In\" wirevia:\"thing\"`\n\tRate float64 `wire:\"op\"`\n}\n\n"+
+		"type thing struct{ k string }\n\nfunc thingPB(t thing) *actorpb.In { return &actorpb.In{Key: t.k} }\n\nfunc thingOf(m *actorpb.In) thing { return thing{k: m.GetKey()} }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"return pbAppendWrap(b, &actorpb.Wrap{In: thingPB(o.Thing), Rate: o.Rate})",
+		"b = protowire.AppendVarint(b, uint64(pbSizeIn(m.In)))",
+		"var mIn actorpb.In", "var pIn *actorpb.In", "pIn = &mIn", "pbUnmarshalIn(s, pIn)",
+		"o.Thing = thingOf(pIn)",
+		"func pbUnmarshalIn(data []byte, m *actorpb.In) error",
+		"if m.Rate != 0 || math.Signbit(m.Rate)", "m.Rate = math.Float64frombits(u)",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated source lacks %q:\n%s", want, src)
+		}
 	}
 }
 
