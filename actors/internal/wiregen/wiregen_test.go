@@ -18,8 +18,8 @@ type Out struct {
 	Yes bool ` + "`protobuf:\"varint,1,opt,name=yes,proto3\"`" + `
 }
 type Wrap struct {
-	In   *In    `+"`protobuf:\"bytes,1,opt,name=in,proto3\"`"+`
-	Rate float64 `+"`protobuf:\"fixed64,2,opt,name=rate,proto3\"`"+`
+	In   *In    ` + "`protobuf:\"bytes,1,opt,name=in,proto3\"`" + `
+	Rate float64 ` + "`protobuf:\"fixed64,2,opt,name=rate,proto3\"`" + `
 }
 type List struct {
 	Keys []string ` + "`protobuf:\"bytes,1,rep,name=keys,proto3\"`" + `
