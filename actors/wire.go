@@ -1,9 +1,8 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
-
-	gproto "google.golang.org/protobuf/proto"
 )
 
 //go:generate go run ./internal/wiregen/cmd/wiregen
@@ -12,7 +11,11 @@ import (
 // implements WireOp, so the cluster can carry it there and carry its
 // result back; the cluster never interprets either. Its encodings are
 // protobuf messages of package proto/actorpb, so every byte that crosses a
-// node has a schema.
+// node has a schema. The codecs are not proto's reflection, though:
+// wiregen writes them with protowire, byte for byte what proto.Marshal
+// writes, accepting and refusing what proto.Unmarshal does (the
+// differential test and FuzzWireDecode in wire_diff_test.go hold them to
+// that), so a forwarded op costs no reflection on either node.
 
 // WireOp is an Op that can cross nodes. Append* encode and Unmarshal*
 // decode; inputs and result fields travel separately, so a forwarded op
@@ -72,8 +75,20 @@ type Adopter interface {
 // a small function next to the op's other wire code (wirevia, wireenc,
 // wiredec); see the package documentation of internal/wiregen.
 
-func appendPB(b []byte, m gproto.Message) ([]byte, error) {
-	return gproto.MarshalOptions{}.MarshalAppend(b, m)
+// Errors of the generated codecs, where proto would say the same.
+var (
+	errWireUTF8  = errors.New("actors: wire: string field contains invalid UTF-8")
+	errWireField = errors.New("actors: wire: invalid field number")
+)
+
+// NewWireOpOf is NewWireOp of a kind read off the wire, without making a
+// string of it.
+func NewWireOpOf(kind []byte) (WireOp, error) {
+	mk, ok := wireOps[string(kind)]
+	if !ok {
+		return nil, fmt.Errorf("actors: unknown op kind %q", kind)
+	}
+	return mk(), nil
 }
 
 // NewWireOp returns an empty op of kind, ready for UnmarshalOp.

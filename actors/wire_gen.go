@@ -3,7 +3,10 @@
 package actors
 
 import (
-	gproto "google.golang.org/protobuf/proto"
+	"math"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/trustd/trustd/proto/actorpb"
 	"github.com/trustd/trustd/ratelimit"
@@ -41,14 +44,60 @@ func (*Activity) OpKind() string { return "account.activity" }
 
 // AppendOp implements WireOp.
 func (o *Activity) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Activity{Key: o.Key, Member: o.Member, Record: o.Record, Failed: o.Failed, Succeeded: o.Succeeded, WindowNs: o.WindowNs, RetainNs: o.RetainNs, MaxMembers: int64(o.MaxMembers)})
+	return pbAppendActivity(b, &actorpb.Activity{Key: o.Key, Member: o.Member, Record: o.Record, Failed: o.Failed, Succeeded: o.Succeeded, WindowNs: o.WindowNs, RetainNs: o.RetainNs, MaxMembers: int64(o.MaxMembers)})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Activity) UnmarshalOp(data []byte) error {
 	var m actorpb.Activity
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Member = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Record = protowire.DecodeBool(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.Failed = protowire.DecodeBool(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.Succeeded = protowire.DecodeBool(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.WindowNs = int64(u)
+		case num == 7 && typ == protowire.VarintType:
+			m.RetainNs = int64(u)
+		case num == 8 && typ == protowire.VarintType:
+			m.MaxMembers = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.Member = m.Member
@@ -63,14 +112,45 @@ func (o *Activity) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *Activity) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.ActivityResult{Failures: o.Failures, Distinct: int64(o.Distinct), Seen: o.Seen, Known: o.Known})
+	return pbAppendActivityResult(b, &actorpb.ActivityResult{Failures: o.Failures, Distinct: int64(o.Distinct), Seen: o.Seen, Known: o.Known})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *Activity) UnmarshalResult(data []byte) error {
 	var m actorpb.ActivityResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.Fixed64Type:
+			m.Failures = math.Float64frombits(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Distinct = int64(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Seen = protowire.DecodeBool(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.Known = protowire.DecodeBool(u)
+		}
 	}
 	o.Failures = m.Failures
 	o.Distinct = int(m.Distinct)
@@ -84,14 +164,65 @@ func (*AnnotateAssessment) OpKind() string { return "assessment.annotate" }
 
 // AppendOp implements WireOp.
 func (o *AnnotateAssessment) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.AnnotateAssessment{Id: o.ID, WorkspaceId: o.WorkspaceID, FeedbackId: o.FeedbackID, Label: o.Label, Reason: o.Reason, DedupNs: o.DedupNs})
+	return pbAppendAnnotateAssessment(b, &actorpb.AnnotateAssessment{Id: o.ID, WorkspaceId: o.WorkspaceID, FeedbackId: o.FeedbackID, Label: o.Label, Reason: o.Reason, DedupNs: o.DedupNs})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *AnnotateAssessment) UnmarshalOp(data []byte) error {
 	var m actorpb.AnnotateAssessment
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.WorkspaceId = string(s)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackId = string(s)
+		case num == 4 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Label = string(s)
+		case num == 5 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Reason = string(s)
+		case num == 6 && typ == protowire.VarintType:
+			m.DedupNs = int64(u)
+		}
 	}
 	o.ID = m.Id
 	o.WorkspaceID = m.WorkspaceId
@@ -104,14 +235,47 @@ func (o *AnnotateAssessment) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *AnnotateAssessment) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.AnnotateAssessmentResult{Found: o.Found, Duplicate: o.Duplicate, SubjectKey: o.SubjectKey})
+	return pbAppendAnnotateAssessmentResult(b, &actorpb.AnnotateAssessmentResult{Found: o.Found, Duplicate: o.Duplicate, SubjectKey: o.SubjectKey})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *AnnotateAssessment) UnmarshalResult(data []byte) error {
 	var m actorpb.AnnotateAssessmentResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Found = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Duplicate = protowire.DecodeBool(u)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.SubjectKey = string(s)
+		}
 	}
 	o.Found = m.Found
 	o.Duplicate = m.Duplicate
@@ -124,14 +288,40 @@ func (*GetAssessment) OpKind() string { return "assessment.get" }
 
 // AppendOp implements WireOp.
 func (o *GetAssessment) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.GetAssessment{Id: o.ID})
+	return pbAppendGetAssessment(b, &actorpb.GetAssessment{Id: o.ID})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *GetAssessment) UnmarshalOp(data []byte) error {
 	var m actorpb.GetAssessment
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var s []byte
+		switch typ {
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		}
 	}
 	o.ID = m.Id
 	return nil
@@ -139,17 +329,52 @@ func (o *GetAssessment) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *GetAssessment) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.GetAssessmentResult{Found: o.Found, Assessment: assessmentPB(&o.Assessment)})
+	return pbAppendGetAssessmentResult(b, &actorpb.GetAssessmentResult{Found: o.Found, Assessment: assessmentPB(&o.Assessment)})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *GetAssessment) UnmarshalResult(data []byte) error {
 	var m actorpb.GetAssessmentResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mAssessment actorpb.Assessment
+	var pAssessment *actorpb.Assessment
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Found = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.BytesType:
+			if pAssessment == nil {
+				pAssessment = &mAssessment
+			}
+			if err := pbUnmarshalAssessment(s, pAssessment); err != nil {
+				return err
+			}
+		}
 	}
 	o.Found = m.Found
-	o.Assessment = assessmentOf(m.Assessment)
+	o.Assessment = assessmentOf(pAssessment)
 	return nil
 }
 
@@ -158,14 +383,93 @@ func (*PutAssessment) OpKind() string { return "assessment.put" }
 
 // AppendOp implements WireOp.
 func (o *PutAssessment) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, assessmentPB(&o.Assessment))
+	return pbAppendAssessment(b, assessmentPB(&o.Assessment))
 }
 
 // UnmarshalOp implements WireOp.
 func (o *PutAssessment) UnmarshalOp(data []byte) error {
 	var m actorpb.Assessment
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.WorkspaceId = string(s)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.AppId = string(s)
+		case num == 4 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.PolicyId = string(s)
+		case num == 5 && typ == protowire.Fixed64Type:
+			m.Risk = math.Float64frombits(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.CreatedNs = int64(u)
+		case num == 7 && typ == protowire.VarintType:
+			m.ExpiresNs = int64(u)
+		case num == 8 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.SubjectKey = string(s)
+		case num == 9 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackId = string(s)
+		case num == 10 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackLabel = string(s)
+		case num == 11 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackReason = string(s)
+		case num == 12 && typ == protowire.VarintType:
+			m.FeedbackAtNs = int64(u)
+		case num == 13 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.DeviceKey = string(s)
+		}
 	}
 	o.Assessment = assessmentOf(&m)
 	return nil
@@ -182,33 +486,117 @@ func (*BreakerAdmit) OpKind() string { return "breaker.admit" }
 
 // AppendOp implements WireOp.
 func (o *BreakerAdmit) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerAdmit{Key: o.Key, AdmissionId: o.AdmissionID, Retry: o.Retry, Config: dependencyConfigPB(&o.Config), Expires: o.Expires})
+	return pbAppendBreakerAdmit(b, &actorpb.BreakerAdmit{Key: o.Key, AdmissionId: o.AdmissionID, Retry: o.Retry, Config: dependencyConfigPB(&o.Config), Expires: o.Expires})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *BreakerAdmit) UnmarshalOp(data []byte) error {
 	var m actorpb.BreakerAdmit
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mConfig actorpb.DependencyConfig
+	var pConfig *actorpb.DependencyConfig
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.AdmissionId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Retry = protowire.DecodeBool(u)
+		case num == 4 && typ == protowire.BytesType:
+			if pConfig == nil {
+				pConfig = &mConfig
+			}
+			if err := pbUnmarshalDependencyConfig(s, pConfig); err != nil {
+				return err
+			}
+		case num == 5 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.AdmissionID = m.AdmissionId
 	o.Retry = m.Retry
-	o.Config = dependencyConfigOf(m.Config)
+	o.Config = dependencyConfigOf(pConfig)
 	o.Expires = m.Expires
 	return nil
 }
 
 // AppendResult implements WireOp.
 func (o *BreakerAdmit) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerAdmitResult{Admitted: o.Admitted, Reason: uint32(o.Reason), State: uint32(o.State), RetryAfter: o.RetryAfter, Probe: o.Probe, Bulkhead: o.Bulkhead, InFlight: int64(o.InFlight), RetriesAvailable: o.RetriesAvailable})
+	return pbAppendBreakerAdmitResult(b, &actorpb.BreakerAdmitResult{Admitted: o.Admitted, Reason: uint32(o.Reason), State: uint32(o.State), RetryAfter: o.RetryAfter, Probe: o.Probe, Bulkhead: o.Bulkhead, InFlight: int64(o.InFlight), RetriesAvailable: o.RetriesAvailable})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *BreakerAdmit) UnmarshalResult(data []byte) error {
 	var m actorpb.BreakerAdmitResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Admitted = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Reason = uint32(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.State = uint32(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.RetryAfter = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.Probe = protowire.DecodeBool(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.Bulkhead = protowire.DecodeBool(u)
+		case num == 7 && typ == protowire.VarintType:
+			m.InFlight = int64(u)
+		case num == 8 && typ == protowire.VarintType:
+			m.RetriesAvailable = int64(u)
+		}
 	}
 	var err error
 	o.Admitted = m.Admitted
@@ -231,32 +619,102 @@ func (*BreakerFeedback) OpKind() string { return "breaker.feedback" }
 
 // AppendOp implements WireOp.
 func (o *BreakerFeedback) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerFeedback{Key: o.Key, AdmissionId: o.AdmissionID, Success: o.Success, Config: dependencyConfigPB(&o.Config)})
+	return pbAppendBreakerFeedback(b, &actorpb.BreakerFeedback{Key: o.Key, AdmissionId: o.AdmissionID, Success: o.Success, Config: dependencyConfigPB(&o.Config)})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *BreakerFeedback) UnmarshalOp(data []byte) error {
 	var m actorpb.BreakerFeedback
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mConfig actorpb.DependencyConfig
+	var pConfig *actorpb.DependencyConfig
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.AdmissionId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Success = protowire.DecodeBool(u)
+		case num == 4 && typ == protowire.BytesType:
+			if pConfig == nil {
+				pConfig = &mConfig
+			}
+			if err := pbUnmarshalDependencyConfig(s, pConfig); err != nil {
+				return err
+			}
+		}
 	}
 	o.Key = m.Key
 	o.AdmissionID = m.AdmissionId
 	o.Success = m.Success
-	o.Config = dependencyConfigOf(m.Config)
+	o.Config = dependencyConfigOf(pConfig)
 	return nil
 }
 
 // AppendResult implements WireOp.
 func (o *BreakerFeedback) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerFeedbackResult{Counted: o.Counted, State: uint32(o.State)})
+	return pbAppendBreakerFeedbackResult(b, &actorpb.BreakerFeedbackResult{Counted: o.Counted, State: uint32(o.State)})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *BreakerFeedback) UnmarshalResult(data []byte) error {
 	var m actorpb.BreakerFeedbackResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Counted = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.State = uint32(u)
+		}
 	}
 	var err error
 	o.Counted = m.Counted
@@ -271,14 +729,40 @@ func (*BreakerPeek) OpKind() string { return "breaker.peek" }
 
 // AppendOp implements WireOp.
 func (o *BreakerPeek) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerPeek{Key: o.Key})
+	return pbAppendBreakerPeek(b, &actorpb.BreakerPeek{Key: o.Key})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *BreakerPeek) UnmarshalOp(data []byte) error {
 	var m actorpb.BreakerPeek
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var s []byte
+		switch typ {
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		}
 	}
 	o.Key = m.Key
 	return nil
@@ -286,14 +770,43 @@ func (o *BreakerPeek) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *BreakerPeek) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.BreakerPeekResult{State: uint32(o.State), Calls: int64(o.Calls), Failures: int64(o.Failures), InFlight: int64(o.InFlight)})
+	return pbAppendBreakerPeekResult(b, &actorpb.BreakerPeekResult{State: uint32(o.State), Calls: int64(o.Calls), Failures: int64(o.Failures), InFlight: int64(o.InFlight)})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *BreakerPeek) UnmarshalResult(data []byte) error {
 	var m actorpb.BreakerPeekResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.State = uint32(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Calls = int64(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Failures = int64(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.InFlight = int64(u)
+		}
 	}
 	var err error
 	if o.State, err = breakerStateOf(m.State); err != nil {
@@ -310,17 +823,61 @@ func (*Refund) OpKind() string { return "bucket.refund" }
 
 // AppendOp implements WireOp.
 func (o *Refund) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Refund{Key: o.Key, Bucket: bucketConfigPB(o.Bucket), Cost: o.Cost, QuotaStart: o.QuotaStart, QuotaLimit: o.QuotaLimit})
+	return pbAppendRefund(b, &actorpb.Refund{Key: o.Key, Bucket: bucketConfigPB(o.Bucket), Cost: o.Cost, QuotaStart: o.QuotaStart, QuotaLimit: o.QuotaLimit})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Refund) UnmarshalOp(data []byte) error {
 	var m actorpb.Refund
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mBucket actorpb.BucketConfig
+	var pBucket *actorpb.BucketConfig
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if pBucket == nil {
+				pBucket = &mBucket
+			}
+			if err := pbUnmarshalBucketConfig(s, pBucket); err != nil {
+				return err
+			}
+		case num == 3 && typ == protowire.VarintType:
+			m.Cost = int64(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.QuotaStart = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.QuotaLimit = int64(u)
+		}
 	}
 	o.Key = m.Key
-	o.Bucket = bucketConfigOf(m.Bucket)
+	o.Bucket = bucketConfigOf(pBucket)
 	o.Cost = m.Cost
 	o.QuotaStart = m.QuotaStart
 	o.QuotaLimit = m.QuotaLimit
@@ -338,17 +895,61 @@ func (*Reserve) OpKind() string { return "bucket.reserve" }
 
 // AppendOp implements WireOp.
 func (o *Reserve) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Reserve{Key: o.Key, Bucket: bucketConfigPB(o.Bucket), QuotaLimit: o.QuotaLimit, QuotaWindow: uint32(o.QuotaWindow), Cost: o.Cost})
+	return pbAppendReserve(b, &actorpb.Reserve{Key: o.Key, Bucket: bucketConfigPB(o.Bucket), QuotaLimit: o.QuotaLimit, QuotaWindow: uint32(o.QuotaWindow), Cost: o.Cost})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Reserve) UnmarshalOp(data []byte) error {
 	var m actorpb.Reserve
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mBucket actorpb.BucketConfig
+	var pBucket *actorpb.BucketConfig
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if pBucket == nil {
+				pBucket = &mBucket
+			}
+			if err := pbUnmarshalBucketConfig(s, pBucket); err != nil {
+				return err
+			}
+		case num == 3 && typ == protowire.VarintType:
+			m.QuotaLimit = int64(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.QuotaWindow = uint32(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.Cost = int64(u)
+		}
 	}
 	o.Key = m.Key
-	o.Bucket = bucketConfigOf(m.Bucket)
+	o.Bucket = bucketConfigOf(pBucket)
 	o.QuotaLimit = m.QuotaLimit
 	o.QuotaWindow = ratelimit.Window(m.QuotaWindow)
 	o.Cost = m.Cost
@@ -357,14 +958,49 @@ func (o *Reserve) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *Reserve) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.ReserveResult{Ok: o.OK, Refused: uint32(o.Refused), Remaining: o.Remaining, RetryAfterNs: o.RetryAfterNs, QuotaRemaining: o.QuotaRemaining, QuotaResetNs: o.QuotaResetNs, QuotaStart: o.QuotaStart})
+	return pbAppendReserveResult(b, &actorpb.ReserveResult{Ok: o.OK, Refused: uint32(o.Refused), Remaining: o.Remaining, RetryAfterNs: o.RetryAfterNs, QuotaRemaining: o.QuotaRemaining, QuotaResetNs: o.QuotaResetNs, QuotaStart: o.QuotaStart})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *Reserve) UnmarshalResult(data []byte) error {
 	var m actorpb.ReserveResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Ok = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Refused = uint32(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Remaining = int64(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.RetryAfterNs = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.QuotaRemaining = int64(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.QuotaResetNs = int64(u)
+		case num == 7 && typ == protowire.VarintType:
+			m.QuotaStart = int64(u)
+		}
 	}
 	o.OK = m.Ok
 	o.Refused = BucketRefusal(m.Refused)
@@ -381,14 +1017,45 @@ func (*Hit) OpKind() string { return "challenge_rate.hit" }
 
 // AppendOp implements WireOp.
 func (o *Hit) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Hit{Key: o.Key, Window: o.Window})
+	return pbAppendHit(b, &actorpb.Hit{Key: o.Key, Window: o.Window})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Hit) UnmarshalOp(data []byte) error {
 	var m actorpb.Hit
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.Window = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.Window = m.Window
@@ -397,14 +1064,39 @@ func (o *Hit) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *Hit) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.HitResult{Rate: o.Rate, Baseline: o.Baseline})
+	return pbAppendHitResult(b, &actorpb.HitResult{Rate: o.Rate, Baseline: o.Baseline})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *Hit) UnmarshalResult(data []byte) error {
 	var m actorpb.HitResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.Fixed64Type:
+			m.Rate = math.Float64frombits(u)
+		case num == 2 && typ == protowire.Fixed64Type:
+			m.Baseline = math.Float64frombits(u)
+		}
 	}
 	o.Rate = m.Rate
 	o.Baseline = m.Baseline
@@ -416,14 +1108,47 @@ func (*ClaimIdempotency) OpKind() string { return "idempotency.claim" }
 
 // AppendOp implements WireOp.
 func (o *ClaimIdempotency) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.ClaimIdempotency{Key: o.Key, Fingerprint: o.Fingerprint[:], Expires: o.Expires})
+	return pbAppendClaimIdempotency(b, &actorpb.ClaimIdempotency{Key: o.Key, Fingerprint: o.Fingerprint[:], Expires: o.Expires})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *ClaimIdempotency) UnmarshalOp(data []byte) error {
 	var m actorpb.ClaimIdempotency
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			m.Fingerprint = append([]byte(nil), s...)
+		case num == 3 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	var err error
 	o.Key = m.Key
@@ -436,14 +1161,37 @@ func (o *ClaimIdempotency) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *ClaimIdempotency) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.ClaimIdempotencyResult{Outcome: int64(o.Outcome)})
+	return pbAppendClaimIdempotencyResult(b, &actorpb.ClaimIdempotencyResult{Outcome: int64(o.Outcome)})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *ClaimIdempotency) UnmarshalResult(data []byte) error {
 	var m actorpb.ClaimIdempotencyResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Outcome = int64(u)
+		}
 	}
 	o.Outcome = int(m.Outcome)
 	return nil
@@ -454,14 +1202,52 @@ func (*LeaseRelease) OpKind() string { return "lease.release" }
 
 // AppendOp implements WireOp.
 func (o *LeaseRelease) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence})
+	return pbAppendLeaseRef(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *LeaseRelease) UnmarshalOp(data []byte) error {
 	var m actorpb.LeaseRef
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.LeaseID = m.LeaseId
@@ -471,14 +1257,37 @@ func (o *LeaseRelease) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *LeaseRelease) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Flag{Yes: o.Released})
+	return pbAppendFlag(b, &actorpb.Flag{Yes: o.Released})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *LeaseRelease) UnmarshalResult(data []byte) error {
 	var m actorpb.Flag
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Yes = protowire.DecodeBool(u)
+		}
 	}
 	o.Released = m.Yes
 	return nil
@@ -489,14 +1298,52 @@ func (*LeaseRenew) OpKind() string { return "lease.renew" }
 
 // AppendOp implements WireOp.
 func (o *LeaseRenew) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence, Expires: o.Expires})
+	return pbAppendLeaseRef(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence, Expires: o.Expires})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *LeaseRenew) UnmarshalOp(data []byte) error {
 	var m actorpb.LeaseRef
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.LeaseID = m.LeaseId
@@ -507,14 +1354,37 @@ func (o *LeaseRenew) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *LeaseRenew) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Flag{Yes: o.Held})
+	return pbAppendFlag(b, &actorpb.Flag{Yes: o.Held})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *LeaseRenew) UnmarshalResult(data []byte) error {
 	var m actorpb.Flag
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Yes = protowire.DecodeBool(u)
+		}
 	}
 	o.Held = m.Yes
 	return nil
@@ -525,14 +1395,52 @@ func (*LeaseReserve) OpKind() string { return "lease.reserve" }
 
 // AppendOp implements WireOp.
 func (o *LeaseReserve) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LeaseReserve{Key: o.Key, LeaseId: o.LeaseID, Capacity: int64(o.Capacity), Expires: o.Expires})
+	return pbAppendLeaseReserve(b, &actorpb.LeaseReserve{Key: o.Key, LeaseId: o.LeaseID, Capacity: int64(o.Capacity), Expires: o.Expires})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *LeaseReserve) UnmarshalOp(data []byte) error {
 	var m actorpb.LeaseReserve
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Capacity = int64(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.LeaseID = m.LeaseId
@@ -543,14 +1451,47 @@ func (o *LeaseReserve) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *LeaseReserve) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LeaseReserveResult{Granted: o.Granted, Existing: o.Existing, Fence: o.Fence, HeldUntil: o.HeldUntil, InUse: int64(o.InUse), RetryAfter: o.RetryAfter})
+	return pbAppendLeaseReserveResult(b, &actorpb.LeaseReserveResult{Granted: o.Granted, Existing: o.Existing, Fence: o.Fence, HeldUntil: o.HeldUntil, InUse: int64(o.InUse), RetryAfter: o.RetryAfter})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *LeaseReserve) UnmarshalResult(data []byte) error {
 	var m actorpb.LeaseReserveResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Granted = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Existing = protowire.DecodeBool(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.HeldUntil = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.InUse = int64(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.RetryAfter = int64(u)
+		}
 	}
 	o.Granted = m.Granted
 	o.Existing = m.Existing
@@ -566,14 +1507,52 @@ func (*LeaseUsage) OpKind() string { return "lease.usage" }
 
 // AppendOp implements WireOp.
 func (o *LeaseUsage) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LeaseRef{Key: o.Key})
+	return pbAppendLeaseRef(b, &actorpb.LeaseRef{Key: o.Key})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *LeaseUsage) UnmarshalOp(data []byte) error {
 	var m actorpb.LeaseRef
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	o.Key = m.Key
 	return nil
@@ -581,14 +1560,39 @@ func (o *LeaseUsage) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *LeaseUsage) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LeaseUsageResult{InUse: int64(o.InUse), Fence: o.Fence})
+	return pbAppendLeaseUsageResult(b, &actorpb.LeaseUsageResult{InUse: int64(o.InUse), Fence: o.Fence})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *LeaseUsage) UnmarshalResult(data []byte) error {
 	var m actorpb.LeaseUsageResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.InUse = int64(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Fence = u
+		}
 	}
 	o.InUse = int(m.InUse)
 	o.Fence = m.Fence
@@ -600,14 +1604,47 @@ func (*Consume) OpKind() string { return "marker.consume" }
 
 // AppendOp implements WireOp.
 func (o *Consume) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Marker{Id: o.ID, Expires: o.Expires})
+	return pbAppendMarker(b, &actorpb.Marker{Id: o.ID, Expires: o.Expires})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Consume) UnmarshalOp(data []byte) error {
 	var m actorpb.Marker
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Partition = uint32(u)
+		}
 	}
 	o.ID = m.Id
 	o.Expires = m.Expires
@@ -616,14 +1653,37 @@ func (o *Consume) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *Consume) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.MarkerResult{Yes: o.First})
+	return pbAppendMarkerResult(b, &actorpb.MarkerResult{Yes: o.First})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *Consume) UnmarshalResult(data []byte) error {
 	var m actorpb.MarkerResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Yes = protowire.DecodeBool(u)
+		}
 	}
 	o.First = m.Yes
 	return nil
@@ -634,14 +1694,47 @@ func (*Seen) OpKind() string { return "marker.seen" }
 
 // AppendOp implements WireOp.
 func (o *Seen) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Marker{Id: o.ID})
+	return pbAppendMarker(b, &actorpb.Marker{Id: o.ID})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Seen) UnmarshalOp(data []byte) error {
 	var m actorpb.Marker
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Partition = uint32(u)
+		}
 	}
 	o.ID = m.Id
 	return nil
@@ -649,14 +1742,37 @@ func (o *Seen) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *Seen) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.MarkerResult{Yes: o.Used})
+	return pbAppendMarkerResult(b, &actorpb.MarkerResult{Yes: o.Used})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *Seen) UnmarshalResult(data []byte) error {
 	var m actorpb.MarkerResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Yes = protowire.DecodeBool(u)
+		}
 	}
 	o.Used = m.Yes
 	return nil
@@ -667,38 +1783,140 @@ func (*Redeem) OpKind() string { return "redeem" }
 
 // AppendOp implements WireOp.
 func (o *Redeem) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome), Record: verificationPtrPB(o.Record)})
+	return pbAppendRedemption(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome), Record: verificationPtrPB(o.Record)})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *Redeem) UnmarshalOp(data []byte) error {
 	var m actorpb.Redemption
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mOutcome actorpb.Outcome
+	var pOutcome *actorpb.Outcome
+	var mRecord actorpb.Verification
+	var pRecord *actorpb.Verification
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 4 && typ == protowire.BytesType:
+			if pOutcome == nil {
+				pOutcome = &mOutcome
+			}
+			if err := pbUnmarshalOutcome(s, pOutcome); err != nil {
+				return err
+			}
+		case num == 5 && typ == protowire.VarintType:
+			m.Partition = uint32(u)
+		case num == 6 && typ == protowire.BytesType:
+			if pRecord == nil {
+				pRecord = &mRecord
+			}
+			if err := pbUnmarshalVerification(s, pRecord); err != nil {
+				return err
+			}
+		}
 	}
 	o.ID = m.Id
 	o.Expires = m.Expires
 	o.Key = m.Key
-	o.Outcome = outcomeOf(m.Outcome)
-	o.Record = verificationPtrOf(m.Record)
+	o.Outcome = outcomeOf(pOutcome)
+	o.Record = verificationPtrOf(pRecord)
 	return nil
 }
 
 // AppendResult implements WireOp.
 func (o *Redeem) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.RedeemResult{Outcome: outcomePB(o.Outcome), First: o.First, Replayed: o.Replayed, Held: o.heldPB(o.held)})
+	return pbAppendRedeemResult(b, &actorpb.RedeemResult{Outcome: outcomePB(o.Outcome), First: o.First, Replayed: o.Replayed, Held: o.heldPB(o.held)})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *Redeem) UnmarshalResult(data []byte) error {
 	var m actorpb.RedeemResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mOutcome actorpb.Outcome
+	var pOutcome *actorpb.Outcome
+	var mHeld actorpb.Redemption
+	var pHeld *actorpb.Redemption
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.First = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Replayed = protowire.DecodeBool(u)
+		case num == 3 && typ == protowire.BytesType:
+			if pOutcome == nil {
+				pOutcome = &mOutcome
+			}
+			if err := pbUnmarshalOutcome(s, pOutcome); err != nil {
+				return err
+			}
+		case num == 4 && typ == protowire.BytesType:
+			if pHeld == nil {
+				pHeld = &mHeld
+			}
+			if err := pbUnmarshalRedemption(s, pHeld); err != nil {
+				return err
+			}
+		}
 	}
-	o.Outcome = outcomeOf(m.Outcome)
+	o.Outcome = outcomeOf(pOutcome)
 	o.First = m.First
 	o.Replayed = m.Replayed
-	o.held = heldOf(m.Held)
+	o.held = heldOf(pHeld)
 	return nil
 }
 
@@ -707,14 +1925,40 @@ func (*SubjectLabel) OpKind() string { return "reputation.get" }
 
 // AppendOp implements WireOp.
 func (o *SubjectLabel) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.SubjectLabel{Key: o.Key})
+	return pbAppendSubjectLabel(b, &actorpb.SubjectLabel{Key: o.Key})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *SubjectLabel) UnmarshalOp(data []byte) error {
 	var m actorpb.SubjectLabel
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var s []byte
+		switch typ {
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		}
 	}
 	o.Key = m.Key
 	return nil
@@ -722,14 +1966,40 @@ func (o *SubjectLabel) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *SubjectLabel) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.SubjectLabelResult{Label: o.Label})
+	return pbAppendSubjectLabelResult(b, &actorpb.SubjectLabelResult{Label: o.Label})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *SubjectLabel) UnmarshalResult(data []byte) error {
 	var m actorpb.SubjectLabelResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var s []byte
+		switch typ {
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Label = string(s)
+		}
 	}
 	o.Label = m.Label
 	return nil
@@ -740,14 +2010,50 @@ func (*LabelSubject) OpKind() string { return "reputation.label" }
 
 // AppendOp implements WireOp.
 func (o *LabelSubject) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.LabelSubject{Key: o.Key, Label: o.Label, Expires: o.Expires})
+	return pbAppendLabelSubject(b, &actorpb.LabelSubject{Key: o.Key, Label: o.Label, Expires: o.Expires})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *LabelSubject) UnmarshalOp(data []byte) error {
 	var m actorpb.LabelSubject
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Label = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
 	}
 	o.Key = m.Key
 	o.Label = m.Label
@@ -766,14 +2072,47 @@ func (*CountHit) OpKind() string { return "velocity.count_hit" }
 
 // AppendOp implements WireOp.
 func (o *CountHit) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.CountHit{Key: o.Key, WindowNs: o.WindowNs, Peek: o.Peek})
+	return pbAppendCountHit(b, &actorpb.CountHit{Key: o.Key, WindowNs: o.WindowNs, Peek: o.Peek})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *CountHit) UnmarshalOp(data []byte) error {
 	var m actorpb.CountHit
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.WindowNs = int64(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Peek = protowire.DecodeBool(u)
+		}
 	}
 	o.Key = m.Key
 	o.WindowNs = m.WindowNs
@@ -783,14 +2122,39 @@ func (o *CountHit) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *CountHit) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.CountHitResult{Count: o.Count, EndNs: o.EndNs})
+	return pbAppendCountHitResult(b, &actorpb.CountHitResult{Count: o.Count, EndNs: o.EndNs})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *CountHit) UnmarshalResult(data []byte) error {
 	var m actorpb.CountHitResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Count = int64(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.EndNs = int64(u)
+		}
 	}
 	o.Count = m.Count
 	o.EndNs = m.EndNs
@@ -802,14 +2166,40 @@ func (*GetVerification) OpKind() string { return "verification.get" }
 
 // AppendOp implements WireOp.
 func (o *GetVerification) AppendOp(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.GetVerification{Id: o.ID})
+	return pbAppendGetVerification(b, &actorpb.GetVerification{Id: o.ID})
 }
 
 // UnmarshalOp implements WireOp.
 func (o *GetVerification) UnmarshalOp(data []byte) error {
 	var m actorpb.GetVerification
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var s []byte
+		switch typ {
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		}
 	}
 	o.ID = m.Id
 	return nil
@@ -817,16 +2207,1776 @@ func (o *GetVerification) UnmarshalOp(data []byte) error {
 
 // AppendResult implements WireOp.
 func (o *GetVerification) AppendResult(b []byte) ([]byte, error) {
-	return appendPB(b, &actorpb.GetVerificationResult{Verification: verificationPB(&o.A), Found: o.Found})
+	return pbAppendGetVerificationResult(b, &actorpb.GetVerificationResult{Verification: verificationPB(&o.A), Found: o.Found})
 }
 
 // UnmarshalResult implements WireOp.
 func (o *GetVerification) UnmarshalResult(data []byte) error {
 	var m actorpb.GetVerificationResult
-	if err := gproto.Unmarshal(data, &m); err != nil {
-		return err
+	var mVerification actorpb.Verification
+	var pVerification *actorpb.Verification
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Found = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.BytesType:
+			if pVerification == nil {
+				pVerification = &mVerification
+			}
+			if err := pbUnmarshalVerification(s, pVerification); err != nil {
+				return err
+			}
+		}
 	}
-	o.A = verificationOf(m.Verification)
+	o.A = verificationOf(pVerification)
 	o.Found = m.Found
+	return nil
+}
+
+// The codecs of the actorpb messages ops use, written with protowire:
+// the bytes proto.Marshal writes (fields in number order, proto3 zero
+// values left out, strings checked for UTF-8), and decoders that accept
+// and refuse what proto.Unmarshal does (unknown fields of any wire type
+// skipped, the last of a repeated scalar wins, a repeated message merges).
+
+// pbAppendActivity appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendActivity(b []byte, m *actorpb.Activity) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.Member != "" {
+		if !utf8.ValidString(m.Member) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.Member)
+	}
+	if m.Record {
+		b = append(b, 0x18)
+		b = append(b, 1)
+	}
+	if m.Failed {
+		b = append(b, 0x20)
+		b = append(b, 1)
+	}
+	if m.Succeeded {
+		b = append(b, 0x28)
+		b = append(b, 1)
+	}
+	if m.WindowNs != 0 {
+		b = append(b, 0x30)
+		b = protowire.AppendVarint(b, uint64(m.WindowNs))
+	}
+	if m.RetainNs != 0 {
+		b = append(b, 0x38)
+		b = protowire.AppendVarint(b, uint64(m.RetainNs))
+	}
+	if m.MaxMembers != 0 {
+		b = append(b, 0x40)
+		b = protowire.AppendVarint(b, uint64(m.MaxMembers))
+	}
+	return b, nil
+}
+
+// pbAppendActivityResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendActivityResult(b []byte, m *actorpb.ActivityResult) ([]byte, error) {
+	if m.Failures != 0 || math.Signbit(m.Failures) {
+		b = append(b, 0x09)
+		b = protowire.AppendFixed64(b, math.Float64bits(m.Failures))
+	}
+	if m.Distinct != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Distinct))
+	}
+	if m.Seen {
+		b = append(b, 0x18)
+		b = append(b, 1)
+	}
+	if m.Known {
+		b = append(b, 0x20)
+		b = append(b, 1)
+	}
+	return b, nil
+}
+
+// pbAppendAnnotateAssessment appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendAnnotateAssessment(b []byte, m *actorpb.AnnotateAssessment) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	if m.WorkspaceId != "" {
+		if !utf8.ValidString(m.WorkspaceId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.WorkspaceId)
+	}
+	if m.FeedbackId != "" {
+		if !utf8.ValidString(m.FeedbackId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x1a)
+		b = protowire.AppendString(b, m.FeedbackId)
+	}
+	if m.Label != "" {
+		if !utf8.ValidString(m.Label) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x22)
+		b = protowire.AppendString(b, m.Label)
+	}
+	if m.Reason != "" {
+		if !utf8.ValidString(m.Reason) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x2a)
+		b = protowire.AppendString(b, m.Reason)
+	}
+	if m.DedupNs != 0 {
+		b = append(b, 0x30)
+		b = protowire.AppendVarint(b, uint64(m.DedupNs))
+	}
+	return b, nil
+}
+
+// pbAppendAnnotateAssessmentResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendAnnotateAssessmentResult(b []byte, m *actorpb.AnnotateAssessmentResult) ([]byte, error) {
+	n0 := len(b)
+	if m.Found {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Duplicate {
+		b = append(b, 0x10)
+		b = append(b, 1)
+	}
+	if m.SubjectKey != "" {
+		if !utf8.ValidString(m.SubjectKey) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x1a)
+		b = protowire.AppendString(b, m.SubjectKey)
+	}
+	return b, nil
+}
+
+// pbAppendAssessment appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendAssessment(b []byte, m *actorpb.Assessment) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	if m.WorkspaceId != "" {
+		if !utf8.ValidString(m.WorkspaceId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.WorkspaceId)
+	}
+	if m.AppId != "" {
+		if !utf8.ValidString(m.AppId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x1a)
+		b = protowire.AppendString(b, m.AppId)
+	}
+	if m.PolicyId != "" {
+		if !utf8.ValidString(m.PolicyId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x22)
+		b = protowire.AppendString(b, m.PolicyId)
+	}
+	if m.Risk != 0 || math.Signbit(m.Risk) {
+		b = append(b, 0x29)
+		b = protowire.AppendFixed64(b, math.Float64bits(m.Risk))
+	}
+	if m.CreatedNs != 0 {
+		b = append(b, 0x30)
+		b = protowire.AppendVarint(b, uint64(m.CreatedNs))
+	}
+	if m.ExpiresNs != 0 {
+		b = append(b, 0x38)
+		b = protowire.AppendVarint(b, uint64(m.ExpiresNs))
+	}
+	if m.SubjectKey != "" {
+		if !utf8.ValidString(m.SubjectKey) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x42)
+		b = protowire.AppendString(b, m.SubjectKey)
+	}
+	if m.FeedbackId != "" {
+		if !utf8.ValidString(m.FeedbackId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x4a)
+		b = protowire.AppendString(b, m.FeedbackId)
+	}
+	if m.FeedbackLabel != "" {
+		if !utf8.ValidString(m.FeedbackLabel) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x52)
+		b = protowire.AppendString(b, m.FeedbackLabel)
+	}
+	if m.FeedbackReason != "" {
+		if !utf8.ValidString(m.FeedbackReason) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x5a)
+		b = protowire.AppendString(b, m.FeedbackReason)
+	}
+	if m.FeedbackAtNs != 0 {
+		b = append(b, 0x60)
+		b = protowire.AppendVarint(b, uint64(m.FeedbackAtNs))
+	}
+	if m.DeviceKey != "" {
+		if !utf8.ValidString(m.DeviceKey) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x6a)
+		b = protowire.AppendString(b, m.DeviceKey)
+	}
+	return b, nil
+}
+
+// pbSizeAssessment is the length of m's encoding.
+func pbSizeAssessment(m *actorpb.Assessment) int {
+	n := 0
+	if m.Id != "" {
+		n += 1 + protowire.SizeBytes(len(m.Id))
+	}
+	if m.WorkspaceId != "" {
+		n += 1 + protowire.SizeBytes(len(m.WorkspaceId))
+	}
+	if m.AppId != "" {
+		n += 1 + protowire.SizeBytes(len(m.AppId))
+	}
+	if m.PolicyId != "" {
+		n += 1 + protowire.SizeBytes(len(m.PolicyId))
+	}
+	if m.Risk != 0 || math.Signbit(m.Risk) {
+		n += 1 + 8
+	}
+	if m.CreatedNs != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.CreatedNs))
+	}
+	if m.ExpiresNs != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.ExpiresNs))
+	}
+	if m.SubjectKey != "" {
+		n += 1 + protowire.SizeBytes(len(m.SubjectKey))
+	}
+	if m.FeedbackId != "" {
+		n += 1 + protowire.SizeBytes(len(m.FeedbackId))
+	}
+	if m.FeedbackLabel != "" {
+		n += 1 + protowire.SizeBytes(len(m.FeedbackLabel))
+	}
+	if m.FeedbackReason != "" {
+		n += 1 + protowire.SizeBytes(len(m.FeedbackReason))
+	}
+	if m.FeedbackAtNs != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.FeedbackAtNs))
+	}
+	if m.DeviceKey != "" {
+		n += 1 + protowire.SizeBytes(len(m.DeviceKey))
+	}
+	return n
+}
+
+// pbUnmarshalAssessment merges data into m, as proto.Unmarshal does.
+func pbUnmarshalAssessment(data []byte, m *actorpb.Assessment) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.WorkspaceId = string(s)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.AppId = string(s)
+		case num == 4 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.PolicyId = string(s)
+		case num == 5 && typ == protowire.Fixed64Type:
+			m.Risk = math.Float64frombits(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.CreatedNs = int64(u)
+		case num == 7 && typ == protowire.VarintType:
+			m.ExpiresNs = int64(u)
+		case num == 8 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.SubjectKey = string(s)
+		case num == 9 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackId = string(s)
+		case num == 10 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackLabel = string(s)
+		case num == 11 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.FeedbackReason = string(s)
+		case num == 12 && typ == protowire.VarintType:
+			m.FeedbackAtNs = int64(u)
+		case num == 13 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.DeviceKey = string(s)
+		}
+	}
+	return nil
+}
+
+// pbAppendBreakerAdmit appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerAdmit(b []byte, m *actorpb.BreakerAdmit) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.AdmissionId != "" {
+		if !utf8.ValidString(m.AdmissionId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.AdmissionId)
+	}
+	if m.Retry {
+		b = append(b, 0x18)
+		b = append(b, 1)
+	}
+	if m.Config != nil {
+		b = append(b, 0x22)
+		b = protowire.AppendVarint(b, uint64(pbSizeDependencyConfig(m.Config)))
+		var err error
+		if b, err = pbAppendDependencyConfig(b, m.Config); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	return b, nil
+}
+
+// pbAppendBreakerAdmitResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerAdmitResult(b []byte, m *actorpb.BreakerAdmitResult) ([]byte, error) {
+	if m.Admitted {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Reason != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Reason))
+	}
+	if m.State != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.State))
+	}
+	if m.RetryAfter != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.RetryAfter))
+	}
+	if m.Probe {
+		b = append(b, 0x28)
+		b = append(b, 1)
+	}
+	if m.Bulkhead {
+		b = append(b, 0x30)
+		b = append(b, 1)
+	}
+	if m.InFlight != 0 {
+		b = append(b, 0x38)
+		b = protowire.AppendVarint(b, uint64(m.InFlight))
+	}
+	if m.RetriesAvailable != 0 {
+		b = append(b, 0x40)
+		b = protowire.AppendVarint(b, uint64(m.RetriesAvailable))
+	}
+	return b, nil
+}
+
+// pbAppendBreakerConfig appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerConfig(b []byte, m *actorpb.BreakerConfig) ([]byte, error) {
+	if m.WindowSize != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.WindowSize))
+	}
+	if m.MinimumCalls != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.MinimumCalls))
+	}
+	if m.FailureRateThreshold != 0 || math.Signbit(m.FailureRateThreshold) {
+		b = append(b, 0x19)
+		b = protowire.AppendFixed64(b, math.Float64bits(m.FailureRateThreshold))
+	}
+	if m.ConsecutiveFailures != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.ConsecutiveFailures))
+	}
+	if m.OpenDurationNs != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.OpenDurationNs))
+	}
+	if m.HalfOpenProbes != 0 {
+		b = append(b, 0x30)
+		b = protowire.AppendVarint(b, uint64(m.HalfOpenProbes))
+	}
+	return b, nil
+}
+
+// pbSizeBreakerConfig is the length of m's encoding.
+func pbSizeBreakerConfig(m *actorpb.BreakerConfig) int {
+	n := 0
+	if m.WindowSize != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.WindowSize))
+	}
+	if m.MinimumCalls != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.MinimumCalls))
+	}
+	if m.FailureRateThreshold != 0 || math.Signbit(m.FailureRateThreshold) {
+		n += 1 + 8
+	}
+	if m.ConsecutiveFailures != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.ConsecutiveFailures))
+	}
+	if m.OpenDurationNs != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.OpenDurationNs))
+	}
+	if m.HalfOpenProbes != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.HalfOpenProbes))
+	}
+	return n
+}
+
+// pbUnmarshalBreakerConfig merges data into m, as proto.Unmarshal does.
+func pbUnmarshalBreakerConfig(data []byte, m *actorpb.BreakerConfig) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.WindowSize = int64(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.MinimumCalls = int64(u)
+		case num == 3 && typ == protowire.Fixed64Type:
+			m.FailureRateThreshold = math.Float64frombits(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.ConsecutiveFailures = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.OpenDurationNs = int64(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.HalfOpenProbes = int64(u)
+		}
+	}
+	return nil
+}
+
+// pbAppendBreakerFeedback appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerFeedback(b []byte, m *actorpb.BreakerFeedback) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.AdmissionId != "" {
+		if !utf8.ValidString(m.AdmissionId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.AdmissionId)
+	}
+	if m.Success {
+		b = append(b, 0x18)
+		b = append(b, 1)
+	}
+	if m.Config != nil {
+		b = append(b, 0x22)
+		b = protowire.AppendVarint(b, uint64(pbSizeDependencyConfig(m.Config)))
+		var err error
+		if b, err = pbAppendDependencyConfig(b, m.Config); err != nil {
+			return b[:n0], err
+		}
+	}
+	return b, nil
+}
+
+// pbAppendBreakerFeedbackResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerFeedbackResult(b []byte, m *actorpb.BreakerFeedbackResult) ([]byte, error) {
+	if m.Counted {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.State != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.State))
+	}
+	return b, nil
+}
+
+// pbAppendBreakerPeek appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerPeek(b []byte, m *actorpb.BreakerPeek) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	return b, nil
+}
+
+// pbAppendBreakerPeekResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBreakerPeekResult(b []byte, m *actorpb.BreakerPeekResult) ([]byte, error) {
+	if m.State != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.State))
+	}
+	if m.Calls != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Calls))
+	}
+	if m.Failures != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Failures))
+	}
+	if m.InFlight != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.InFlight))
+	}
+	return b, nil
+}
+
+// pbAppendBucketConfig appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendBucketConfig(b []byte, m *actorpb.BucketConfig) ([]byte, error) {
+	if m.Capacity != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.Capacity))
+	}
+	if m.RefillAmount != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.RefillAmount))
+	}
+	if m.RefillInterval != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.RefillInterval))
+	}
+	return b, nil
+}
+
+// pbSizeBucketConfig is the length of m's encoding.
+func pbSizeBucketConfig(m *actorpb.BucketConfig) int {
+	n := 0
+	if m.Capacity != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Capacity))
+	}
+	if m.RefillAmount != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.RefillAmount))
+	}
+	if m.RefillInterval != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.RefillInterval))
+	}
+	return n
+}
+
+// pbUnmarshalBucketConfig merges data into m, as proto.Unmarshal does.
+func pbUnmarshalBucketConfig(data []byte, m *actorpb.BucketConfig) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Capacity = int64(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.RefillAmount = int64(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.RefillInterval = int64(u)
+		}
+	}
+	return nil
+}
+
+// pbAppendClaimIdempotency appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendClaimIdempotency(b []byte, m *actorpb.ClaimIdempotency) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if len(m.Fingerprint) > 0 {
+		b = append(b, 0x12)
+		b = protowire.AppendBytes(b, m.Fingerprint)
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	return b, nil
+}
+
+// pbAppendClaimIdempotencyResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendClaimIdempotencyResult(b []byte, m *actorpb.ClaimIdempotencyResult) ([]byte, error) {
+	if m.Outcome != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.Outcome))
+	}
+	return b, nil
+}
+
+// pbAppendCountHit appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendCountHit(b []byte, m *actorpb.CountHit) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.WindowNs != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.WindowNs))
+	}
+	if m.Peek {
+		b = append(b, 0x18)
+		b = append(b, 1)
+	}
+	return b, nil
+}
+
+// pbAppendCountHitResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendCountHitResult(b []byte, m *actorpb.CountHitResult) ([]byte, error) {
+	if m.Count != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.Count))
+	}
+	if m.EndNs != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.EndNs))
+	}
+	return b, nil
+}
+
+// pbAppendDependencyConfig appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendDependencyConfig(b []byte, m *actorpb.DependencyConfig) ([]byte, error) {
+	n0 := len(b)
+	if m.Breaker != nil {
+		b = append(b, 0x0a)
+		b = protowire.AppendVarint(b, uint64(pbSizeBreakerConfig(m.Breaker)))
+		var err error
+		if b, err = pbAppendBreakerConfig(b, m.Breaker); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.Budget != nil {
+		b = append(b, 0x12)
+		b = protowire.AppendVarint(b, uint64(pbSizeRetryBudgetConfig(m.Budget)))
+		var err error
+		if b, err = pbAppendRetryBudgetConfig(b, m.Budget); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.MaxConcurrent != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.MaxConcurrent))
+	}
+	return b, nil
+}
+
+// pbSizeDependencyConfig is the length of m's encoding.
+func pbSizeDependencyConfig(m *actorpb.DependencyConfig) int {
+	n := 0
+	if m.Breaker != nil {
+		n += 1 + protowire.SizeBytes(pbSizeBreakerConfig(m.Breaker))
+	}
+	if m.Budget != nil {
+		n += 1 + protowire.SizeBytes(pbSizeRetryBudgetConfig(m.Budget))
+	}
+	if m.MaxConcurrent != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.MaxConcurrent))
+	}
+	return n
+}
+
+// pbUnmarshalDependencyConfig merges data into m, as proto.Unmarshal does.
+func pbUnmarshalDependencyConfig(data []byte, m *actorpb.DependencyConfig) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if m.Breaker == nil {
+				m.Breaker = new(actorpb.BreakerConfig)
+			}
+			if err := pbUnmarshalBreakerConfig(s, m.Breaker); err != nil {
+				return err
+			}
+		case num == 2 && typ == protowire.BytesType:
+			if m.Budget == nil {
+				m.Budget = new(actorpb.RetryBudgetConfig)
+			}
+			if err := pbUnmarshalRetryBudgetConfig(s, m.Budget); err != nil {
+				return err
+			}
+		case num == 3 && typ == protowire.VarintType:
+			m.MaxConcurrent = int64(u)
+		}
+	}
+	return nil
+}
+
+// pbAppendFlag appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendFlag(b []byte, m *actorpb.Flag) ([]byte, error) {
+	if m.Yes {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	return b, nil
+}
+
+// pbAppendGetAssessment appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendGetAssessment(b []byte, m *actorpb.GetAssessment) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	return b, nil
+}
+
+// pbAppendGetAssessmentResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendGetAssessmentResult(b []byte, m *actorpb.GetAssessmentResult) ([]byte, error) {
+	n0 := len(b)
+	if m.Found {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Assessment != nil {
+		b = append(b, 0x12)
+		b = protowire.AppendVarint(b, uint64(pbSizeAssessment(m.Assessment)))
+		var err error
+		if b, err = pbAppendAssessment(b, m.Assessment); err != nil {
+			return b[:n0], err
+		}
+	}
+	return b, nil
+}
+
+// pbAppendGetVerification appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendGetVerification(b []byte, m *actorpb.GetVerification) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	return b, nil
+}
+
+// pbAppendGetVerificationResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendGetVerificationResult(b []byte, m *actorpb.GetVerificationResult) ([]byte, error) {
+	n0 := len(b)
+	if m.Found {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Verification != nil {
+		b = append(b, 0x12)
+		b = protowire.AppendVarint(b, uint64(pbSizeVerification(m.Verification)))
+		var err error
+		if b, err = pbAppendVerification(b, m.Verification); err != nil {
+			return b[:n0], err
+		}
+	}
+	return b, nil
+}
+
+// pbAppendHit appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendHit(b []byte, m *actorpb.Hit) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.Window != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Window))
+	}
+	return b, nil
+}
+
+// pbAppendHitResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendHitResult(b []byte, m *actorpb.HitResult) ([]byte, error) {
+	if m.Rate != 0 || math.Signbit(m.Rate) {
+		b = append(b, 0x09)
+		b = protowire.AppendFixed64(b, math.Float64bits(m.Rate))
+	}
+	if m.Baseline != 0 || math.Signbit(m.Baseline) {
+		b = append(b, 0x11)
+		b = protowire.AppendFixed64(b, math.Float64bits(m.Baseline))
+	}
+	return b, nil
+}
+
+// pbAppendLabelSubject appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendLabelSubject(b []byte, m *actorpb.LabelSubject) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.Label != "" {
+		if !utf8.ValidString(m.Label) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.Label)
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	return b, nil
+}
+
+// pbAppendLeaseRef appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendLeaseRef(b []byte, m *actorpb.LeaseRef) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.LeaseId != "" {
+		if !utf8.ValidString(m.LeaseId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.LeaseId)
+	}
+	if m.Fence != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, m.Fence)
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	return b, nil
+}
+
+// pbAppendLeaseReserve appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendLeaseReserve(b []byte, m *actorpb.LeaseReserve) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.LeaseId != "" {
+		if !utf8.ValidString(m.LeaseId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.LeaseId)
+	}
+	if m.Capacity != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Capacity))
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	return b, nil
+}
+
+// pbAppendLeaseReserveResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendLeaseReserveResult(b []byte, m *actorpb.LeaseReserveResult) ([]byte, error) {
+	if m.Granted {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Existing {
+		b = append(b, 0x10)
+		b = append(b, 1)
+	}
+	if m.Fence != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, m.Fence)
+	}
+	if m.HeldUntil != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.HeldUntil))
+	}
+	if m.InUse != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.InUse))
+	}
+	if m.RetryAfter != 0 {
+		b = append(b, 0x30)
+		b = protowire.AppendVarint(b, uint64(m.RetryAfter))
+	}
+	return b, nil
+}
+
+// pbAppendLeaseUsageResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendLeaseUsageResult(b []byte, m *actorpb.LeaseUsageResult) ([]byte, error) {
+	if m.InUse != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.InUse))
+	}
+	if m.Fence != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, m.Fence)
+	}
+	return b, nil
+}
+
+// pbAppendMarker appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendMarker(b []byte, m *actorpb.Marker) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	if m.Partition != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Partition))
+	}
+	return b, nil
+}
+
+// pbAppendMarkerResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendMarkerResult(b []byte, m *actorpb.MarkerResult) ([]byte, error) {
+	if m.Yes {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	return b, nil
+}
+
+// pbAppendOutcome appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendOutcome(b []byte, m *actorpb.Outcome) ([]byte, error) {
+	n0 := len(b)
+	if m.Codes != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.Codes))
+	}
+	if m.Ref != "" {
+		if !utf8.ValidString(m.Ref) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.Ref)
+	}
+	if m.At != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.At))
+	}
+	return b, nil
+}
+
+// pbSizeOutcome is the length of m's encoding.
+func pbSizeOutcome(m *actorpb.Outcome) int {
+	n := 0
+	if m.Codes != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Codes))
+	}
+	if m.Ref != "" {
+		n += 1 + protowire.SizeBytes(len(m.Ref))
+	}
+	if m.At != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.At))
+	}
+	return n
+}
+
+// pbUnmarshalOutcome merges data into m, as proto.Unmarshal does.
+func pbUnmarshalOutcome(data []byte, m *actorpb.Outcome) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Codes = uint32(u)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Ref = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.At = int64(u)
+		}
+	}
+	return nil
+}
+
+// pbAppendRedeemResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendRedeemResult(b []byte, m *actorpb.RedeemResult) ([]byte, error) {
+	n0 := len(b)
+	if m.First {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Replayed {
+		b = append(b, 0x10)
+		b = append(b, 1)
+	}
+	if m.Outcome != nil {
+		b = append(b, 0x1a)
+		b = protowire.AppendVarint(b, uint64(pbSizeOutcome(m.Outcome)))
+		var err error
+		if b, err = pbAppendOutcome(b, m.Outcome); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.Held != nil {
+		b = append(b, 0x22)
+		b = protowire.AppendVarint(b, uint64(pbSizeRedemption(m.Held)))
+		var err error
+		if b, err = pbAppendRedemption(b, m.Held); err != nil {
+			return b[:n0], err
+		}
+	}
+	return b, nil
+}
+
+// pbAppendRedemption appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendRedemption(b []byte, m *actorpb.Redemption) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x1a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.Outcome != nil {
+		b = append(b, 0x22)
+		b = protowire.AppendVarint(b, uint64(pbSizeOutcome(m.Outcome)))
+		var err error
+		if b, err = pbAppendOutcome(b, m.Outcome); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.Partition != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.Partition))
+	}
+	if m.Record != nil {
+		b = append(b, 0x32)
+		b = protowire.AppendVarint(b, uint64(pbSizeVerification(m.Record)))
+		var err error
+		if b, err = pbAppendVerification(b, m.Record); err != nil {
+			return b[:n0], err
+		}
+	}
+	return b, nil
+}
+
+// pbSizeRedemption is the length of m's encoding.
+func pbSizeRedemption(m *actorpb.Redemption) int {
+	n := 0
+	if m.Id != "" {
+		n += 1 + protowire.SizeBytes(len(m.Id))
+	}
+	if m.Expires != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Expires))
+	}
+	if m.Key != "" {
+		n += 1 + protowire.SizeBytes(len(m.Key))
+	}
+	if m.Outcome != nil {
+		n += 1 + protowire.SizeBytes(pbSizeOutcome(m.Outcome))
+	}
+	if m.Partition != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Partition))
+	}
+	if m.Record != nil {
+		n += 1 + protowire.SizeBytes(pbSizeVerification(m.Record))
+	}
+	return n
+}
+
+// pbUnmarshalRedemption merges data into m, as proto.Unmarshal does.
+func pbUnmarshalRedemption(data []byte, m *actorpb.Redemption) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 4 && typ == protowire.BytesType:
+			if m.Outcome == nil {
+				m.Outcome = new(actorpb.Outcome)
+			}
+			if err := pbUnmarshalOutcome(s, m.Outcome); err != nil {
+				return err
+			}
+		case num == 5 && typ == protowire.VarintType:
+			m.Partition = uint32(u)
+		case num == 6 && typ == protowire.BytesType:
+			if m.Record == nil {
+				m.Record = new(actorpb.Verification)
+			}
+			if err := pbUnmarshalVerification(s, m.Record); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// pbAppendRefund appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendRefund(b []byte, m *actorpb.Refund) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.Bucket != nil {
+		b = append(b, 0x12)
+		b = protowire.AppendVarint(b, uint64(pbSizeBucketConfig(m.Bucket)))
+		var err error
+		if b, err = pbAppendBucketConfig(b, m.Bucket); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.Cost != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Cost))
+	}
+	if m.QuotaStart != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.QuotaStart))
+	}
+	if m.QuotaLimit != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.QuotaLimit))
+	}
+	return b, nil
+}
+
+// pbAppendReserve appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendReserve(b []byte, m *actorpb.Reserve) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.Bucket != nil {
+		b = append(b, 0x12)
+		b = protowire.AppendVarint(b, uint64(pbSizeBucketConfig(m.Bucket)))
+		var err error
+		if b, err = pbAppendBucketConfig(b, m.Bucket); err != nil {
+			return b[:n0], err
+		}
+	}
+	if m.QuotaLimit != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.QuotaLimit))
+	}
+	if m.QuotaWindow != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.QuotaWindow))
+	}
+	if m.Cost != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.Cost))
+	}
+	return b, nil
+}
+
+// pbAppendReserveResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendReserveResult(b []byte, m *actorpb.ReserveResult) ([]byte, error) {
+	if m.Ok {
+		b = append(b, 0x08)
+		b = append(b, 1)
+	}
+	if m.Refused != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.Refused))
+	}
+	if m.Remaining != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Remaining))
+	}
+	if m.RetryAfterNs != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.RetryAfterNs))
+	}
+	if m.QuotaRemaining != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, uint64(m.QuotaRemaining))
+	}
+	if m.QuotaResetNs != 0 {
+		b = append(b, 0x30)
+		b = protowire.AppendVarint(b, uint64(m.QuotaResetNs))
+	}
+	if m.QuotaStart != 0 {
+		b = append(b, 0x38)
+		b = protowire.AppendVarint(b, uint64(m.QuotaStart))
+	}
+	return b, nil
+}
+
+// pbAppendRetryBudgetConfig appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendRetryBudgetConfig(b []byte, m *actorpb.RetryBudgetConfig) ([]byte, error) {
+	if m.TtlNs != 0 {
+		b = append(b, 0x08)
+		b = protowire.AppendVarint(b, uint64(m.TtlNs))
+	}
+	if m.MinPerSecond != 0 {
+		b = append(b, 0x10)
+		b = protowire.AppendVarint(b, uint64(m.MinPerSecond))
+	}
+	if m.Ratio != 0 || math.Signbit(m.Ratio) {
+		b = append(b, 0x19)
+		b = protowire.AppendFixed64(b, math.Float64bits(m.Ratio))
+	}
+	return b, nil
+}
+
+// pbSizeRetryBudgetConfig is the length of m's encoding.
+func pbSizeRetryBudgetConfig(m *actorpb.RetryBudgetConfig) int {
+	n := 0
+	if m.TtlNs != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.TtlNs))
+	}
+	if m.MinPerSecond != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.MinPerSecond))
+	}
+	if m.Ratio != 0 || math.Signbit(m.Ratio) {
+		n += 1 + 8
+	}
+	return n
+}
+
+// pbUnmarshalRetryBudgetConfig merges data into m, as proto.Unmarshal does.
+func pbUnmarshalRetryBudgetConfig(data []byte, m *actorpb.RetryBudgetConfig) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.TtlNs = int64(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.MinPerSecond = int64(u)
+		case num == 3 && typ == protowire.Fixed64Type:
+			m.Ratio = math.Float64frombits(u)
+		}
+	}
+	return nil
+}
+
+// pbAppendSubjectLabel appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendSubjectLabel(b []byte, m *actorpb.SubjectLabel) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	return b, nil
+}
+
+// pbAppendSubjectLabelResult appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendSubjectLabelResult(b []byte, m *actorpb.SubjectLabelResult) ([]byte, error) {
+	n0 := len(b)
+	if m.Label != "" {
+		if !utf8.ValidString(m.Label) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Label)
+	}
+	return b, nil
+}
+
+// pbAppendVerification appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendVerification(b []byte, m *actorpb.Verification) ([]byte, error) {
+	n0 := len(b)
+	if m.Id != "" {
+		if !utf8.ValidString(m.Id) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Id)
+	}
+	if m.WorkspaceId != "" {
+		if !utf8.ValidString(m.WorkspaceId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.WorkspaceId)
+	}
+	if m.SiteId != "" {
+		if !utf8.ValidString(m.SiteId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x1a)
+		b = protowire.AppendString(b, m.SiteId)
+	}
+	if m.Hostname != "" {
+		if !utf8.ValidString(m.Hostname) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x22)
+		b = protowire.AppendString(b, m.Hostname)
+	}
+	if m.Action != "" {
+		if !utf8.ValidString(m.Action) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x2a)
+		b = protowire.AppendString(b, m.Action)
+	}
+	if m.ChallengeType != "" {
+		if !utf8.ValidString(m.ChallengeType) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x32)
+		b = protowire.AppendString(b, m.ChallengeType)
+	}
+	if m.Score != 0 {
+		b = append(b, 0x38)
+		b = protowire.AppendVarint(b, uint64(m.Score))
+	}
+	if m.Reasons != 0 {
+		b = append(b, 0x40)
+		b = protowire.AppendVarint(b, uint64(m.Reasons))
+	}
+	if m.VerifiedAt != 0 {
+		b = append(b, 0x48)
+		b = protowire.AppendVarint(b, uint64(m.VerifiedAt))
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x50)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	if m.Method != "" {
+		if !utf8.ValidString(m.Method) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x5a)
+		b = protowire.AppendString(b, m.Method)
+	}
+	if m.Assurance != 0 {
+		b = append(b, 0x60)
+		b = protowire.AppendVarint(b, uint64(m.Assurance))
+	}
+	if m.Bindings != 0 {
+		b = append(b, 0x68)
+		b = protowire.AppendVarint(b, uint64(m.Bindings))
+	}
+	if len(m.SubjectHash) > 0 {
+		b = append(b, 0x72)
+		b = protowire.AppendBytes(b, m.SubjectHash)
+	}
+	if len(m.OperationHash) > 0 {
+		b = append(b, 0x7a)
+		b = protowire.AppendBytes(b, m.OperationHash)
+	}
+	return b, nil
+}
+
+// pbSizeVerification is the length of m's encoding.
+func pbSizeVerification(m *actorpb.Verification) int {
+	n := 0
+	if m.Id != "" {
+		n += 1 + protowire.SizeBytes(len(m.Id))
+	}
+	if m.WorkspaceId != "" {
+		n += 1 + protowire.SizeBytes(len(m.WorkspaceId))
+	}
+	if m.SiteId != "" {
+		n += 1 + protowire.SizeBytes(len(m.SiteId))
+	}
+	if m.Hostname != "" {
+		n += 1 + protowire.SizeBytes(len(m.Hostname))
+	}
+	if m.Action != "" {
+		n += 1 + protowire.SizeBytes(len(m.Action))
+	}
+	if m.ChallengeType != "" {
+		n += 1 + protowire.SizeBytes(len(m.ChallengeType))
+	}
+	if m.Score != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Score))
+	}
+	if m.Reasons != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Reasons))
+	}
+	if m.VerifiedAt != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.VerifiedAt))
+	}
+	if m.Expires != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Expires))
+	}
+	if m.Method != "" {
+		n += 1 + protowire.SizeBytes(len(m.Method))
+	}
+	if m.Assurance != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Assurance))
+	}
+	if m.Bindings != 0 {
+		n += 1 + protowire.SizeVarint(uint64(m.Bindings))
+	}
+	if len(m.SubjectHash) > 0 {
+		n += 1 + protowire.SizeBytes(len(m.SubjectHash))
+	}
+	if len(m.OperationHash) > 0 {
+		n += 1 + protowire.SizeBytes(len(m.OperationHash))
+	}
+	return n
+}
+
+// pbUnmarshalVerification merges data into m, as proto.Unmarshal does.
+func pbUnmarshalVerification(data []byte, m *actorpb.Verification) error {
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Id = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.WorkspaceId = string(s)
+		case num == 3 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.SiteId = string(s)
+		case num == 4 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Hostname = string(s)
+		case num == 5 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Action = string(s)
+		case num == 6 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.ChallengeType = string(s)
+		case num == 7 && typ == protowire.VarintType:
+			m.Score = uint32(u)
+		case num == 8 && typ == protowire.VarintType:
+			m.Reasons = uint32(u)
+		case num == 9 && typ == protowire.VarintType:
+			m.VerifiedAt = int64(u)
+		case num == 10 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		case num == 11 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Method = string(s)
+		case num == 12 && typ == protowire.VarintType:
+			m.Assurance = uint32(u)
+		case num == 13 && typ == protowire.VarintType:
+			m.Bindings = uint32(u)
+		case num == 14 && typ == protowire.BytesType:
+			m.SubjectHash = append([]byte(nil), s...)
+		case num == 15 && typ == protowire.BytesType:
+			m.OperationHash = append([]byte(nil), s...)
+		}
+	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	gproto "google.golang.org/protobuf/proto"
+
 	"github.com/trustd/trustd/actors/internal/wiregen"
 	"github.com/trustd/trustd/proto/actorpb"
 )
@@ -23,6 +25,20 @@ func TestWireGenIsUpToDate(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s is stale: run go generate ./actors/", wiregen.Output)
 	}
+	want, err = wiregen.GenerateReference(".", "../proto/actorpb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = os.ReadFile(wiregen.RefOutput); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: run go generate ./actors/", wiregen.RefOutput)
+	}
+}
+
+func appendPB(b []byte, m gproto.Message) ([]byte, error) {
+	return gproto.MarshalOptions{}.MarshalAppend(b, m)
 }
 
 // The decoders a wire tag names still refuse what no honest peer sends.

@@ -207,7 +207,7 @@ func (a *answer) decode(b []byte) bool {
 
 // decodeOp decodes an ask's op; false: ans holds the refusal.
 func decodeOp(a *askMsg, ans *answer) (actors.WireOp, bool) {
-	op, err := actors.NewWireOp(string(a.kind))
+	op, err := actors.NewWireOpOf(a.kind)
 	if err != nil {
 		ans.status, ans.err = clusterpb.Status_STATUS_UNKNOWN_OP, err.Error()
 		return nil, false
@@ -238,12 +238,19 @@ func (c *Cluster) serveOp(a *askMsg, op actors.WireOp, ans *answer) {
 	c.answerOp(op, epoch, err, ans)
 }
 
+// isMisdirected reports whether err is a *MisdirectedError. A function of
+// its own so that the target errors.As needs is allocated only when there
+// is an error to look at, not on every answer.
+func isMisdirected(err error) bool {
+	var mis *MisdirectedError
+	return errors.As(err, &mis)
+}
+
 // answerOp fills ans with a served op's outcome.
 func (c *Cluster) answerOp(op actors.WireOp, epoch uint64, err error, ans *answer) {
 	ans.epoch = epoch
-	var mis *MisdirectedError
 	switch {
-	case errors.As(err, &mis):
+	case err != nil && isMisdirected(err):
 		ans.status = clusterpb.Status_STATUS_MISDIRECTED
 	case err != nil:
 		ans.status, ans.err = clusterpb.Status_STATUS_UNAVAILABLE, err.Error()

@@ -148,16 +148,17 @@ func (r *Router) AskPartition(p int, op actors.Op) error {
 			return ErrUnavailable
 		}
 		err := r.fwd.Forward(ring.Members[owner], ring.Epoch, p, w, false, r.timeout)
+		if err == nil {
+			return nil
+		}
+		// errors.As's target is allocated here, not on every ask
 		var mis *MisdirectedError
 		if errors.As(err, &mis) && attempt == 0 {
 			r.Observe(mis.Epoch)
 			ring = r.refreshed(mis.Epoch)
 			continue
 		}
-		if err != nil {
-			return errors.Join(ErrUnavailable, err)
-		}
-		return nil
+		return errors.Join(ErrUnavailable, err)
 	}
 }
 

@@ -10,12 +10,22 @@ import (
 const pb = `package actorpb
 type In struct {
 	state int
-	Key   string
-	Count int64
-	Blob  []byte
+	Key   string ` + "`protobuf:\"bytes,1,opt,name=key,proto3\"`" + `
+	Count int64  ` + "`protobuf:\"varint,2,opt,name=count,proto3\"`" + `
+	Blob  []byte ` + "`protobuf:\"bytes,3,opt,name=blob,proto3\"`" + `
 }
 type Out struct {
-	Yes bool
+	Yes bool ` + "`protobuf:\"varint,1,opt,name=yes,proto3\"`" + `
+}
+type Wrap struct {
+	In   *In    ` + "`protobuf:\"bytes,1,opt,name=in,proto3\"`" + `
+	Rate float64 ` + "`protobuf:\"fixed64,2,opt,name=rate,proto3\"`" + `
+}
+type List struct {
+	Keys []string ` + "`protobuf:\"bytes,1,rep,name=keys,proto3\"`" + `
+}
+type Odd struct {
+	N int64 ` + "`protobuf:\"group,1,opt,name=n,proto3\"`" + `
 }
 `
 
@@ -48,13 +58,47 @@ func TestGenerate(t *testing.T) {
 		"o.Count = int(m.Count)",
 		"&actorpb.Out{Yes: o.Done}",
 		"o.Done = m.Yes",
+		// hand-coded with protowire, no proto reflection
+		"func pbAppendIn(b []byte, m *actorpb.In) ([]byte, error)",
+		"b = append(b, 0x0a)", "b = protowire.AppendString(b, m.Key)",
+		"b = append(b, 0x10)", "b = protowire.AppendVarint(b, uint64(m.Count))",
+		"if len(m.Blob) > 0", "b = append(b, 0x1a)",
+		"case num == 2 && typ == protowire.VarintType:", "m.Count = int64(u)",
+		"if !utf8.Valid(s)", "m.Blob = append([]byte(nil), s...)",
+		"n = protowire.ConsumeFieldValue(num, typ, data)",
 	} {
 		if !strings.Contains(src, want) {
 			t.Errorf("generated source lacks %q:\n%s", want, src)
 		}
 	}
+	if strings.Contains(src, "gproto") || strings.Contains(src, "google.golang.org/protobuf/proto") {
+		t.Error("the generated code still calls proto")
+	}
 	if strings.Contains(src, "local") {
 		t.Error("an untagged field travels")
+	}
+}
+
+// A nested message is encoded with its size first and decoded from a
+// local of its own (so it can stay on the stack), through its wirevia
+// mapping; a double keeps -0 and drops only +0, as proto does.
+func TestGenerateNested(t *testing.T) {
+	src, err := generate(t, "//actors:wire x.wrap Wrap\ntype Wrap struct {\n\tThing thing `wire:\"op\" wirename:\"In\" wirevia:\"thing\"`\n\tRate float64 `wire:\"op\"`\n}\n\n"+
+		"type thing struct{ k string }\n\nfunc thingPB(t thing) *actorpb.In { return &actorpb.In{Key: t.k} }\n\nfunc thingOf(m *actorpb.In) thing { return thing{k: m.GetKey()} }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"return pbAppendWrap(b, &actorpb.Wrap{In: thingPB(o.Thing), Rate: o.Rate})",
+		"b = protowire.AppendVarint(b, uint64(pbSizeIn(m.In)))",
+		"var mIn actorpb.In", "var pIn *actorpb.In", "pIn = &mIn", "pbUnmarshalIn(s, pIn)",
+		"o.Thing = thingOf(pIn)",
+		"func pbUnmarshalIn(data []byte, m *actorpb.In) error",
+		"if m.Rate != 0 || math.Signbit(m.Rate)", "m.Rate = math.Float64frombits(u)",
+	} {
+		if !strings.Contains(src, want) {
+			t.Errorf("generated source lacks %q:\n%s", want, src)
+		}
 	}
 }
 
@@ -68,6 +112,8 @@ func TestGenerateRefusesWhatItCannotMap(t *testing.T) {
 		"duplicate kind":      "//actors:wire x.do In\ntype Do struct{}\n\n//actors:wire x.do In\ntype Do2 struct{}\n",
 		"missing decoder":     "//actors:wire x.do In\ntype Do struct {\n\tBlob [4]byte `wire:\"op\" wirevia:\"blob\"`\n}\n",
 		"malformed directive": "//actors:wire x.do\ntype Do struct{}\n",
+		"repeated field":      "//actors:wire x.do List\ntype Do struct{}\n",
+		"unsupported kind":    "//actors:wire x.do Odd\ntype Do struct{}\n",
 	} {
 		if _, err := generate(t, ops); err == nil {
 			t.Errorf("%s: generated without complaint", name)
