@@ -163,9 +163,11 @@ func (k *rlScratch) request() {
 	r := &k.req
 	*r = ratecheck.Request{SubjectID: val(rlFieldSubject), DeviceID: val(rlFieldDevice), Route: val(rlFieldRoute),
 		ScopeKey: val(rlFieldScopeKey)}
-	r.Action = string(in.vals[rlFieldAction])
+	// Action and method are views of the body: the module only validates
+	// and matches them, and keeps neither past the check.
+	r.Action = bstr(in.vals[rlFieldAction])
 	if r.HasMethod = in.present(rlFieldMethod); r.HasMethod {
-		r.Method = string(in.vals[rlFieldMethod])
+		r.Method = bstr(in.vals[rlFieldMethod])
 	}
 	if r.HasCost = in.present(rlFieldCost); r.HasCost {
 		var ok bool
@@ -194,9 +196,10 @@ func rlFieldIndex(name []byte, mobile bool) int {
 // a mobile app; false means the error was answered.
 func (k *rlScratch) authenticate(c *Call, cat *catalog.Catalog) (ratecheck.Caller, bool) {
 	in := &k.in
-	secret := c.bearer()
+	// Views of the request: the secret is only looked up and compared.
+	secret := c.bearerView()
 	if secret == "" && in.present(rlFieldSecret) {
-		secret = string(in.vals[rlFieldSecret])
+		secret = bstr(in.vals[rlFieldSecret])
 	} else if secret != "" && in.present(rlFieldSecret) && string(in.vals[rlFieldSecret]) != secret {
 		c.specFail(ErrInvalidSecret) // two different secrets: refuse rather than guess
 		return ratecheck.Caller{}, false

@@ -21,8 +21,10 @@ type Caller struct {
 	AppID     string // site or mobile app id
 }
 
-// Request is a decoded check (spec 4.10). Byte slices may be views of the
-// request body: Check does not keep them. A nil slice is an absent member.
+// Request is a decoded check (spec 4.10). Byte slices, Action and Method
+// may be views of the request body: Check does not keep them (AssessmentID
+// travels in an actor op and must be a string of its own). A nil slice is
+// an absent member.
 type Request struct {
 	Action        string
 	Method        string // the HTTP method; POST when !HasMethod
