@@ -120,3 +120,40 @@ func TestRequestIDHeaderAndBody(t *testing.T) {
 		t.Fatalf("%d %s %v", ctx.Response.StatusCode(), ctx.Response.Body(), err)
 	}
 }
+
+// rlFieldIndex knows every member by its name, and the mobile ones only
+// on the mobile check.
+func TestRLFieldIndexKnowsEveryName(t *testing.T) {
+	for i, n := range rlFieldNames {
+		mobileOnly := i == rlFieldPlatform || i == rlFieldAppID
+		if got := rlFieldIndex([]byte(n), true); got != i {
+			t.Errorf("%s (mobile) → %d, want %d", n, got, i)
+		}
+		if got := rlFieldIndex([]byte(n), false); (mobileOnly && got != -1) || (!mobileOnly && got != i) {
+			t.Errorf("%s → %d", n, got)
+		}
+	}
+	for _, n := range []string{"", "Secret", "secret ", "secre", "extra"} {
+		if rlFieldIndex([]byte(n), true) != -1 {
+			t.Errorf("%q is not a member", n)
+		}
+	}
+}
+
+// BenchmarkRLParseBody is the check transport's body reading alone: the
+// scan and the member lookup of parse.
+func BenchmarkRLParseBody(b *testing.B) {
+	body := []byte(`{"action":"payment.card","subject_id":"user-42","device_id":"dev-7","route":"/pay","secret":"sk_live_0123456789abcdef0123456789abcdef"}`)
+	var o flatObject
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := o.scan(body); err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; i < o.n; i++ {
+			if rlFieldIndex(o.members[i].name, false) < 0 {
+				b.Fatal(string(o.members[i].name))
+			}
+		}
+	}
+}

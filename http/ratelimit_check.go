@@ -181,15 +181,35 @@ func (k *rlScratch) request() {
 }
 
 func rlFieldIndex(name []byte, mobile bool) int {
-	for i, n := range rlFieldNames {
-		if string(name) == n {
-			if (i == rlFieldPlatform || i == rlFieldAppID) && !mobile {
-				return -1
-			}
-			return i
-		}
+	f := -1
+	switch string(name) { // a switch on the name compiles to a search by length and bytes
+	case "secret":
+		f = rlFieldSecret
+	case "action":
+		f = rlFieldAction
+	case "method":
+		f = rlFieldMethod
+	case "subject_id":
+		f = rlFieldSubject
+	case "device_id":
+		f = rlFieldDevice
+	case "route":
+		f = rlFieldRoute
+	case "scope_key":
+		f = rlFieldScopeKey
+	case "cost":
+		f = rlFieldCost
+	case "api_protection_assessment_id":
+		f = rlFieldAssessment
+	case "platform":
+		f = rlFieldPlatform
+	case "app_id":
+		f = rlFieldAppID
 	}
-	return -1
+	if (f == rlFieldPlatform || f == rlFieldAppID) && !mobile {
+		return -1
+	}
+	return f
 }
 
 // authenticate resolves the secret (bearer first, else body) to a site or
