@@ -288,8 +288,14 @@ func (c *Catalog) SiteByKey(key string) *Site { return c.sitesByKey[key] }
 // secret keeps working until its grace period ends at now. A secret that
 // matched before in this version is found without hashing (secretcache.go).
 func (c *Catalog) SiteBySecret(secret string, now time.Time) *Site {
+	return c.SiteBySecretAt(secret, func() time.Time { return now })
+}
+
+// SiteBySecretAt is SiteBySecret reading the clock only when a rotated-out
+// secret's grace period is to be checked.
+func (c *Catalog) SiteBySecretAt(secret string, now func() time.Time) *Site {
 	if e := c.siteSecrets.get(secret); e != nil {
-		if !e.prev || now.Before(e.site.PrevSecretUntil) {
+		if !e.prev || now().Before(e.site.PrevSecretUntil) {
 			return e.site
 		}
 		return nil
@@ -303,7 +309,7 @@ func (c *Catalog) SiteBySecret(secret string, now time.Time) *Site {
 		c.siteSecrets.put(secret, secretEntry{site: s})
 		return s
 	}
-	if s.PrevSecretHash.Equal(h) && now.Before(s.PrevSecretUntil) {
+	if s.PrevSecretHash.Equal(h) && now().Before(s.PrevSecretUntil) {
 		c.siteSecrets.put(secret, secretEntry{site: s, prev: true})
 		return s
 	}

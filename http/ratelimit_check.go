@@ -242,7 +242,7 @@ func (k *rlScratch) authenticate(c *Call, cat *catalog.Catalog) (ratecheck.Calle
 		}
 		cl.AppID, cl.Workspace = app.ID, cat.Workspaces[app.WorkspaceID]
 	} else {
-		site := cat.SiteBySecret(secret, c.Now())
+		site := cat.SiteBySecretAt(secret, c.Now)
 		if site == nil || site.Sandbox() {
 			c.specFail(ErrInvalidSecret)
 			return ratecheck.Caller{}, false
