@@ -306,11 +306,11 @@ func (c *Catalog) SiteBySecretAt(secret string, now func() time.Time) *Site {
 		return nil
 	}
 	if s.SecretHash.Equal(h) {
-		c.siteSecrets.put(secret, secretEntry{site: s})
+		c.siteSecrets.put(secret, s, nil, false)
 		return s
 	}
 	if s.PrevSecretHash.Equal(h) && now().Before(s.PrevSecretUntil) {
-		c.siteSecrets.put(secret, secretEntry{site: s, prev: true})
+		c.siteSecrets.put(secret, s, nil, true)
 		return s
 	}
 	return nil
@@ -323,7 +323,7 @@ func (c *Catalog) AppBySecret(secret string) *MobileApp {
 	}
 	h := HashSecret(secret)
 	if a := c.appsBySecret[h]; a != nil && a.SecretHash.Equal(h) {
-		c.appSecrets.put(secret, secretEntry{app: a})
+		c.appSecrets.put(secret, nil, a, false)
 		return a
 	}
 	return nil

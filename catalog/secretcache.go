@@ -77,14 +77,15 @@ func (sc *secretCache) get(secret string) *secretEntry {
 	return e
 }
 
-// put remembers that secret matched e's site or app.
-func (sc *secretCache) put(secret string, e secretEntry) {
+// put remembers that secret matched site (prev: as its rotated-out
+// secret) or app.
+func (sc *secretCache) put(secret string, site *Site, app *MobileApp, prev bool) {
 	if sc == nil {
 		return
 	}
-	e.h = maphash.String(sc.seed, secret)
-	e.secret = strings.Clone(secret) // the caller's may be a view of a request buffer
-	sc.slots[e.h&sc.mask].Store(&e)
+	h := maphash.String(sc.seed, secret)
+	// The caller's secret may be a view of a request buffer: copied.
+	sc.slots[h&sc.mask].Store(&secretEntry{h: h, secret: strings.Clone(secret), site: site, app: app, prev: prev})
 }
 
 func view(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
