@@ -237,6 +237,9 @@ type Catalog struct {
 	sitesBySecret map[Hash]*Site
 	appsBySecret  map[Hash]*MobileApp
 	credsByHash   map[Hash]*Credential
+	// siteSecrets and appSecrets remember the secrets that matched in
+	// this version (secretcache.go); nil in a transaction's working copy.
+	siteSecrets, appSecrets *secretCache
 
 	traffic trafficIndex
 }
@@ -270,6 +273,7 @@ func (c *Catalog) reindex() {
 	for _, a := range c.MobileApps {
 		c.appsBySecret[a.SecretHash] = a
 	}
+	c.siteSecrets, c.appSecrets = newSecretCache(len(c.Sites)), newSecretCache(len(c.MobileApps))
 	c.credsByHash = make(map[Hash]*Credential, len(c.Credentials))
 	for _, cr := range c.Credentials {
 		c.credsByHash[cr.TokenHash] = cr
@@ -281,17 +285,32 @@ func (c *Catalog) reindex() {
 func (c *Catalog) SiteByKey(key string) *Site { return c.sitesByKey[key] }
 
 // SiteBySecret finds the site a private secret belongs to. A rotated-out
-// secret keeps working until its grace period ends at now.
+// secret keeps working until its grace period ends at now. A secret that
+// matched before in this version is found without hashing (secretcache.go).
 func (c *Catalog) SiteBySecret(secret string, now time.Time) *Site {
+	return c.SiteBySecretAt(secret, func() time.Time { return now })
+}
+
+// SiteBySecretAt is SiteBySecret reading the clock only when a rotated-out
+// secret's grace period is to be checked.
+func (c *Catalog) SiteBySecretAt(secret string, now func() time.Time) *Site {
+	if e := c.siteSecrets.get(secret); e != nil {
+		if !e.prev || now().Before(e.site.PrevSecretUntil) {
+			return e.site
+		}
+		return nil
+	}
 	h := HashSecret(secret)
 	s := c.sitesBySecret[h]
 	if s == nil {
 		return nil
 	}
 	if s.SecretHash.Equal(h) {
+		c.siteSecrets.put(secret, s, nil, false)
 		return s
 	}
-	if s.PrevSecretHash.Equal(h) && now.Before(s.PrevSecretUntil) {
+	if s.PrevSecretHash.Equal(h) && now().Before(s.PrevSecretUntil) {
+		c.siteSecrets.put(secret, s, nil, true)
 		return s
 	}
 	return nil
@@ -299,8 +318,12 @@ func (c *Catalog) SiteBySecret(secret string, now time.Time) *Site {
 
 // AppBySecret finds the mobile app a server secret belongs to.
 func (c *Catalog) AppBySecret(secret string) *MobileApp {
+	if e := c.appSecrets.get(secret); e != nil {
+		return e.app
+	}
 	h := HashSecret(secret)
 	if a := c.appsBySecret[h]; a != nil && a.SecretHash.Equal(h) {
+		c.appSecrets.put(secret, nil, a, false)
 		return a
 	}
 	return nil

@@ -23,6 +23,9 @@ type Tx struct {
 // Begin starts a transaction on top of c.
 func Begin(c *Catalog) *Tx {
 	next := *c
+	// The working copy caches no secrets: its indexes are rebuilt, and
+	// its caches made, at Commit.
+	next.siteSecrets, next.appSecrets = nil, nil
 	return &Tx{next: &next, cloned: map[string]bool{}}
 }
 

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -22,6 +23,10 @@ type Call struct {
 	s      *Server
 	route  *Route
 	params [4]string
+	// id is the request id's bytes (the caller's or one made here), in a
+	// buffer the pooled Call keeps; reqID is its string, made only when
+	// asked for (an error body, a log line).
+	id     []byte
 	reqID  string
 	legacy bool
 	start  time.Time
@@ -36,23 +41,24 @@ type Call struct {
 func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
 	c := s.calls.Get().(*Call)
 	c.Ctx, c.route, c.legacy = ctx, r, false
-	c.reqID = s.requestID(ctx)
+	c.id = s.requestID(ctx, c.id[:0])
 	c.cat = s.store.Catalog()
 	return c
 }
 
 func (s *Server) release(c *Call) {
-	c.Ctx, c.route, c.cat, c.console, c.outcome = nil, nil, nil, false, 0
+	c.Ctx, c.route, c.cat, c.console, c.outcome, c.reqID = nil, nil, nil, false, 0, ""
 	c.params = [4]string{}
 	s.calls.Put(c)
 }
 
-// requestID keeps a caller's well-formed X-Request-Id, else makes one.
-func (s *Server) requestID(ctx *fasthttp.RequestCtx) string {
-	if v := ctx.Request.Header.Peek("X-Request-Id"); len(v) > 0 && len(v) <= 128 && printable(v) {
-		return string(v)
+// requestID appends to dst the caller's well-formed X-Request-Id, else a
+// new one.
+func (s *Server) requestID(ctx *fasthttp.RequestCtx, dst []byte) []byte {
+	if v := ctx.Request.Header.PeekCanonical(hdrRequestID); len(v) > 0 && len(v) <= 128 && printable(v) {
+		return append(dst, v...)
 	}
-	return s.nextRequestID()
+	return s.appendRequestID(dst)
 }
 
 func printable(b []byte) bool {
@@ -79,7 +85,12 @@ func (c *Call) Param(name string) string {
 func (c *Call) Catalog() *catalog.Catalog { return c.cat }
 
 // RequestID is the request's correlation id.
-func (c *Call) RequestID() string { return c.reqID }
+func (c *Call) RequestID() string {
+	if c.reqID == "" {
+		c.reqID = string(c.id)
+	}
+	return c.reqID
+}
 
 // Now is the server clock.
 func (c *Call) Now() time.Time { return c.s.clock() }
@@ -92,17 +103,31 @@ func (c *Call) ClientIP() string { return c.Ctx.RemoteIP().String() }
 
 // bearer returns the token of an Authorization: Bearer header, or "".
 func (c *Call) bearer() string {
-	h := c.Ctx.Request.Header.Peek("Authorization")
-	if len(h) > 7 && strings.EqualFold(string(h[:7]), "bearer ") {
-		return strings.TrimSpace(string(h[7:]))
+	return strings.Clone(c.bearerView())
+}
+
+// bearerView is bearer without a copy: a view of the request's header,
+// which the caller must not keep past the request.
+func (c *Call) bearerView() string {
+	h := c.Ctx.Request.Header.PeekCanonical(hdrAuthorization)
+	if len(h) > 7 && bytes.EqualFold(h[:7], bearerPrefix) {
+		return bstr(bytes.TrimSpace(h[7:]))
 	}
 	return ""
 }
 
+// Header names in fasthttp's canonical form (the form it stores request
+// headers in), so that a lookup needs no normalising copy.
+var (
+	hdrAuthorization = []byte("Authorization")
+	hdrRequestID     = []byte("X-Request-Id")
+	bearerPrefix     = []byte("bearer ")
+)
+
 // commonHeaders sets the headers every JSON answer carries (spec 2.1).
 func (c *Call) commonHeaders() {
 	h := &c.Ctx.Response.Header
-	h.Set("X-Request-Id", c.reqID)
+	h.SetCanonical(hdrRequestID, c.id)
 	// The fixed headers are pre-built once per server: this runs on every
 	// request of the hot paths.
 	for _, kv := range c.s.fixedHeaders {
@@ -132,7 +157,7 @@ func (c *Call) json(status int, v any) {
 	c.Ctx.SetContentType("application/json")
 	b, err := json.Marshal(v)
 	if err != nil {
-		c.s.log.Error("encode response", "request_id", c.reqID, "err", err)
+		c.s.log.Error("encode response", "request_id", c.RequestID(), "err", err)
 		c.Ctx.SetStatusCode(500)
 		b = []byte(`{"success":false,"error":"internal-error"}`)
 	}
@@ -169,7 +194,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.transportError(ctx, errAmbiguousFraming)
 		return
 	}
-	path := string(ctx.Path())
+	// A view of the request's path: it does not outlive the routing below
+	// (the parameters matched in it are copied).
+	path := bstr(ctx.Path())
 	if isConsolePath(path) {
 		s.serveConsole(ctx)
 		return
@@ -190,6 +217,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	}
 	var params [4]string
 	r, allow := s.table.match(method, path, &params)
+	for i := range params {
+		params[i] = strings.Clone(params[i]) // handlers may keep them
+	}
 	if r != nil && r.Admin && legacy {
 		r, allow = nil, nil
 	}
@@ -230,9 +260,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.metrics.outcomes[r.idx][c.outcome].Add(1)
 	}
 	if status >= 500 {
-		s.log.Warn("request failed", "request_id", c.reqID, "op", r.ID, "status", status)
+		s.log.Warn("request failed", "request_id", c.RequestID(), "op", r.ID, "status", status)
 	} else if r.Admin {
-		s.log.Info("admin request", "request_id", c.reqID, "op", r.ID, "status", status,
+		s.log.Info("admin request", "request_id", c.RequestID(), "op", r.ID, "status", status,
 			"ms", strconv.FormatFloat(float64(s.clock().Sub(start).Microseconds())/1000, 'f', 3, 64))
 		s.auditCall(c, r, status, "admin-token", "api")
 	}
@@ -245,7 +275,7 @@ func (s *Server) handle(r *Route, c *Call) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.panics.Add(1)
-			s.log.Error("handler panicked", "request_id", c.reqID, "op", r.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.log.Error("handler panicked", "request_id", c.RequestID(), "op", r.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			c.Ctx.Response.Reset()
 			c.commonHeaders()
 			c.fail(ErrInternal, "internal error")

@@ -289,5 +289,5 @@ func (s *Server) auditCall(c *Call, r *Route, status int, actor, via string) {
 		return
 	}
 	s.audit(catalog.AuditEntry{At: s.clock().UTC(), Actor: actor, Via: via, Operation: r.ID, Method: r.Method,
-		Path: string(c.Ctx.Path()), WorkspaceID: c.Param("workspace_id"), Status: status, RequestID: c.reqID})
+		Path: string(c.Ctx.Path()), WorkspaceID: c.Param("workspace_id"), Status: status, RequestID: c.RequestID()})
 }

@@ -130,7 +130,7 @@ func (c *Call) failStatus(status int, code, msg string) {
 		msg = code
 	}
 	c.Ctx.Response.Header.Del("Cache-Control")
-	c.json(status, &APIError{Error: code, Message: msg, RequestID: c.reqID})
+	c.json(status, &APIError{Error: code, Message: msg, RequestID: c.RequestID()})
 }
 
 // failErr maps a domain error to its ApiError.
@@ -138,7 +138,7 @@ func (c *Call) failErr(err error) {
 	var fe *fieldError
 	if code, msg, ok := errcode.From(err); ok {
 		if code.Kind == errcode.Internal {
-			c.s.log.Error("request failed", "request_id", c.reqID, "op", c.route.ID, "err", err)
+			c.s.log.Error("request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		}
 		c.failStatus(kindStatus(code.Kind), code.Code, msg)
 		return
@@ -153,7 +153,7 @@ func (c *Call) failErr(err error) {
 	case isUnavailable(err):
 		c.fail(ErrUnavailable, "the service cannot complete the operation now")
 	default:
-		c.s.log.Error("request failed", "request_id", c.reqID, "op", c.route.ID, "err", err)
+		c.s.log.Error("request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		c.fail(ErrInternal, "internal error")
 	}
 }

@@ -250,6 +250,13 @@ func (o *flatObject) str(body []byte, i int) ([]byte, int, error) {
 	start := i + 1
 	j := start
 	for j < len(body) {
+		// Plain bytes, the bulk of any string, skip by table.
+		for j < len(body) && strPlain[body[j]] {
+			j++
+		}
+		if j == len(body) {
+			break
+		}
 		c := body[j]
 		switch {
 		case c == '"':
@@ -263,6 +270,15 @@ func (o *flatObject) str(body []byte, i int) ([]byte, int, error) {
 	}
 	return nil, 0, errFlatSyntax
 }
+
+// strPlain marks the bytes that neither end a string nor start an escape
+// and are allowed unescaped in one.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // unescape continues str for a string with escapes, building it in scratch.
 func (o *flatObject) unescape(body []byte, start, j int) ([]byte, int, error) {

@@ -163,9 +163,11 @@ func (k *rlScratch) request() {
 	r := &k.req
 	*r = ratecheck.Request{SubjectID: val(rlFieldSubject), DeviceID: val(rlFieldDevice), Route: val(rlFieldRoute),
 		ScopeKey: val(rlFieldScopeKey)}
-	r.Action = string(in.vals[rlFieldAction])
+	// Action and method are views of the body: the module only validates
+	// and matches them, and keeps neither past the check.
+	r.Action = bstr(in.vals[rlFieldAction])
 	if r.HasMethod = in.present(rlFieldMethod); r.HasMethod {
-		r.Method = string(in.vals[rlFieldMethod])
+		r.Method = bstr(in.vals[rlFieldMethod])
 	}
 	if r.HasCost = in.present(rlFieldCost); r.HasCost {
 		var ok bool
@@ -179,24 +181,45 @@ func (k *rlScratch) request() {
 }
 
 func rlFieldIndex(name []byte, mobile bool) int {
-	for i, n := range rlFieldNames {
-		if string(name) == n {
-			if (i == rlFieldPlatform || i == rlFieldAppID) && !mobile {
-				return -1
-			}
-			return i
-		}
+	f := -1
+	switch string(name) { // a switch on the name compiles to a search by length and bytes
+	case "secret":
+		f = rlFieldSecret
+	case "action":
+		f = rlFieldAction
+	case "method":
+		f = rlFieldMethod
+	case "subject_id":
+		f = rlFieldSubject
+	case "device_id":
+		f = rlFieldDevice
+	case "route":
+		f = rlFieldRoute
+	case "scope_key":
+		f = rlFieldScopeKey
+	case "cost":
+		f = rlFieldCost
+	case "api_protection_assessment_id":
+		f = rlFieldAssessment
+	case "platform":
+		f = rlFieldPlatform
+	case "app_id":
+		f = rlFieldAppID
 	}
-	return -1
+	if (f == rlFieldPlatform || f == rlFieldAppID) && !mobile {
+		return -1
+	}
+	return f
 }
 
 // authenticate resolves the secret (bearer first, else body) to a site or
 // a mobile app; false means the error was answered.
 func (k *rlScratch) authenticate(c *Call, cat *catalog.Catalog) (ratecheck.Caller, bool) {
 	in := &k.in
-	secret := c.bearer()
+	// Views of the request: the secret is only looked up and compared.
+	secret := c.bearerView()
 	if secret == "" && in.present(rlFieldSecret) {
-		secret = string(in.vals[rlFieldSecret])
+		secret = bstr(in.vals[rlFieldSecret])
 	} else if secret != "" && in.present(rlFieldSecret) && string(in.vals[rlFieldSecret]) != secret {
 		c.specFail(ErrInvalidSecret) // two different secrets: refuse rather than guess
 		return ratecheck.Caller{}, false
@@ -219,7 +242,7 @@ func (k *rlScratch) authenticate(c *Call, cat *catalog.Catalog) (ratecheck.Calle
 		}
 		cl.AppID, cl.Workspace = app.ID, cat.Workspaces[app.WorkspaceID]
 	} else {
-		site := cat.SiteBySecret(secret, c.Now())
+		site := cat.SiteBySecretAt(secret, c.Now)
 		if site == nil || site.Sandbox() {
 			c.specFail(ErrInvalidSecret)
 			return ratecheck.Caller{}, false

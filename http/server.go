@@ -284,9 +284,10 @@ func (f *freshConns) closeAll() {
 // Handler returns the request handler, for in-memory tests and benchmarks.
 func (s *Server) Handler() fasthttp.RequestHandler { return s.serve }
 
-// Metrics exposes the per-operation metrics to the ops listener.
-func (s *Server) nextRequestID() string {
-	return s.reqPfx + "-" + strconv.FormatUint(s.reqSeq.Add(1), 36)
+// appendRequestID appends a new request id to dst: the node's random
+// prefix, "-", and a sequence number in base 36.
+func (s *Server) appendRequestID(dst []byte) []byte {
+	return strconv.AppendUint(append(append(dst, s.reqPfx...), '-'), s.reqSeq.Add(1), 36)
 }
 
 type fasthttpLogger struct{ l *slog.Logger }

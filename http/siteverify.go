@@ -116,7 +116,7 @@ func (c *Call) checkSecret(q *svRequest, sandbox bool, fail func(ErrorCode)) *ca
 		fail(ErrInvalidSecret)
 		return nil
 	}
-	site := c.cat.SiteBySecret(bstr(q.secret), c.Now())
+	site := c.cat.SiteBySecretAt(bstr(q.secret), c.Now)
 	if site == nil || site.Sandbox() != sandbox {
 		fail(ErrInvalidSecret)
 		return nil

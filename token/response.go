@@ -118,6 +118,10 @@ func (t *Response) appendBody(w *writer) {
 	w.u8(t.Scenario)
 }
 
+// gcmNonce is the nonce size of the sealing AEAD: the first bytes of the
+// token's id.
+const gcmNonce = 12
+
 // DecodeResponse verifies text (signature, prefix, shape) and parses it.
 // It does not check expiry: a caller answers an expired token differently
 // from a forged one. scratch, when large enough, is used for base64
@@ -137,15 +141,24 @@ func DecodeResponse(text, prefix string, keys Lookup, scratch []byte) (Response,
 			return Response{}, ErrMalformed
 		}
 		k := keys(kid)
-		var ab [48]byte
-		aad := writer{b: ab[:0]}
+		// The nonce, the additional data and the plaintext go in scratch,
+		// free again since open copied the payload into r.s: a stack
+		// buffer would escape to the heap through the AEAD interface.
+		const aadRoom = 64
+		buf := scratch[:cap(scratch)]
+		if len(buf) < gcmNonce+aadRoom+len(r.s) {
+			buf = make([]byte, gcmNonce+aadRoom+len(r.s))
+		}
+		nonce := buf[:gcmNonce:gcmNonce]
+		copy(nonce, t.ID[:gcmNonce])
+		aad := writer{b: buf[gcmNonce : gcmNonce : gcmNonce+aadRoom]}
 		aad.str(kid)
 		aad.u8(responseVersion)
 		aad.fixed(t.ID[:])
-		var pb [256]byte
 		// Open only reads the ciphertext, so viewing the string's bytes is
-		// safe; the plaintext lands in a stack buffer and becomes one string.
-		plain, err := k.aead.Open(pb[:0], t.ID[:12], unsafe.Slice(unsafe.StringData(r.s), len(r.s)), aad.b)
+		// safe; the plaintext lands after the additional data (never
+		// overlapping the ciphertext) and becomes one string.
+		plain, err := k.aead.Open(buf[gcmNonce+aadRoom:gcmNonce+aadRoom], nonce, unsafe.Slice(unsafe.StringData(r.s), len(r.s)), aad.b)
 		if err != nil {
 			return Response{}, ErrSignature
 		}

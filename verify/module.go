@@ -135,6 +135,17 @@ func CanonicalIP(s string) (string, bool) {
 // IPHash is the keyed hash that binds a challenge or token to an address.
 func IPHash(k *token.Key, addr string) [16]byte { return k.Hash16("ip", addr) }
 
+// remoteIPHash is IPHash of CanonicalIP(s) without making the canonical
+// string: the hot siteverify path; false when s is not an address.
+func remoteIPHash(k *token.Key, s string) ([16]byte, bool) {
+	a, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return [16]byte{}, false
+	}
+	var buf [64]byte // AppendTo is String's text (a parsed address is never the zero one)
+	return IPHash(k, bstr(a.Unmap().WithZone("").AppendTo(buf[:0]))), true
+}
+
 // RandomID is 16 random bytes: the ids of challenges, tokens, clearances.
 func RandomID() (id [16]byte) {
 	_, _ = rand.Read(id[:])

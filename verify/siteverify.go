@@ -147,8 +147,8 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 		v.Codes |= CodeActionMismatch
 	}
 	if len(q.RemoteIP) > 0 && tok.HasIP {
-		ip, ok := CanonicalIP(bstr(q.RemoteIP))
-		if !ok || IPHash(m.verifier(cat, purpose, tok.KeyID), ip) != tok.IPHash {
+		h, ok := remoteIPHash(m.verifier(cat, purpose, tok.KeyID), bstr(q.RemoteIP))
+		if !ok || h != tok.IPHash {
 			if q.RemoteIPSignal {
 				v.IPMismatch = true
 			} else {

@@ -21,8 +21,10 @@ type Caller struct {
 	AppID     string // site or mobile app id
 }
 
-// Request is a decoded check (spec 4.10). Byte slices may be views of the
-// request body: Check does not keep them. A nil slice is an absent member.
+// Request is a decoded check (spec 4.10). Byte slices, Action and Method
+// may be views of the request body: Check does not keep them (AssessmentID
+// travels in an actor op and must be a string of its own). A nil slice is
+// an absent member.
 type Request struct {
 	Action        string
 	Method        string // the HTTP method; POST when !HasMethod
@@ -81,6 +83,7 @@ type Result struct {
 	parts  []int
 	all    actors.ReserveAll
 	undone bool // r.all took every reservation back inside the shard
+	scopes scopeHasher
 }
 
 func (r *Result) reset() {
@@ -169,7 +172,7 @@ func (m *Module) Check(cat *catalog.Catalog, caller Caller, req *Request) (*Resu
 			if !p.matches(caller.AppID, req.Action, method) {
 				continue
 			}
-			if err := r.scopeHash(caller, req, p.scope); err != nil {
+			if err := r.scopeHash(caller, req, p.scope, wm.mac); err != nil {
 				m.Release(r)
 				return nil, err
 			}
@@ -241,7 +244,7 @@ func RiskMultiplier(risk float64) int64 {
 
 // scopeHash computes, once per check and scope kind, the keyed hash of the
 // scope value, refusing a missing or invalid identifier.
-func (r *Result) scopeHash(caller Caller, req *Request, sc Scope) error {
+func (r *Result) scopeHash(caller Caller, req *Request, sc Scope, mac *scopeMAC) error {
 	if r.hashed[sc] {
 		return nil
 	}
@@ -266,7 +269,7 @@ func (r *Result) scopeHash(caller Caller, req *Request, sc Scope) error {
 			return ErrInvalidScopeKey
 		}
 	}
-	r.hashes[sc] = ratelimit.HashScope(caller.Workspace.ScopeKey, scopeNames[sc]+"\x00"+string(value))
+	r.hashes[sc] = r.scopes.hash(mac, caller.Workspace.ScopeKey, scopeNames[sc], value)
 	r.hashed[sc] = true
 	return nil
 }

@@ -96,6 +96,7 @@ type policy struct {
 // workspaceMatcher holds one workspace's compiled policies.
 type workspaceMatcher struct {
 	policies []*policy
+	mac      *scopeMAC // the workspace's scope key, pads hashed
 }
 
 // matcherSet is the compiled form of one catalog version.
@@ -185,7 +186,7 @@ func (m *Module) matchers(cat *catalog.Catalog) *matcherSet {
 		}
 		wm := set.byWS[ws.ID]
 		if wm == nil {
-			wm = &workspaceMatcher{}
+			wm = &workspaceMatcher{mac: newScopeMAC(ws.ScopeKey)}
 			set.byWS[ws.ID] = wm
 		}
 		wm.policies = append(wm.policies, m.compile(ws, p))
