@@ -12,17 +12,7 @@ import "crypto/sha256"
 // call; the value is fed through a stack buffer for the same reason.
 // Equality with crypto/hmac is a test.
 func HashScope(key []byte, value string) [32]byte {
-	const blockSize = 64
-	var pad [blockSize]byte
-	if len(key) > blockSize {
-		sum := sha256.Sum256(key)
-		copy(pad[:], sum[:])
-	} else {
-		copy(pad[:], key)
-	}
-	for i := range pad {
-		pad[i] ^= 0x36
-	}
+	pad := ScopeInnerPad(key)
 	h := sha256.New()
 	h.Write(pad[:])
 	var chunk [256]byte
@@ -34,13 +24,33 @@ func HashScope(key []byte, value string) [32]byte {
 	var inner [32]byte
 	h.Sum(inner[:0])
 
-	for i := range pad {
-		pad[i] ^= 0x36 ^ 0x5c
-	}
+	ToOuterPad(&pad)
 	h.Reset()
 	h.Write(pad[:])
 	h.Write(inner[:])
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
+}
+
+// ScopeInnerPad is HashScope's key block XOR the HMAC inner pad (RFC 2104):
+// the key, hashed first when longer than SHA-256's 64-byte block.
+func ScopeInnerPad(key []byte) (pad [64]byte) {
+	if len(key) > len(pad) {
+		sum := sha256.Sum256(key)
+		copy(pad[:], sum[:])
+	} else {
+		copy(pad[:], key)
+	}
+	for i := range pad {
+		pad[i] ^= 0x36
+	}
+	return pad
+}
+
+// ToOuterPad turns an inner pad from ScopeInnerPad into the outer pad.
+func ToOuterPad(pad *[64]byte) {
+	for i := range pad {
+		pad[i] ^= 0x36 ^ 0x5c
+	}
 }

@@ -20,25 +20,14 @@ type scopeMAC struct {
 }
 
 func newScopeMAC(key []byte) *scopeMAC {
-	var pad [64]byte
-	if len(key) > len(pad) {
-		sum := sha256.Sum256(key)
-		copy(pad[:], sum[:])
-	} else {
-		copy(pad[:], key)
-	}
-	for i := range pad {
-		pad[i] ^= 0x36
-	}
+	pad := ratelimit.ScopeInnerPad(key)
 	h := sha256.New()
 	h.Write(pad[:])
 	inner, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return nil
 	}
-	for i := range pad {
-		pad[i] ^= 0x36 ^ 0x5c
-	}
+	ratelimit.ToOuterPad(&pad)
 	h.Reset()
 	h.Write(pad[:])
 	outer, err := h.(encoding.BinaryMarshaler).MarshalBinary()
