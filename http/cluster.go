@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/summary"
 )
 
 // The cluster admin API: who is in the cluster, who owns what, who leads
@@ -58,7 +59,7 @@ func (s *Server) clusterRoutes() []Route {
 	return []Route{
 		{Method: "GET", Path: "/cluster/metrics", Admin: true, ID: "getClusterMetrics", Tag: "Admin", Auth: a,
 			Summary: "Answers by module and class (ok, client errors, throttled, server errors), running totals of every live member asked over the peer channel, and their sum.",
-			Result:  &ClusterMetrics{}, Errors: adminErrors, Handle: s.admin(func(c *Call) { c.ok(s.clusterMetrics()) })},
+			Result:  &summary.ClusterMetrics{}, Errors: adminErrors, Handle: s.admin(func(c *Call) { c.ok(s.clusterMetrics()) })},
 		{Method: "GET", Path: "/cluster", Admin: true, ID: "getCluster", Tag: "Admin", Auth: a,
 			Summary: "Members, ring ownership, Raft roles, leader, log indexes and health of every node.",
 			Result:  &ClusterStatus{}, Errors: adminErrors, Handle: s.admin(s.clusterStatus)},

@@ -10,28 +10,14 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/trustd/trustd/cluster/summary"
 	"github.com/trustd/trustd/node"
 )
 
-type moduleCounts struct {
-	Module       string            `json:"module"`
-	Requests     uint64            `json:"requests"`
-	ClientErrors uint64            `json:"client_errors"`
-	Throttled    uint64            `json:"throttled"`
-	ServerErrors uint64            `json:"server_errors"`
-	Decisions    map[string]uint64 `json:"decisions"`
-}
-
-type clusterMetrics struct {
-	Members  int            `json:"members"`
-	Answered int            `json:"answered"`
-	Total    []moduleCounts `json:"total"`
-	Nodes    []struct {
-		NodeID  string         `json:"node_id"`
-		Error   string         `json:"error"`
-		Modules []moduleCounts `json:"modules"`
-	} `json:"nodes"`
-}
+type (
+	moduleCounts   = summary.ModuleCounts
+	clusterMetrics = summary.ClusterMetrics
+)
 
 func adminOf(ms []moduleCounts) moduleCounts {
 	for _, m := range ms {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trustd/trustd/cluster/summary"
 	"github.com/trustd/trustd/http/console/users"
 )
 
@@ -142,25 +143,11 @@ func (c *Console) failed(r *req, st int, e *apiError) {
 	c.render(r, st, "error", pageData{Title: "The operation failed", Message: e.Message + " (" + e.Error + ")"})
 }
 
-type moduleCounts struct {
-	Module       string            `json:"module"`
-	Requests     uint64            `json:"requests"`
-	ClientErrors uint64            `json:"client_errors"`
-	Throttled    uint64            `json:"throttled"`
-	ServerErrors uint64            `json:"server_errors"`
-	Decisions    map[string]uint64 `json:"decisions"`
-}
-
-type clusterMetrics struct {
-	Members  int            `json:"members"`
-	Answered int            `json:"answered"`
-	Total    []moduleCounts `json:"total"`
-	Nodes    []struct {
-		NodeID  string         `json:"node_id"`
-		Error   string         `json:"error"`
-		Modules []moduleCounts `json:"modules"`
-	} `json:"nodes"`
-}
+// The overview decodes getClusterMetrics into the answer's own types.
+type (
+	moduleCounts   = summary.ModuleCounts
+	clusterMetrics = summary.ClusterMetrics
+)
 
 type overviewData struct {
 	Metrics                                 *clusterMetrics
