@@ -190,6 +190,18 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	if !hs.Enumerable || hs.InUse != 2 {
 		t.Fatalf("holders: %+v", hs)
 	}
+	// Another workspace's admin path cannot read this constraint's
+	// holders, and the holders need the admin token.
+	var other struct {
+		ID string `json:"workspace_id"`
+	}
+	e.mustCreate("/workspaces", map[string]any{"name": "other"}, &other)
+	if r := e.admin("GET", "/workspaces/"+other.ID+"/concurrency-constraints/"+k.ID+"/holders", nil); r.status != 404 {
+		t.Fatalf("holders through another workspace: %d %s", r.status, r.body)
+	}
+	if r := e.do("GET", "/admin/v1/workspaces/"+ws+"/concurrency-constraints/"+k.ID+"/holders", "", nil); r.status != 401 {
+		t.Fatalf("holders without the admin token: %d %s", r.status, r.body)
+	}
 	if _, _, body := cc.do("GET", wsPage+"/concurrency", nil); !strings.Contains(body, "<td>exports</td><td>workspace</td><td>export.*</td><td>3</td><td>2</td><td>workspace: 2</td>") {
 		t.Fatalf("concurrency page:\n%s", body)
 	}
