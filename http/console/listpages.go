@@ -144,13 +144,11 @@ func (c *Console) renderList(r *req, p *listPage, status int, msg, errMsg string
 	ws := r.params.ws
 	d := listData{Page: p, Message: msg, CanAct: p.Action != "" && r.sess.principal.Can(p.ActionPerm, ws)}
 	base := "/workspaces/" + ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
 	var raw map[string]json.RawMessage
-	if st, e := c.call(r, "GET", base+p.AdminPath, nil, &raw); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + p.AdminPath, &raw}) {
 		return
 	}
 	var items []map[string]any

@@ -193,8 +193,7 @@ func (c *Console) overview(r *req) {
 	var wl struct {
 		Workspaces []workspaceView `json:"workspaces"`
 	}
-	if st, e := c.call(r, "GET", "/workspaces", nil, &wl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{"/workspaces", &wl}) {
 		return
 	}
 	wl.Workspaces = c.visible(r, wl.Workspaces)
@@ -256,8 +255,7 @@ func (c *Console) workspaces(r *req) {
 	var wl struct {
 		Workspaces []workspaceView `json:"workspaces"`
 	}
-	if st, e := c.call(r, "GET", "/workspaces", nil, &wl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{"/workspaces", &wl}) {
 		return
 	}
 	wl.Workspaces = c.visible(r, wl.Workspaces)
@@ -301,8 +299,7 @@ func (d workspaceData) ChallengeModes() []string { return ChallengeModes }
 
 func (c *Console) loadWorkspace(r *req, id string, d *workspaceData) bool {
 	base := "/workspaces/" + id
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return false
 	}
 	var sl struct {
@@ -311,12 +308,10 @@ func (c *Console) loadWorkspace(r *req, id string, d *workspaceData) bool {
 	var ml struct {
 		MobileApps []mobileAppView `json:"mobile_apps"`
 	}
-	if st, e := c.call(r, "GET", base+"/sites", nil, &sl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/sites", &sl}) {
 		return false
 	}
-	if st, e := c.call(r, "GET", base+"/mobile-apps", nil, &ml); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/mobile-apps", &ml}) {
 		return false
 	}
 	d.Sites, d.MobileApps = sl.Sites, ml.MobileApps
@@ -481,15 +476,13 @@ func (d policiesData) Modes() []string { return Modes }
 func (c *Console) policies(r *req, wsID string, status int, failedID, errMsg string) {
 	d := policiesData{Updated: string(r.ctx.QueryArgs().Peek("updated"))}
 	base := "/workspaces/" + wsID
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
 	var pl struct {
 		Policies []policyView `json:"policies"`
 	}
-	if st, e := c.call(r, "GET", base+"/rate-limit-policies", nil, &pl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/rate-limit-policies", &pl}) {
 		return
 	}
 	for _, p := range pl.Policies {
@@ -554,4 +547,23 @@ func (c *Console) clusterMetricsJSON(r *req) {
 	r.ctx.SetStatusCode(st)
 	r.ctx.SetContentType("application/json")
 	r.ctx.SetBody(ans)
+}
+
+// apiRead is one admin API read of a page: the path and where its answer
+// is decoded.
+type apiRead struct {
+	path string
+	out  any
+}
+
+// getAll makes a page's reads in order; false: one failed and its failure
+// page was rendered.
+func (c *Console) getAll(r *req, reads ...apiRead) bool {
+	for _, g := range reads {
+		if st, e := c.call(r, "GET", g.path, nil, g.out); e != nil {
+			c.failed(r, st, e)
+			return false
+		}
+	}
+	return true
 }

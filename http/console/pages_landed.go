@@ -64,8 +64,7 @@ func (c *Console) renderReviews(r *req, status int, msg, errMsg string) {
 		d.Filter = ""
 	}
 	base := "/workspaces/" + ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
 	path := base + "/reviews"
@@ -75,8 +74,7 @@ func (c *Console) renderReviews(r *req, status int, msg, errMsg string) {
 	var cl struct {
 		Cases []reviewCase `json:"cases"`
 	}
-	if st, e := c.call(r, "GET", path, nil, &cl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{path, &cl}) {
 		return
 	}
 	d.Cases = cl.Cases
@@ -150,15 +148,10 @@ func (c *Console) renderJourneys(r *req, status int, msg, errMsg string, d journ
 	ws := r.params.ws
 	d.CanEdit = r.sess.principal.Can(users.Edit, ws)
 	base := "/workspaces/" + ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
-		return
-	}
 	var jl struct {
 		Journeys []journeyView `json:"journeys"`
 	}
-	if st, e := c.call(r, "GET", base+"/journeys", nil, &jl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}, apiRead{base + "/journeys", &jl}) {
 		return
 	}
 	d.Journeys = jl.Journeys
@@ -206,8 +199,7 @@ func (c *Console) renderJourney(r *req, status int, msg, errMsg string, raw []by
 		def = journeyInput(raw)
 	}
 	d := journeysData{Journey: &j, Key: j.Key, Definition: def, CanEdit: r.sess.principal.Can(users.Edit, ws)}
-	if st, e := c.call(r, "GET", "/workspaces/"+ws, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{"/workspaces/" + ws, &d.Workspace}) {
 		return
 	}
 	c.render(r, status, "journey", pageData{Title: "Journey " + j.Name, Nav: "workspaces", Tab: "journeys", Workspace: ws, Notice: msg, Error: errMsg, Data: d})
@@ -360,15 +352,10 @@ func (c *Console) renderBranding(r *req, status int, msg, errMsg string, d brand
 	ws := r.params.ws
 	d.CanEdit = r.sess.principal.Can(users.Edit, ws)
 	base := "/workspaces/" + ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
-		return
-	}
 	var bl struct {
 		Profiles []brandingView `json:"profiles"`
 	}
-	if st, e := c.call(r, "GET", base+"/branding-profiles", nil, &bl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}, apiRead{base + "/branding-profiles", &bl}) {
 		return
 	}
 	d.Profiles = bl.Profiles
@@ -414,12 +401,10 @@ func (c *Console) renderProfile(r *req, status int, msg, errMsg string, back *br
 	var p brandingView
 	base := "/workspaces/" + ws
 	d := brandingData{CanEdit: r.sess.principal.Can(users.Edit, ws)}
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
-	if st, e := c.call(r, "GET", base+"/branding-profiles/"+r.params.id, nil, &p); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/branding-profiles/" + r.params.id, &p}) {
 		return
 	}
 	d.Profile, d.Name, d.Colors = &p, p.Name, colorFields(p.Colors)
@@ -511,8 +496,7 @@ func (c *Console) messaging(r *req) {
 	ws := r.params.ws
 	d := messagingData{}
 	base := "/workspaces/" + ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
 	var set struct {

@@ -48,8 +48,7 @@ func (c *Console) renderApprovals(r *req, status int, msg, errMsg string) {
 	ws := r.params.ws
 	d := approvalsData{AgentNames: map[string]string{}, CanDecide: r.sess.principal.Can(users.Approve, ws)}
 	base := "/workspaces/" + ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
 	var al struct {
@@ -58,12 +57,10 @@ func (c *Console) renderApprovals(r *req, status int, msg, errMsg string) {
 	var pl struct {
 		Approvals []approvalView `json:"approvals"`
 	}
-	if st, e := c.call(r, "GET", base+"/agents", nil, &al); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/agents", &al}) {
 		return
 	}
-	if st, e := c.call(r, "GET", base+"/approvals", nil, &pl); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/approvals", &pl}) {
 		return
 	}
 	d.Agents, d.Approvals = al.Agents, pl.Approvals
@@ -135,12 +132,10 @@ func (c *Console) deliveries(r *req) {
 		Attempts   []attemptView `json:"attempts"`
 	}
 	base := "/workspaces/" + r.params.ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
-	if st, e := c.call(r, "GET", base+"/webhooks/"+r.params.id+"/deliveries", nil, &d); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/webhooks/" + r.params.id + "/deliveries", &d}) {
 		return
 	}
 	d.EndpointID = r.params.id
@@ -169,15 +164,13 @@ func (c *Console) consoleUsers(r *req) { c.renderUsers(r, 200, "", nil) }
 func (c *Console) renderUsers(r *req, status int, errMsg string, created *consoleUserView) {
 	d := usersData{Created: created, Roles: []string{"viewer", "editor", "approver"}}
 	base := "/workspaces/" + r.params.ws
-	if st, e := c.call(r, "GET", base, nil, &d.Workspace); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base, &d.Workspace}) {
 		return
 	}
 	var ul struct {
 		Users []consoleUserView `json:"console_users"`
 	}
-	if st, e := c.call(r, "GET", base+"/console-users", nil, &ul); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{base + "/console-users", &ul}) {
 		return
 	}
 	d.Users = ul.Users
@@ -233,8 +226,7 @@ func (c *Console) auditOf(r *req, ws string) {
 	if ws != "" {
 		q.Set("workspace_id", ws)
 	}
-	if st, e := c.call(r, "GET", "/audit?"+q.Encode(), nil, &al); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{"/audit?" + q.Encode(), &al}) {
 		return
 	}
 	pd := pageData{Title: "Audit log", Nav: "audit", Data: al.Entries}
@@ -319,8 +311,7 @@ type corpusStatus struct {
 // range queries from (not a workspace's data: every role may read it).
 func (c *Console) accountDefence(r *req) {
 	var d corpusStatus
-	if st, e := c.call(r, "GET", "/passwords/status", nil, &d); e != nil {
-		c.failed(r, st, e)
+	if !c.getAll(r, apiRead{"/passwords/status", &d}) {
 		return
 	}
 	c.render(r, 200, "account", pageData{Title: "Account defence", Nav: "account", Data: d})
