@@ -316,6 +316,9 @@ func TestConsoleLoginModes(t *testing.T) {
 	if cm.Members != 1 || cm.Answered != 1 || len(cm.Total) == 0 {
 		t.Fatalf("cluster metrics of one node: %+v", cm)
 	}
+	if r := tn.do("GET", "/admin/v1/cluster/metrics", "not-the-admin-token", nil); r.status != 401 {
+		t.Fatalf("cluster metrics with a wrong token: %d %s", r.status, r.body)
+	}
 	dev := mustStartNode(t, func(c *node.Config) { c.Dev = true })
 	dc := newConsoleClient(t, dev)
 	if _, _, page := dc.do("GET", "/console/login", nil); strings.Contains(page, "service-widget") || strings.Contains(page, "/v1/widget/api.js") {
