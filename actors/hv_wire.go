@@ -19,7 +19,7 @@ func outcomeOf(m *actorpb.Outcome) Outcome {
 }
 
 func redemptionPB(id string, r *redemption) *actorpb.Redemption {
-	return &actorpb.Redemption{Id: id, Expires: r.expires, Key: r.key, Outcome: outcomePB(r.outcome), Partition: uint32(r.partition)}
+	return &actorpb.Redemption{Id: id, Expires: r.expires, Key: r.key, Outcome: outcomePB(r.outcome), Partition: uint32(r.partition), Confirmed: r.confirmed}
 }
 
 // heldPB encodes the record a redemption met, under the op's id.
@@ -39,7 +39,7 @@ func heldOf(m *actorpb.Redemption) *redemption {
 }
 
 func redemptionOf(m *actorpb.Redemption) redemption {
-	return redemption{expires: m.GetExpires(), key: m.GetKey(), outcome: outcomeOf(m.GetOutcome()), partition: int32(m.GetPartition())}
+	return redemption{expires: m.GetExpires(), key: m.GetKey(), outcome: outcomeOf(m.GetOutcome()), partition: int32(m.GetPartition()), confirmed: m.GetConfirmed()}
 }
 
 // Replicated implements Exporter: redemption records live on the owner and
@@ -59,9 +59,11 @@ func (t *redeemTable) Export(in func(int) bool, out func(int, []byte)) {
 	sets.emit()
 }
 
-// Import implements Exporter: a record the table already holds stays (it
-// was confirmed here, or adopted from the replica); a new one is added,
-// so an id stays redeemed and keeps one first outcome.
+// Import implements Exporter: a record the table already holds stays,
+// unless it is tentative and the imported one is confirmed (a confirmed
+// first outcome is never overturned, see redeem.go); the same record
+// keeps the confirmation either side had; a new one is added. So an id
+// stays redeemed and keeps one first outcome.
 func (t *redeemTable) Import(data []byte, now int64) error {
 	var s actorpb.RedemptionSet
 	if err := gproto.Unmarshal(data, &s); err != nil {
@@ -71,10 +73,19 @@ func (t *redeemTable) Import(data []byte, now int64) error {
 		if e.Expires <= now {
 			continue
 		}
+		in := redemptionOf(e)
 		if cur, ok := t.m[e.Id]; ok && cur.expires > now {
+			switch {
+			case cur.same(&in):
+				cur.confirmed = cur.confirmed || in.confirmed
+				cur.expires = max(cur.expires, in.expires)
+				t.m[e.Id] = cur
+			case in.confirmed && !cur.confirmed:
+				t.m[e.Id] = in
+			}
 			continue
 		}
-		t.m[e.Id] = redemptionOf(e)
+		t.m[e.Id] = in
 	}
 	return nil
 }

@@ -9,11 +9,28 @@ package actors
 // interleaving can split them.
 //
 // In a cluster a Redeem is Replicated like a Consume: the owner applies
-// it, then the partition's replica, and a use is first only if both saw it
-// first. A replay (same key) is confirmed by the replica too, and the
-// replica's stored record wins: when the replica knew the id first, the
-// owner adopts its record (Adopter), so the owner and its successor hold
-// the same first outcome and an idempotent retry after a failover gets it.
+// it, then the partition's replica, and the replica's word decides.
+// Faults leave a record on one node only: the owner's half of a use whose
+// replica did not answer in time (reverted, unless the owner's own apply
+// ran late), or the replica's half of a use whose answer was lost on the
+// way back (the owner reverted its half). A retry must still meet its own
+// first use there, and another caller must not be refused by a use that
+// never happened. So a record is *tentative* until the owner has heard
+// its replica hold the same record, then *confirmed* (the owner settles
+// it after the round trip):
+//
+//   - a first use, a replay, and a duplicate refused by a tentative
+//     record all go to the replica with the record the owner holds; the
+//     replica's record wins (the owner settles on it, confirmed), so a
+//     retry whose first use only the replica saw gets its first outcome,
+//     and a caller refused by an unconfirmed use is refused only once
+//     that use is on both nodes;
+//   - a duplicate refused by a confirmed record is final on the owner;
+//   - a replay of a confirmed record goes to the replica marked confirmed
+//     and overrides a different record there (one left by a use under
+//     another ring that no caller was ever answered), so a confirmed
+//     first outcome is never overturned;
+//   - a revert forgets only a tentative record.
 
 // Outcome is what the first use of an id decided, opaque to the actor.
 type Outcome struct {
@@ -31,6 +48,13 @@ type redemption struct {
 	key       string
 	outcome   Outcome
 	partition int32
+	// confirmed: the owner heard its replica hold this record.
+	confirmed bool
+}
+
+// same reports whether r and o record the same use.
+func (r *redemption) same(o *redemption) bool {
+	return r.key == o.key && r.outcome == o.outcome
 }
 
 type redeemTable struct {
@@ -48,7 +72,9 @@ func (t *redeemTable) Sweep(now int64, budget int) {
 // Redeem consumes ID until Expires, storing Outcome on first use. A later
 // Redeem of the same ID is Replayed (and gets the stored Outcome) only when
 // both carry the same non-empty Key; otherwise it is neither First nor
-// Replayed: a duplicate.
+// Replayed: a duplicate. A Redeem whose Expires has passed is never a
+// first use: it only finds a stored outcome (a retry after the token's
+// own lifetime).
 //
 //actors:wire redeem Redemption RedeemResult
 type Redeem struct {
@@ -62,22 +88,39 @@ type Redeem struct {
 	// that was not consumed. Its ID must route to this op's partition
 	// (see VerificationPartition).
 	Record *Verification `wire:"op" wirevia:"verificationPtr"`
+	// confirmed is set only on the op an owner sends its replica (see
+	// ReplicaOp): the owner's record is confirmed and overrides another.
+	confirmed bool `wire:"op"`
 
 	First    bool `wire:"result"`
 	Replayed bool `wire:"result"`
 
 	// held is the stored record when the use was not first; it travels
-	// in the result so an owner can adopt its replica's record.
+	// in the result so an owner can settle on its replica's record.
 	held *redemption `wire:"result" wireenc:"o.heldPB($)" wiredec:"heldOf"`
-	// adopt is the replica's record the owner takes over (MergeReplica).
-	adopt *redemption
+	// after is what the owner applies once the replica answered
+	// (MergeReplica, Adopt): settle on the record both now hold, or undo
+	// its own half when the replica gave no word.
+	after Op
+	// lookup: the op was past its expiry and the owner held no record;
+	// the replica may still hold the first outcome.
+	lookup bool
 }
 
 // Apply implements Op.
 func (o *Redeem) Apply(st *State) {
 	t := Slot(st, KindRedeem, newRedeemTable)
-	o.held, o.adopt = nil, nil
-	if r, ok := t.m[o.ID]; ok && r.expires > st.Now {
+	o.held, o.after, o.lookup = nil, nil, false
+	r, ok := t.m[o.ID]
+	live := ok && r.expires > st.Now
+	if live && o.confirmed && (r.key != o.Key || r.outcome != o.Outcome) {
+		live = false // the owner's confirmed record overrides this one
+	}
+	if live {
+		if o.confirmed && !r.confirmed {
+			r.confirmed = true
+			t.m[o.ID] = r
+		}
 		o.First = false
 		o.Replayed = o.Key != "" && r.key == o.Key
 		if o.Replayed {
@@ -86,53 +129,101 @@ func (o *Redeem) Apply(st *State) {
 		o.held = &r
 		return
 	}
-	if _, ok := t.m[o.ID]; !ok && !st.Room(KindRedeem, len(t.m)) {
+	o.First, o.Replayed = false, false
+	if o.Expires <= st.Now {
+		o.lookup = o.Key != ""
+		return // past its expiry a use is never first
+	}
+	if !ok && !st.Room(KindRedeem, len(t.m)) {
 		return // refused: the table is full; the ask fails closed
 	}
-	t.m[o.ID] = redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome, partition: int32(st.Partition)}
-	o.First, o.Replayed = true, false
+	t.m[o.ID] = redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome, partition: int32(st.Partition), confirmed: o.confirmed}
+	o.First = true
 	if o.Record != nil {
 		Slot(st, KindVerification, newVerificationTable).m[o.Record.ID] = *o.Record
 	}
 }
 
-// ReplicaOp implements Replicated: a first use and a replay both need the
-// replica's word (a replay answers the stored outcome, which must be the
-// one both nodes hold); a duplicate is final already.
+// ReplicaOp implements Replicated: the record the owner holds for the id
+// goes to the replica, unless the owner refused a duplicate on a
+// confirmed record (final) or refused without one (a full table). A
+// keyed use past its expiry that the owner knows nothing of asks the
+// replica, which may hold its first outcome (the owner reverted its half
+// of a use whose answer was lost); it consumes nothing there either.
 func (o *Redeem) ReplicaOp() WireOp {
-	if !o.First && !o.Replayed {
+	switch {
+	case o.First:
+		return &Redeem{ID: o.ID, Expires: o.Expires, Key: o.Key, Outcome: o.Outcome, Record: o.Record}
+	case o.lookup:
+		return &Redeem{ID: o.ID, Expires: o.Expires, Key: o.Key}
+	case o.held == nil, o.held.confirmed && !o.Replayed:
 		return nil
 	}
-	return &Redeem{ID: o.ID, Expires: o.Expires, Key: o.Key, Outcome: o.Outcome, Record: o.Record}
+	h := o.held
+	return &Redeem{ID: o.ID, Expires: h.expires, Key: h.key, Outcome: h.outcome, confirmed: h.confirmed}
 }
 
-// MergeReplica implements Replicated: when the replica already held the
-// id, its record decides the answer and is adopted by the owner.
+// sent is the record the owner sent its replica (ReplicaOp).
+func (o *Redeem) sent() redemption {
+	if o.held == nil {
+		return redemption{expires: o.Expires, key: o.Key, outcome: o.Outcome}
+	}
+	return *o.held
+}
+
+// MergeReplica implements Replicated: the record the replica holds now
+// decides the answer, and the owner settles on it (Adopt).
 func (o *Redeem) MergeReplica(replica WireOp) {
 	r, ok := replica.(*Redeem)
-	if !ok || r.First {
+	if !ok {
 		return
 	}
-	o.First, o.Replayed = false, r.Replayed
-	if r.Replayed {
-		o.Outcome = r.Outcome
+	var rec redemption
+	switch {
+	case r.First || r.Replayed:
+		// The replica holds what was sent (a replay may find another
+		// outcome under the same key there: the replica's wins).
+		rec = o.sent()
+		if r.Replayed {
+			rec.outcome = r.Outcome
+		}
+		if r.held != nil {
+			rec.expires = max(rec.expires, r.held.expires)
+		}
+	case r.held != nil:
+		rec = *r.held
+	default:
+		// No word (the replica's table is full): fail closed, and leave
+		// no use on the owner that its replica does not hold.
+		if o.First {
+			o.after = &releaseRedemption{ID: o.ID, Key: o.Key, Outcome: o.Outcome}
+		}
+		o.First, o.Replayed = false, false
+		return
 	}
-	if r.held != nil && (o.held == nil || *o.held != *r.held) {
-		o.adopt = r.held
+	mine := o.First && rec.key == o.Key && rec.outcome == o.Outcome
+	switch {
+	case mine:
+	case o.Key != "" && rec.key == o.Key:
+		o.First, o.Replayed, o.Outcome = false, true, rec.outcome
+	default:
+		o.First, o.Replayed = false, false
+	}
+	if o.held == nil || !o.held.confirmed || !o.held.same(&rec) {
+		rec.confirmed = true
+		o.after = &settleRedemption{ID: o.ID, R: rec}
 	}
 }
 
-// Adopt implements Adopter: the owner takes over the replica's record.
-func (o *Redeem) Adopt() Op {
-	if o.adopt == nil {
-		return nil
-	}
-	return &adoptRedemption{ID: o.ID, R: *o.adopt}
-}
+// Adopt implements Adopter: the owner settles on the record its replica
+// holds (confirmed), or undoes its half when the replica gave no word.
+func (o *Redeem) Adopt() Op { return o.after }
 
 // Revert implements Replicated: a first use the replica did not confirm
-// is forgotten on the owner, so the caller's retry can still succeed. A
-// replay changed nothing.
+// is forgotten on the owner (unless a replay confirmed it meanwhile), so
+// another caller is not refused by a use that may never have happened; a
+// retry with the same key meets its record on the replica if it got
+// there. A replay or a duplicate changed nothing.
 func (o *Redeem) Revert() Op {
 	if !o.First {
 		return nil
@@ -140,21 +231,22 @@ func (o *Redeem) Revert() Op {
 	return &releaseRedemption{ID: o.ID, Key: o.Key, Outcome: o.Outcome}
 }
 
-// adoptRedemption overwrites the owner's record of ID with its replica's.
-// It is not a WireOp: only the owner's own router applies it.
-type adoptRedemption struct {
+// settleRedemption makes the owner's record of ID the one its replica
+// holds, confirmed. It is not a WireOp: only the owner's own router
+// applies it, with its replica's word.
+type settleRedemption struct {
 	ID string
 	R  redemption
 }
 
-func (o *adoptRedemption) Apply(st *State) {
+func (o *settleRedemption) Apply(st *State) {
 	o.R.partition = int32(st.Partition)
 	Slot(st, KindRedeem, newRedeemTable).m[o.ID] = o.R
 }
 
 // releaseRedemption forgets the record of ID that an unconfirmed first
-// use stored, unless another record replaced it since. It is not a
-// WireOp: no other node may make this one forget a use.
+// use stored, unless another record replaced it or it was confirmed
+// since. It is not a WireOp: no other node may make this one forget a use.
 type releaseRedemption struct {
 	ID      string
 	Key     string
@@ -163,7 +255,7 @@ type releaseRedemption struct {
 
 func (o *releaseRedemption) Apply(st *State) {
 	t := Slot(st, KindRedeem, newRedeemTable)
-	if r, ok := t.m[o.ID]; ok && r.key == o.Key && r.outcome == o.Outcome {
+	if r, ok := t.m[o.ID]; ok && !r.confirmed && r.key == o.Key && r.outcome == o.Outcome {
 		delete(t.m, o.ID)
 	}
 }

@@ -1783,7 +1783,7 @@ func (*Redeem) OpKind() string { return "redeem" }
 
 // AppendOp implements WireOp.
 func (o *Redeem) AppendOp(b []byte) ([]byte, error) {
-	return pbAppendRedemption(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome), Record: verificationPtrPB(o.Record)})
+	return pbAppendRedemption(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome), Record: verificationPtrPB(o.Record), Confirmed: o.confirmed})
 }
 
 // UnmarshalOp implements WireOp.
@@ -1846,6 +1846,8 @@ func (o *Redeem) UnmarshalOp(data []byte) error {
 			if err := pbUnmarshalVerification(s, pRecord); err != nil {
 				return err
 			}
+		case num == 7 && typ == protowire.VarintType:
+			m.Confirmed = protowire.DecodeBool(u)
 		}
 	}
 	o.ID = m.Id
@@ -1853,6 +1855,7 @@ func (o *Redeem) UnmarshalOp(data []byte) error {
 	o.Key = m.Key
 	o.Outcome = outcomeOf(pOutcome)
 	o.Record = verificationPtrOf(pRecord)
+	o.confirmed = m.Confirmed
 	return nil
 }
 
@@ -3479,6 +3482,10 @@ func pbAppendRedemption(b []byte, m *actorpb.Redemption) ([]byte, error) {
 			return b[:n0], err
 		}
 	}
+	if m.Confirmed {
+		b = append(b, 0x38)
+		b = append(b, 1)
+	}
 	return b, nil
 }
 
@@ -3502,6 +3509,9 @@ func pbSizeRedemption(m *actorpb.Redemption) int {
 	}
 	if m.Record != nil {
 		n += 1 + protowire.SizeBytes(pbSizeVerification(m.Record))
+	}
+	if m.Confirmed {
+		n += 1 + 1
 	}
 	return n
 }
@@ -3561,6 +3571,8 @@ func pbUnmarshalRedemption(data []byte, m *actorpb.Redemption) error {
 			if err := pbUnmarshalVerification(s, m.Record); err != nil {
 				return err
 			}
+		case num == 7 && typ == protowire.VarintType:
+			m.Confirmed = protowire.DecodeBool(u)
 		}
 	}
 	return nil

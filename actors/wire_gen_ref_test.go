@@ -558,7 +558,7 @@ var wireRefs = map[string]wireRef{
 	"redeem": {
 		appendOp: func(w WireOp, b []byte) ([]byte, error) {
 			o := w.(*Redeem)
-			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome), Record: verificationPtrPB(o.Record)})
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Redemption{Id: o.ID, Expires: o.Expires, Key: o.Key, Outcome: outcomePB(o.Outcome), Record: verificationPtrPB(o.Record), Confirmed: o.confirmed})
 		},
 		unmarshalOp: func(w WireOp, data []byte) error {
 			o := w.(*Redeem)
@@ -571,6 +571,7 @@ var wireRefs = map[string]wireRef{
 			o.Key = m.Key
 			o.Outcome = outcomeOf(m.Outcome)
 			o.Record = verificationPtrOf(m.Record)
+			o.confirmed = m.Confirmed
 			return nil
 		},
 		appendResult: func(w WireOp, b []byte) ([]byte, error) {

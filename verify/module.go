@@ -24,6 +24,12 @@ const (
 	// with a slightly slow clock cannot accept a token a faster one
 	// already forgot.
 	markerSkew = int64(30e9)
+	// replayGrace is how long past its token's lifetime (and markerSkew)
+	// a redemption made with an idempotency key keeps its first outcome,
+	// so a backend retrying a siteverify that answered 503 or timed out
+	// near the token's expiry still gets that outcome back instead of
+	// timeout-or-duplicate. Keyless redemptions are not kept longer.
+	replayGrace = int64(5 * 60e9)
 	// verificationTTL is how long a successful verification stays
 	// referable by its assessment_id (trust API, pre-clearance, feedback).
 	verificationTTL = int64(24 * 3600e9)

@@ -141,6 +141,19 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 	now := m.now()
 	if now.Unix() >= tok.Expires {
 		v.Codes = CodeTimeoutOrDuplicate
+		if len(q.IdempotencyKey) == 0 {
+			return v, nil
+		}
+		// An idempotent retry past the token's lifetime still gets the
+		// first outcome when there was one: a Redeem whose expiry has
+		// passed only finds a stored outcome, it never consumes.
+		op := &actors.Redeem{ID: actors.MarkerKey(space, tok.ID), Expires: 1, Key: replayKey(q, site.ID)}
+		if err := m.ask.Ask(op.ID, op); err != nil {
+			return v, err
+		}
+		if op.Replayed {
+			v.Codes, v.AssessmentID = op.Outcome.Codes, op.Outcome.Ref
+		}
 		return v, nil
 	}
 	if len(q.Action) > 0 && bstr(q.Action) != tok.Action {
@@ -174,6 +187,7 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 	op.Outcome = actors.Outcome{Codes: v.Codes, Ref: v.AssessmentID, At: now.UnixNano()}
 	if len(q.IdempotencyKey) > 0 {
 		op.Key = replayKey(q, site.ID)
+		op.Expires += replayGrace
 	}
 	if err := m.ask.Ask(op.ID, op); err != nil {
 		return v, err

@@ -1456,7 +1456,11 @@ type Redemption struct {
 	Partition uint32   `protobuf:"varint,5,opt,name=partition,proto3" json:"partition,omitempty"`
 	// record, on a Redeem op, is the verification its first use stores in
 	// the same step (siteverify's assessment).
-	Record        *Verification `protobuf:"bytes,6,opt,name=record,proto3" json:"record,omitempty"`
+	Record *Verification `protobuf:"bytes,6,opt,name=record,proto3" json:"record,omitempty"`
+	// confirmed: a stored record (held, hand-off) that both the owner and
+	// its replica acknowledged; on a Redeem op sent to the replica, that
+	// the owner's record is confirmed and so overrides another one there.
+	Confirmed     bool `protobuf:"varint,7,opt,name=confirmed,proto3" json:"confirmed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1531,6 +1535,13 @@ func (x *Redemption) GetRecord() *Verification {
 		return x.Record
 	}
 	return nil
+}
+
+func (x *Redemption) GetConfirmed() bool {
+	if x != nil {
+		return x.Confirmed
+	}
+	return false
 }
 
 // RedeemResult is the answer of Redeem. held is the stored record when
@@ -3738,7 +3749,7 @@ const file_shardops_proto_rawDesc = "" +
 	"\aOutcome\x12\x14\n" +
 	"\x05codes\x18\x01 \x01(\rR\x05codes\x12\x10\n" +
 	"\x03ref\x18\x02 \x01(\tR\x03ref\x12\x0e\n" +
-	"\x02at\x18\x03 \x01(\x03R\x02at\"\xcb\x01\n" +
+	"\x02at\x18\x03 \x01(\x03R\x02at\"\xe9\x01\n" +
 	"\n" +
 	"Redemption\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x18\n" +
@@ -3746,7 +3757,8 @@ const file_shardops_proto_rawDesc = "" +
 	"\x03key\x18\x03 \x01(\tR\x03key\x12/\n" +
 	"\aoutcome\x18\x04 \x01(\v2\x15.trustd.actor.OutcomeR\aoutcome\x12\x1c\n" +
 	"\tpartition\x18\x05 \x01(\rR\tpartition\x122\n" +
-	"\x06record\x18\x06 \x01(\v2\x1a.trustd.actor.VerificationR\x06record\"\x9f\x01\n" +
+	"\x06record\x18\x06 \x01(\v2\x1a.trustd.actor.VerificationR\x06record\x12\x1c\n" +
+	"\tconfirmed\x18\a \x01(\bR\tconfirmed\"\x9f\x01\n" +
 	"\fRedeemResult\x12\x14\n" +
 	"\x05first\x18\x01 \x01(\bR\x05first\x12\x1a\n" +
 	"\breplayed\x18\x02 \x01(\bR\breplayed\x12/\n" +
