@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/token"
 )
 
@@ -162,5 +164,47 @@ func TestTestSecretsOnlyInDevOrSandbox(t *testing.T) {
 	}
 	if r := dev.TestSecretTurnstile(fail, ""); r.Success || !slices.Equal(r.ErrorCodes, []string{"invalid-input-response"}) {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// lostAnswer runs every ask on the owner and then loses the answer, as a
+// sender whose forwarded ask timed out while the owner completed it.
+type lostAnswer struct{ Asker }
+
+func (l lostAnswer) Ask(key string, op actors.Op) error {
+	if err := l.Asker.Ask(key, op); err != nil {
+		return err
+	}
+	return cluster.ErrUnavailable
+}
+
+func TestAnIdempotentRetryGetsTheFirstAnswerAfterALostOneAndPastTheTokensLifetime(t *testing.T) {
+	e := mustNewEnv(t)
+	tok := []byte(e.mint(nil))
+	lost := New(lostAnswer{e.m.ask}, e, e.m.now, Config{})
+	q := Request{Response: tok, Action: []byte("login"), IdempotencyKey: []byte("retry-1")}
+	if _, err := lost.Siteverify(e.cat, e.site(), &q, make([]byte, 512)); code(err) != "unavailable" {
+		t.Fatalf("the attempt whose answer was lost: %v", err)
+	}
+	first, err := e.siteverify(q)
+	if err != nil || !first.Success() || first.AssessmentID == "" {
+		t.Fatalf("the retry after a lost answer: %v %+v", err, first.CodeNames(nil))
+	}
+	e.advance(301 * time.Second) // past the token's lifetime
+	for name, want := range map[string]bool{"retry-1": true, "another": false, "": false} {
+		q := Request{Response: tok, Action: []byte("login"), IdempotencyKey: []byte(name)}
+		v, err := e.siteverify(q)
+		if err != nil || v.Success() != want || (want && v.AssessmentID != first.AssessmentID) || (!want && v.Codes != CodeTimeoutOrDuplicate) {
+			t.Fatalf("key %q past the lifetime: %v success=%v codes %v id %q", name, err, v.Success(), v.CodeNames(nil), v.AssessmentID)
+		}
+	}
+	e.advance(6 * time.Minute) // past the replay grace too
+	if v, _ := e.siteverify(q); v.Codes != CodeTimeoutOrDuplicate {
+		t.Fatalf("past the replay grace: %v", v.CodeNames(nil))
+	}
+	// An unused token is not consumed by a keyed attempt past its lifetime.
+	old := []byte(e.mint(func(r *token.Response) { r.Expires = r.Issued }))
+	if v, _ := e.siteverify(Request{Response: old, IdempotencyKey: []byte("k")}); v.Codes != CodeTimeoutOrDuplicate {
+		t.Fatalf("an expired unused token: %v", v.CodeNames(nil))
 	}
 }

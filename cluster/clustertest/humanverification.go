@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	nethttp "net/http"
 	"net/url"
 	"strings"
@@ -97,8 +98,9 @@ func MintTokenWithCData(api, siteKey, origin, action, cdata string) (string, err
 
 // Verdict is the part of a siteverify answer the tests look at.
 type Verdict struct {
-	Success    bool     `json:"success"`
-	ErrorCodes []string `json:"error-codes"`
+	Success      bool     `json:"success"`
+	ErrorCodes   []string `json:"error-codes"`
+	AssessmentID string   `json:"assessment_id"`
 }
 
 // Siteverify posts one form-encoded /v1/siteverify of response with the
@@ -138,6 +140,30 @@ func SiteverifyAnswered(apis []string, secret, response, idem string, deadline t
 			time.Sleep(20 * time.Millisecond)
 		default:
 			return v, unavailable, fmt.Errorf("siteverify: %d %v (after %d unavailable)", st, err, unavailable)
+		}
+	}
+}
+
+// SiteverifyRetried is SiteverifyAnswered for a backend whose request may
+// also be cut off (the node it asked died, the connection broke): a 503
+// or a transport error is retried with the same idempotency key through
+// the next of apis, after a bounded backoff with jitter (20 ms doubling
+// to 640 ms), until a 200 or the deadline. It returns the answer and how
+// many attempts failed before it.
+func SiteverifyRetried(apis []string, secret, response, idem string, deadline time.Time) (Verdict, int, error) {
+	failed := 0
+	backoff := 20 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		st, v, err := Siteverify(apis[attempt%len(apis)], secret, response, idem)
+		switch {
+		case err == nil && st == 200:
+			return v, failed, nil
+		case (err != nil || st == 503) && time.Now().Before(deadline):
+			failed++
+			time.Sleep(backoff/2 + rand.N(backoff/2+1))
+			backoff = min(2*backoff, 640*time.Millisecond)
+		default:
+			return v, failed, fmt.Errorf("siteverify: %d %v (after %d failed attempts)", st, err, failed)
 		}
 	}
 }
