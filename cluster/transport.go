@@ -260,7 +260,7 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 	}
 	p.buf, p.body, p.timeout, p.err = scratch, body, timeout, nil
 	p.state.Store(askWaiting)
-	q, err := t.queue(m.PeerAddr)
+	q, err := t.queue(m.PeerAddr, replica)
 	if err != nil {
 		t.pending.Put(p)
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, err)
@@ -403,18 +403,29 @@ type peerQueue struct {
 // maxFrameAsks bounds the asks of one frame.
 const maxFrameAsks = 256
 
-func (t *Transport) queue(addr string) (*peerQueue, error) { //nolint:unparam // kept for a closed transport
+// queue is the peer's queue for owner asks, or with replica its queue
+// for replica asks. They are two because serving an owner ask may need a
+// replica ask back to the sender: were both in one queue, a frame each
+// way would wait on the other's frame in flight until the replica asks
+// timed out (every replicated use unavailable while two nodes ask each
+// other; TestReplicatedAsksInBothDirectionsDoNotWaitOnEachOther). A
+// replica ask never waits on another node, so its frames always finish.
+func (t *Transport) queue(addr string, replica bool) (*peerQueue, error) { //nolint:unparam // kept for a closed transport
+	key := addr
+	if replica {
+		key = "replica " + addr
+	}
 	t.mu.RLock()
-	q := t.queues[addr]
+	q := t.queues[key]
 	t.mu.RUnlock()
 	if q != nil {
 		return q, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if q = t.queues[addr]; q == nil {
+	if q = t.queues[key]; q == nil {
 		q = &peerQueue{t: t, addr: addr, wake: make(chan struct{}, 1), stop: make(chan struct{})}
-		t.queues[addr] = q
+		t.queues[key] = q
 		go q.send()
 	}
 	return q, nil
