@@ -232,6 +232,11 @@ type Catalog struct {
 	Passkeys        map[string]*WorkspacePasskeys        `json:"passkeys"`
 	JourneyFaces    map[string]map[string]*FaceTemplate  `json:"journey_faces"`
 
+	// IdempotencyKeys are the admin creates' idempotency keys, by
+	// workspace ("" for workspace creation), then key hash
+	// (idempotency.go).
+	IdempotencyKeys map[string]map[string]*IdempotencyRecord `json:"idempotency_keys,omitempty"`
+
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site
 	sitesBySecret map[Hash]*Site

@@ -90,6 +90,8 @@ var commands = map[string]func() Command{
 	"passkey.put":                 func() Command { return &PutPasskey{} },
 	"face_template.put":           func() Command { return &PutFaceTemplate{} },
 	"journey_subject.delete":      func() Command { return &DeleteSubjectCredentials{} },
+	// Admin idempotency keys: a create recorded under its key.
+	"idempotent.create": func() Command { return &IdempotentCreate{} },
 }
 
 // Decode turns a wire kind and JSON body back into a Command.
@@ -179,7 +181,13 @@ func (c *UpdateWorkspace) Apply(tx *Tx) (any, error) {
 		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.ID)
 	}
 	w := *cur
-	p := c.Patch
+	c.Patch.ApplyTo(&w)
+	tx.workspaces()[w.ID] = &w
+	return &w, nil
+}
+
+// ApplyTo sets the fields p gives on w.
+func (p *WorkspacePatch) ApplyTo(w *Workspace) {
 	set(&w.Name, p.Name)
 	set(&w.Settings.RateLimitingEnabled, p.RateLimitingEnabled)
 	set(&w.Settings.AdaptiveCostEnabled, p.AdaptiveCostEnabled)
@@ -187,8 +195,6 @@ func (c *UpdateWorkspace) Apply(tx *Tx) (any, error) {
 	set(&w.Settings.DefaultMode, p.DefaultMode)
 	set(&w.Settings.IngressPerSecond, p.IngressPerSecond)
 	set(&w.Settings.IngressBurst, p.IngressBurst)
-	tx.workspaces()[w.ID] = &w
-	return &w, nil
 }
 
 func set[T any](dst *T, v *T) {
@@ -235,6 +241,7 @@ var workspaceCascades = []func(tx *Tx, workspaceID string){
 	deleteConsoleUsersOf,
 	deleteIdentityOf,
 	deleteJourneysOf,
+	deleteIdempotencyKeysOf,
 }
 
 // deleteOwned removes every value of the table named name owned by workspace.

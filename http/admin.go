@@ -184,8 +184,8 @@ func (s *Server) adminRoutes() []Route {
 	ws := "/workspaces/{workspace_id}"
 	a := []Auth{AuthAdmin}
 	rs := []Route{
-		{Method: "POST", Path: "/workspaces", Admin: true, ID: "createWorkspace", Tag: "Admin", Auth: a, Summary: "Create a workspace.",
-			Body: &WorkspaceInput{}, Status: 201, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.createWorkspace)},
+		idempotentCreate(Route{Method: "POST", Path: "/workspaces", Admin: true, ID: "createWorkspace", Tag: "Admin", Auth: a, Summary: "Create a workspace.",
+			Body: &WorkspaceInput{}, Status: 201, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.createWorkspace)}),
 		{Method: "GET", Path: "/workspaces", Admin: true, ID: "listWorkspaces", Tag: "Admin", Auth: a, Summary: "List workspaces.",
 			Result: &WorkspaceList{}, Errors: adminErrors, Handle: s.admin(s.listWorkspaces)},
 		{Method: "GET", Path: ws, Admin: true, ID: "getWorkspace", Tag: "Admin", Auth: a, Summary: "Read a workspace.",
@@ -262,19 +262,17 @@ func (s *Server) createWorkspace(c *Call) {
 		c.failErr(err)
 		return
 	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	w := catalog.Workspace{ID: uuid.NewString(), Name: strings.TrimSpace(*in.Name), CreatedAt: c.Now().UTC(),
-		Settings: catalog.DefaultSettings(), ScopeKey: key}
-	if _, ok := c.apply(&catalog.CreateWorkspace{Workspace: w}); !ok {
-		return
-	}
-	// Settings given at creation are one more replicated patch.
-	v, ok := c.apply(&catalog.UpdateWorkspace{ID: w.ID, Patch: in.patch()})
-	if !ok {
-		return
-	}
-	c.ok(workspaceView(v.(*catalog.Workspace)))
+	createOnce(c, "", func() (catalog.Command, string, error) {
+		key := make([]byte, 32)
+		_, _ = rand.Read(key)
+		w := catalog.Workspace{ID: uuid.NewString(), Name: strings.TrimSpace(*in.Name), CreatedAt: c.Now().UTC(),
+			Settings: catalog.DefaultSettings(), ScopeKey: key}
+		// Settings given at creation are part of the one create, so a
+		// workspace never exists without them.
+		p := in.patch()
+		p.ApplyTo(&w)
+		return &catalog.CreateWorkspace{Workspace: w}, "", nil
+	}, func(w *catalog.Workspace, _ string) { c.ok(workspaceView(w)) })
 }
 
 func (s *Server) listWorkspaces(c *Call) {

@@ -85,17 +85,16 @@ func (r *resource[R, In, V, L]) handleCreate(c *Call) {
 	if !c.decode(&in) {
 		return
 	}
-	rec, secret, err := r.build(c, &in, nil, w.ID)
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	if r.stamp != nil {
-		r.stamp(&rec, nil, c.Now().UTC())
-	}
-	if v, ok := c.apply(r.create(rec)); ok {
-		c.ok(r.view(c, v.(*R), secret))
-	}
+	createOnce(c, w.ID, func() (catalog.Command, string, error) {
+		rec, secret, err := r.build(c, &in, nil, w.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		if r.stamp != nil {
+			r.stamp(&rec, nil, c.Now().UTC())
+		}
+		return r.create(rec), secret, nil
+	}, func(rec *R, secret string) { c.ok(r.view(c, rec, secret)) })
 }
 
 func (r *resource[R, In, V, L]) handleUpdate(c *Call) {
@@ -183,8 +182,8 @@ func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 	}
 	var out []Route
 	if r.create != nil {
-		out = append(out, Route{Method: "POST", Path: r.path, Admin: true, ID: "create" + r.id, Tag: tag, Auth: a, Summary: sum("create", "Create a "+r.what+"."),
-			Body: new(In), Status: 201, Result: new(V), Errors: append(append([]ErrorCode(nil), errs...), r.createErrors...), Handle: s.admin(r.handleCreate)})
+		out = append(out, idempotentCreate(Route{Method: "POST", Path: r.path, Admin: true, ID: "create" + r.id, Tag: tag, Auth: a, Summary: sum("create", "Create a "+r.what+"."),
+			Body: new(In), Status: 201, Result: new(V), Errors: append(append([]ErrorCode(nil), errs...), r.createErrors...), Handle: s.admin(r.handleCreate)}))
 	}
 	out = append(out, Route{Method: "GET", Path: r.path, Admin: true, ID: "list" + r.ids, Tag: tag, Auth: a, Summary: sum("list", "List a workspace's "+r.what+" records."),
 		Result: new(L), Errors: errs, Handle: s.admin(r.handleList)})

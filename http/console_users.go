@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,9 +76,9 @@ func (s *Server) consoleUserRoutes() []Route {
 	errs := append(append([]ErrorCode(nil), adminErrors...), ErrConflict,
 		moduleCode(users.ErrInvalidEmail), moduleCode(users.ErrInvalidRole), moduleCode(users.ErrInvalidPassword))
 	return []Route{
-		{Method: "POST", Path: ws, Admin: true, ID: "createConsoleUser", Tag: "Admin", Auth: a,
+		idempotentCreate(Route{Method: "POST", Path: ws, Admin: true, ID: "createConsoleUser", Tag: "Admin", Auth: a,
 			Summary: "Create a workspace console user with a password, or without one to get a one-time sign-in link (shown once).",
-			Body:    &ConsoleUserInput{}, Status: 201, Result: &ConsoleUserView{}, Errors: errs, Handle: s.admin(s.createConsoleUser)},
+			Body:    &ConsoleUserInput{}, Status: 201, Result: &ConsoleUserView{}, Errors: errs, Handle: s.admin(s.createConsoleUser)}),
 		{Method: "GET", Path: ws, Admin: true, ID: "listConsoleUsers", Tag: "Admin", Auth: a,
 			Summary: "List a workspace's console users.", Result: &ConsoleUserList{}, Errors: adminErrors, Handle: s.admin(s.listConsoleUsers)},
 		{Method: "PATCH", Path: one, Admin: true, ID: "updateConsoleUser", Tag: "Admin", Auth: a,
@@ -123,41 +124,40 @@ func (s *Server) createConsoleUser(c *Call) {
 	if w == nil || !c.decode(&in) {
 		return
 	}
-	if in.Email == nil || in.Role == nil {
-		c.fail(ErrInvalidField, "email and role are required")
-		return
-	}
-	email, err := users.NormalizeEmail(*in.Email)
-	if err == nil {
-		err = users.ValidRole(*in.Role)
-	}
-	if err == nil && in.Password != nil {
-		err = users.ValidPassword(*in.Password)
-	}
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	if c.cat.ConsoleUserByEmail(email) != nil {
-		c.fail(ErrConflict, "a console user with email "+email+" exists")
-		return
-	}
 	now := c.Now().UTC()
-	u := catalog.ConsoleUser{ID: uuid.NewString(), WorkspaceID: w.ID, Email: email, Role: *in.Role, CreatedAt: now, UpdatedAt: now}
-	var link string
-	if in.Password != nil {
-		u.PasswordHash = users.Hash(*in.Password, users.Default)
-	} else {
-		_, u.LinkHash, link = s.newConsoleLink()
-		u.LinkUntil = now.Add(consoleLinkTTL)
-	}
-	if v, ok := c.apply(&catalog.CreateConsoleUser{User: u}); ok {
-		out := consoleUserView(v.(*catalog.ConsoleUser), now)
+	createOnce(c, w.ID, func() (catalog.Command, string, error) {
+		if in.Email == nil || in.Role == nil {
+			return nil, "", invalid("email", "email and role are required")
+		}
+		email, err := users.NormalizeEmail(*in.Email)
+		if err == nil {
+			err = users.ValidRole(*in.Role)
+		}
+		if err == nil && in.Password != nil {
+			err = users.ValidPassword(*in.Password)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if c.cat.ConsoleUserByEmail(email) != nil {
+			return nil, "", fmt.Errorf("%w: a console user with email %s exists", catalog.ErrConflict, email)
+		}
+		u := catalog.ConsoleUser{ID: uuid.NewString(), WorkspaceID: w.ID, Email: email, Role: *in.Role, CreatedAt: now, UpdatedAt: now}
+		var link string
+		if in.Password != nil {
+			u.PasswordHash = users.Hash(*in.Password, users.Default)
+		} else {
+			_, u.LinkHash, link = s.newConsoleLink()
+			u.LinkUntil = now.Add(consoleLinkTTL)
+		}
+		return &catalog.CreateConsoleUser{User: u}, link, nil
+	}, func(u *catalog.ConsoleUser, link string) {
+		out := consoleUserView(u, c.Now())
 		if link != "" {
 			out.SignInURL, out.SignInExpires = link, u.LinkUntil
 		}
 		c.json(201, out)
-	}
+	})
 }
 
 func (s *Server) listConsoleUsers(c *Call) {

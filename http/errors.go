@@ -104,7 +104,7 @@ func contractErrors() []ErrorCode {
 var apiErrors = []ErrorCode{
 	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrHeadersTooLarge, ErrBadRequest,
 	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,
-	ErrUnavailable, ErrInternal,
+	ErrUnavailable, ErrInternal, ErrInvalidIdempotencyKey, ErrIdempotencyKeyReused,
 	ErrInvalidSitekey, ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed,
 	ErrInvalidSolution, ErrUnknownAssessment, ErrInvalidAppIdentity, ErrClearanceRequired,
 	ErrInvalidLease, ErrLeaseExpired, ErrLeaseContextMismatch,
@@ -148,6 +148,8 @@ func (c *Call) failErr(err error) {
 		c.fail(ErrInvalidField, fe.Error())
 	case errors.Is(err, catalog.ErrNotFound):
 		c.fail(ErrNotFound, err.Error())
+	case errors.Is(err, catalog.ErrIdempotencyKeyReused):
+		c.fail(ErrIdempotencyKeyReused, "the Idempotency-Key was used for another request")
 	case errors.Is(err, catalog.ErrConflict):
 		c.fail(ErrConflict, err.Error())
 	case isUnavailable(err):

@@ -42,8 +42,8 @@ func (s *Server) trustRoutes() []Route {
 	fbErr := withModuleCodes(base, []*errcode.Code{trust.ErrInvalidFeedback, trust.ErrUnknownDecision})
 	tag := "Trust API"
 	return []Route{
-		{Method: "POST", Path: ws, Admin: true, ID: "createTrustPolicy", Tag: tag, Auth: a, Summary: "Add a trust policy: its CEL condition is compiled and type-checked now (400 invalid-trust-rule with the CEL error).",
-			Body: &TrustPolicyInput{}, Status: 201, Result: &TrustPolicyView{}, Errors: aerr, Handle: s.admin(s.createTrustPolicy)},
+		idempotentCreate(Route{Method: "POST", Path: ws, Admin: true, ID: "createTrustPolicy", Tag: tag, Auth: a, Summary: "Add a trust policy: its CEL condition is compiled and type-checked now (400 invalid-trust-rule with the CEL error).",
+			Body: &TrustPolicyInput{}, Status: 201, Result: &TrustPolicyView{}, Errors: aerr, Handle: s.admin(s.createTrustPolicy)}),
 		{Method: "GET", Path: ws, Admin: true, ID: "listTrustPolicies", Tag: tag, Auth: a, Summary: "A workspace's trust policies with today's match counts, and the built-in rules.",
 			Result: &TrustPolicyList{}, Errors: aerr, Handle: s.admin(s.listTrustPolicies)},
 		{Method: "GET", Path: ws + "/{trust_policy_id}", Admin: true, ID: "getTrustPolicy", Tag: tag, Auth: a, Summary: "Read a trust policy.",
@@ -102,14 +102,13 @@ func (s *Server) createTrustPolicy(c *Call) {
 	if w == nil || !c.decode(&in) {
 		return
 	}
-	p, err := trust.NewPolicy(c.trustModule().Env(), w.ID, in.spec(), s.clock().UTC())
-	if err != nil {
-		c.failErr(err)
-		return
-	}
-	if v, ok := c.apply(&catalog.PutTrustPolicy{Policy: p}); ok {
-		c.json(201, c.trustPolicyView(w.ID, v.(*catalog.TrustPolicy)))
-	}
+	createOnce(c, w.ID, func() (catalog.Command, string, error) {
+		p, err := trust.NewPolicy(c.trustModule().Env(), w.ID, in.spec(), s.clock().UTC())
+		if err != nil {
+			return nil, "", err
+		}
+		return &catalog.PutTrustPolicy{Policy: p}, "", nil
+	}, func(p *catalog.TrustPolicy, _ string) { c.json(201, c.trustPolicyView(w.ID, p)) })
 }
 
 func (s *Server) listTrustPolicies(c *Call) {

@@ -1,0 +1,114 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+)
+
+func applyIdem(t *testing.T, c *Catalog, cmd Command) (*Catalog, any, error) {
+	t.Helper()
+	body, err := Encode(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := Decode(cmd.Kind(), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := Begin(c)
+	v, err := dec.Apply(tx)
+	return tx.Commit(c.Index + 1), v, err
+}
+
+func idemSite(t *testing.T, key, siteID string, fp Hash, at time.Time) *IdempotentCreate {
+	t.Helper()
+	cmd, err := NewIdempotentCreate("w1", key, fp, []byte("sealed"), at,
+		&CreateSite{Site: Site{ID: siteID, WorkspaceID: "w1", SiteKey: "pk-" + siteID, SecretHash: HashSecret("s-" + siteID)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
+func TestAnIdempotentCreateRunsOncePerKey(t *testing.T) {
+	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c, _ := apply(t, Empty(), &CreateWorkspace{Workspace: Workspace{ID: "w1", Name: "acme"}})
+	fp, other := HashSecret("request"), HashSecret("another request")
+	tests := []struct {
+		name     string
+		cmd      *IdempotentCreate
+		replayed bool
+		err      error
+		sites    int
+	}{
+		{"the first create creates and keeps the key", idemSite(t, "k1", "s1", fp, at), false, nil, 1},
+		{"the same key and request answers the first record", idemSite(t, "k1", "s2", fp, at.Add(time.Hour)), true, nil, 1},
+		{"the same key with another request is refused", idemSite(t, "k1", "s3", other, at.Add(2*time.Hour)), false, ErrIdempotencyKeyReused, 1},
+		{"another key creates", idemSite(t, "k2", "s4", fp, at.Add(3*time.Hour)), false, nil, 2},
+		{"a key past its retention creates again", idemSite(t, "k1", "s5", fp, at.Add(IdempotencyRetention)), false, nil, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			next, v, err := applyIdem(t, c, tc.cmd)
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			c = next
+			if len(c.Sites) != tc.sites {
+				t.Fatalf("%d sites, want %d", len(c.Sites), tc.sites)
+			}
+			if err != nil {
+				return
+			}
+			r := v.(*IdempotentResult)
+			if r.Replayed != tc.replayed {
+				t.Fatalf("replayed = %v", r.Replayed)
+			}
+			if r.Replayed {
+				var s Site
+				if err := json.Unmarshal(r.Record, &s); err != nil || s.ID != "s1" || string(r.Sealed) != "sealed" {
+					t.Fatalf("replay: %+v %q %v", s, r.Sealed, err)
+				}
+			} else if _, ok := r.Value.(*Site); !ok {
+				t.Fatalf("the first create's result is %T", r.Value)
+			}
+		})
+	}
+}
+
+func TestIdempotencyKeysAreBoundedPerWorkspaceAndGoWithIt(t *testing.T) {
+	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c, _ := apply(t, Empty(), &CreateWorkspace{Workspace: Workspace{ID: "w1", Name: "acme"}})
+	tx := Begin(c)
+	for i := 0; i < MaxIdempotencyKeysPerWorkspace+5; i++ {
+		cmd := idemSite(t, fmt.Sprintf("k%d", i), fmt.Sprintf("s%d", i), HashSecret("r"), at.Add(time.Duration(i)*time.Second))
+		if _, err := cmd.Apply(tx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c = tx.Commit(2)
+	if n := c.IdempotencyKeyCount("w1"); n != MaxIdempotencyKeysPerWorkspace {
+		t.Fatalf("%d keys, want the cap %d", n, MaxIdempotencyKeysPerWorkspace)
+	}
+	if c.IdempotencyKeys["w1"]["k0"] != nil || c.IdempotencyKeys["w1"]["k5"] == nil {
+		t.Fatal("the oldest keys were not the ones dropped")
+	}
+	c, _ = apply(t, c, &DeleteWorkspace{ID: "w1"})
+	if c.IdempotencyKeyCount("w1") != 0 {
+		t.Fatal("a deleted workspace kept its idempotency keys")
+	}
+	// A snapshot keeps them.
+	c, _ = apply(t, c, &CreateWorkspace{Workspace: Workspace{ID: "w1", Name: "acme"}}, idemSite(t, "k", "s", HashSecret("r"), at))
+	b, err := c.MarshalSnapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalSnapshot(b)
+	if err != nil || back.IdempotencyKeys["w1"]["k"] == nil {
+		t.Fatalf("restored snapshot lost the key: %v", err)
+	}
+}
