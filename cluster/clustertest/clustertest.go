@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	nethttp "net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -273,6 +275,11 @@ func (c *Cluster) Do(i int, method, path string, body []byte) (int, []byte, erro
 
 // DoAs sends a request with bearer as its Authorization to node i's API.
 func (c *Cluster) DoAs(i int, method, path, bearer string, body []byte) (int, []byte, error) {
+	return c.DoWith(i, method, path, bearer, body, nil)
+}
+
+// DoWith is DoAs with extra request headers.
+func (c *Cluster) DoWith(i int, method, path, bearer string, body []byte, headers map[string]string) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -284,6 +291,9 @@ func (c *Cluster) DoAs(i int, method, path, bearer string, body []byte) (int, []
 	req.Header.Set("Authorization", "Bearer "+bearer)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
 	}
 	cl := &nethttp.Client{Timeout: 15 * time.Second}
 	resp, err := cl.Do(req)
@@ -297,12 +307,14 @@ func (c *Cluster) DoAs(i int, method, path, bearer string, body []byte) (int, []
 
 // MustCreate POSTs an admin create through node i until it is answered
 // 201 (an election under load answers 503 for a moment) and returns the
-// answer.
+// answer. Every attempt carries one Idempotency-Key, so a 503 whose
+// create committed does not create twice.
 func (c *Cluster) MustCreate(i int, path, body string) []byte {
 	c.t.Helper()
 	var out []byte
+	key := map[string]string{"Idempotency-Key": "clustertest-" + strconv.FormatUint(rand.Uint64(), 36)}
 	Eventually(c.t, 10*time.Second, func() error {
-		st, b, err := c.Do(i, "POST", path, []byte(body))
+		st, b, err := c.DoWith(i, "POST", path, AdminToken, []byte(body), key)
 		if err != nil || st != 201 {
 			return fmt.Errorf("POST %s through node-%d: %d %s %v", path, i, st, b, err)
 		}
