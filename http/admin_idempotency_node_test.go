@@ -44,7 +44,7 @@ func TestAdminCreatesWithAnIdempotencyKeyCreateOnce(t *testing.T) {
 	r = tn.idemCreate(sites, "site-key-1", body)
 	r.decode(t, &s2)
 	if r.status != 201 || s2 != s1 || s1.Secret == "" {
-		t.Fatalf("retried site create: %d %+v, want %+v (its secret too)", r.status, s2, s1)
+		t.Fatalf("retried site create: %d %+v %s, want %+v (its secret too)", r.status, s2, r.body, s1)
 	}
 	tests := []struct {
 		name, key string

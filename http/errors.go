@@ -50,7 +50,7 @@ var (
 	ErrMethod          = ErrorCode{"method-not-allowed", 405, "The path exists but not with this method; see the Allow header."}
 	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state."}
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
-	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry. For /siteverify: the token's owner did not confirm an answer in time, so the token may or may not have been consumed (fail closed; retry with the same idempotency_key to get the first answer back)."}
+	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry. For /siteverify: the token's owner did not confirm an answer in time, so the token may or may not have been consumed (fail closed); a retry with the same idempotency_key gets the first answer back, or 503 again while it is still unknown, never timeout-or-duplicate for its own first use. For an admin create: it may have been committed; retry it with the same Idempotency-Key to get the record it created instead of a second one."}
 	// The secret errors of spec sections 7.2 and 7.3 (siteverify and the
 	// rate-limit check answer them in their own {success,error} shape).
 	ErrMissingSecret = ErrorCode{"missing-input-secret", 400, "No secret supplied (the body field secret, or Authorization: Bearer where the operation accepts it)."}

@@ -29,7 +29,7 @@ type SiteverifyInput struct {
 	Response       string `json:"response" required:"true" doc:"The response token from the form field service-response."`
 	RemoteIP       string `json:"remoteip" doc:"The visitor's IP; when supplied it must equal the address the token is bound to. Empty means absent."`
 	Action         string `json:"action" doc:"The action the backend expects; a different bound action yields action-mismatch."`
-	IdempotencyKey string `json:"idempotency_key" doc:"Optional, a UUID recommended (1 to 64 of A-Z a-z 0-9 - _): a retry of the same token with the same key within its lifetime returns the first result instead of timeout-or-duplicate."`
+	IdempotencyKey string `json:"idempotency_key" doc:"Optional, a UUID recommended (1 to 64 of A-Z a-z 0-9 - _); send one to retry safely. A retry of the same token with the same key, action and remoteip returns the first result (the same error-codes and assessment_id) instead of timeout-or-duplicate: after a 503 service-unavailable, a timeout or a cut connection, through any node, and up to 5 minutes (plus 30 s of clock skew) past the token's lifetime. While the first attempt's outcome is still unknown the retry answers 503 again; it never answers timeout-or-duplicate for its own first use. Another key (another caller) or none gets timeout-or-duplicate once the token is used; without a key a retry after a 503 may get timeout-or-duplicate if the first attempt consumed the token."`
 }
 
 // SiteverifyResult is spec section 2.2.
