@@ -102,6 +102,8 @@ type Redeem struct {
 	// (MergeReplica, Adopt): settle on the record both now hold, or undo
 	// its own half when the replica gave no word.
 	after Op
+	// settling is after's storage when it settles (no allocation per use).
+	settling settleRedemption
 	// lookup: the op was past its expiry and the owner held no record;
 	// the replica may still hold the first outcome.
 	lookup bool
@@ -211,7 +213,8 @@ func (o *Redeem) MergeReplica(replica WireOp) {
 	}
 	if o.held == nil || !o.held.confirmed || !o.held.same(&rec) {
 		rec.confirmed = true
-		o.after = &settleRedemption{ID: o.ID, R: rec}
+		o.settling = settleRedemption{ID: o.ID, R: rec}
+		o.after = &o.settling
 	}
 }
 
