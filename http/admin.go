@@ -262,7 +262,7 @@ func (s *Server) createWorkspace(c *Call) {
 		c.failErr(err)
 		return
 	}
-	createOnce(c, "", func() (catalog.Command, string, error) {
+	createOnce(c, "", &in, func() (catalog.Command, string, error) {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
 		w := catalog.Workspace{ID: uuid.NewString(), Name: strings.TrimSpace(*in.Name), CreatedAt: c.Now().UTC(),

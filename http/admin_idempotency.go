@@ -22,7 +22,8 @@ import (
 // so "committed but answered 503" is caught on every node.
 //
 // What is kept: under the workspace, a hash of the caller's credential and
-// the key (never the key), a hash of the request (method, path, body), the
+// the key (never the key), a hash of the request (method, path and the
+// decoded body's canonical JSON), the
 // created record as created, and the secret the create showed once sealed
 // with AES-GCM under a key derived from the idempotency key and the
 // credential, so neither the catalog nor a snapshot reveals it to whoever
@@ -46,7 +47,7 @@ var idempotencyErrors = []ErrorCode{ErrInvalidIdempotencyKey, ErrIdempotencyKeyR
 
 // idempotencyParam documents the header on every admin create.
 var idempotencyParam = Param{Name: hdrIdempotencyKey, In: "header", Description: "Optional, a UUID recommended (1 to 128 visible ASCII " +
-	"characters). A retry of this create with the same key, the same body and path and the same credential within 24 h answers " +
+	"characters). A retry of this create with the same key, the same body (as JSON: member order and whitespace do not matter) and path and the same credential within 24 h answers " +
 	"the record the first attempt created (same id, the same once-shown secret, status 201, header Idempotent-Replayed: true) " +
 	"instead of creating another, also when the first attempt answered 503 or timed out after it committed. The same key with " +
 	"another body or path answers 409 idempotency-key-reused. Keys are kept 24 h, at most 1000 per workspace (the oldest make room)."}
@@ -80,8 +81,11 @@ type idemKey struct {
 }
 
 // idempotencyKey reads the header: nil and true without one; nil and
-// false when it is invalid (the 400 is written).
-func (c *Call) idempotencyKey() (*idemKey, bool) {
+// false when it is invalid (the 400 is written). in is the decoded body:
+// the request's fingerprint is its canonical JSON, so a retry that
+// encodes the same body with its members in another order or other
+// whitespace is the same request.
+func (c *Call) idempotencyKey(in any) (*idemKey, bool) {
 	raw := c.Ctx.Request.Header.Peek(hdrIdempotencyKey)
 	if len(raw) == 0 {
 		return nil, true
@@ -104,7 +108,11 @@ func (c *Call) idempotencyKey() (*idemKey, bool) {
 	h.Write(k.raw)
 	k.lookup = hex.EncodeToString(h.Sum(nil))
 	h.Reset()
-	for _, part := range [][]byte{c.Ctx.Method(), c.Ctx.Path(), c.Ctx.Request.Body()} {
+	body, err := json.Marshal(in, json.Deterministic(true))
+	if err != nil {
+		body = c.Ctx.Request.Body()
+	}
+	for _, part := range [][]byte{c.Ctx.Method(), c.Ctx.Path(), body} {
 		var n [8]byte
 		for i, l := 0, len(part); i < 8; i, l = i+1, l>>8 {
 			n[i] = byte(l)
@@ -149,15 +157,15 @@ func (k *idemKey) open(sealed []byte) (string, error) {
 }
 
 // createOnce runs a create under the request's Idempotency-Key, if any.
-// build validates the request and returns the create command and the
+// in is the decoded body (the request's fingerprint); build validates the request and returns the create command and the
 // secret its answer shows once; answer writes the answer of the created
 // (or, on a retry, the first created) record. A retry is answered from
 // the node's catalog when the key is there already, before build runs,
 // so checks against current state (a name or an email taken, by the
 // first attempt) do not refuse it; else the create goes to Raft wrapped
 // in catalog.IdempotentCreate, which creates at most once per key.
-func createOnce[R any](c *Call, workspaceID string, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
-	k, ok := c.idempotencyKey()
+func createOnce[R any](c *Call, workspaceID string, in any, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
+	k, ok := c.idempotencyKey(in)
 	if !ok {
 		return
 	}

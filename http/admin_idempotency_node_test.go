@@ -46,6 +46,18 @@ func TestAdminCreatesWithAnIdempotencyKeyCreateOnce(t *testing.T) {
 	if r.status != 201 || s2 != s1 || s1.Secret == "" {
 		t.Fatalf("retried site create: %d %+v %s, want %+v (its secret too)", r.status, s2, r.body, s1)
 	}
+	// The same body with its members in another order is the same request.
+	r = tn.idemCreate(sites, "site-key-1", `{ "hostnames": ["shop.example"], "name": "shop" }`)
+	var s3 site
+	r.decode(t, &s3)
+	if r.status != 201 || s3 != s1 {
+		t.Fatalf("the same body reordered: %d %s", r.status, r.body)
+	}
+	r = tn.idemCreate(sites, "site-key-1", `{"name":"shop","hostnames":["shop.example"]}`)
+	r.decode(t, &s3)
+	if r.status != 201 || s3 != s1 {
+		t.Fatalf("the same body in the other order: %d %s", r.status, r.body)
+	}
 	tests := []struct {
 		name, key string
 		body      any

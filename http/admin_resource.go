@@ -85,7 +85,7 @@ func (r *resource[R, In, V, L]) handleCreate(c *Call) {
 	if !c.decode(&in) {
 		return
 	}
-	createOnce(c, w.ID, func() (catalog.Command, string, error) {
+	createOnce(c, w.ID, &in, func() (catalog.Command, string, error) {
 		rec, secret, err := r.build(c, &in, nil, w.ID)
 		if err != nil {
 			return nil, "", err

@@ -125,7 +125,7 @@ func (s *Server) createConsoleUser(c *Call) {
 		return
 	}
 	now := c.Now().UTC()
-	createOnce(c, w.ID, func() (catalog.Command, string, error) {
+	createOnce(c, w.ID, &in, func() (catalog.Command, string, error) {
 		if in.Email == nil || in.Role == nil {
 			return nil, "", invalid("email", "email and role are required")
 		}

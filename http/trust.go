@@ -102,7 +102,7 @@ func (s *Server) createTrustPolicy(c *Call) {
 	if w == nil || !c.decode(&in) {
 		return
 	}
-	createOnce(c, w.ID, func() (catalog.Command, string, error) {
+	createOnce(c, w.ID, &in, func() (catalog.Command, string, error) {
 		p, err := trust.NewPolicy(c.trustModule().Env(), w.ID, in.spec(), s.clock().UTC())
 		if err != nil {
 			return nil, "", err
