@@ -10,7 +10,7 @@ import (
 
 // hvSite is a workspace with one site whose allow-list holds localhost.
 type hvSite struct {
-	ws, siteKey, secret string
+	ws, siteKey, secret, id string
 }
 
 const widgetOrigin = "http://localhost:3000"
@@ -42,7 +42,7 @@ func setupSite(t *testing.T, c *Cluster) hvSite {
 			return nil
 		})
 	}
-	return hvSite{ws: ws.WorkspaceID, siteKey: site.SiteKey, secret: site.Secret}
+	return hvSite{ws: ws.WorkspaceID, siteKey: site.SiteKey, secret: site.Secret, id: site.SiteID}
 }
 
 func (c *Cluster) mint(t *testing.T, via int, s hvSite) string {

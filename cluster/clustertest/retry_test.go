@@ -1,10 +1,16 @@
 package clustertest
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/cluster"
 )
 
 // TestSiteverifyRetriesAcrossAKillGetTheFirstOutcome redeems tokens while
@@ -85,5 +91,67 @@ func TestSiteverifyRetriesAcrossAKillGetTheFirstOutcome(t *testing.T) {
 				t.Fatalf("token %d: a third caller through node-%d: %+v %v", i, n, v, err)
 			}
 		}
+	}
+}
+
+// replayKey is the key siteverify stores a redemption under for an
+// idempotency key sent without action and remoteip (verify.replayKey).
+func replayKey(idem, siteID string) string {
+	h := sha256.New()
+	for _, part := range []string{siteID, "", ""} {
+		var n [4]byte
+		binary.BigEndian.PutUint32(n[:], uint32(len(part)))
+		h.Write(n[:])
+		h.Write([]byte(part))
+	}
+	return idem + ":" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// TestSiteverifyRetriesMeetTheUseAFaultLeftOnOneNode plants, on a real
+// cluster, the records faults leave behind, then lets the callers retry
+// over HTTP. Caller A's first use reached the token's replica only (its
+// answer was lost and the owner reverted its half); caller B's attempt
+// ran late on the owner alone (its ask had timed out, B saw a 503). A's
+// retry must get A's first outcome, B's a duplicate, and so on every
+// survivor once the owner is killed. Before the redemption protocol knew
+// tentative records the owner refused A on B's unconfirmed half: both
+// callers ended with timeout-or-duplicate, a valid token lost.
+func TestSiteverifyRetriesMeetTheUseAFaultLeftOnOneNode(t *testing.T) {
+	c := Start(t, 3)
+	s := setupSite(t, c)
+	tok := c.mint(t, 0, s)
+	key, err := TokenMarkerKey(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, replica := c.Owner(0, key), c.Replica(0, key)
+	exp := time.Now().Add(10 * time.Minute).UnixNano()
+	plant := func(node int, idem, ref string) {
+		t.Helper()
+		op := &actors.Redeem{ID: key, Expires: exp, Key: replayKey(idem, s.id), Outcome: actors.Outcome{Ref: ref, At: time.Now().UnixNano()}}
+		if err := c.Nodes[node].Router().AskLocal(cluster.Partition(key), op); err != nil || !op.First {
+			t.Fatalf("plant %s on node-%d: first=%v %v", idem, node, op.First, err)
+		}
+	}
+	const assessment = "6f0c3c1e-2b7d-4c55-9a43-0d7e4c1f2a90"
+	plant(replica, "caller-a", assessment)
+	plant(owner, "caller-b", "b-never-answered")
+	within := func() time.Time { return time.Now().Add(10 * time.Second) }
+	check := func(via []string, when string) {
+		t.Helper()
+		if v, _, err := SiteverifyRetried(via, s.secret, tok, "caller-a", within()); err != nil || !v.Success || v.AssessmentID != assessment {
+			t.Fatalf("%s: caller A's retry: %+v %v, want its first outcome", when, v, err)
+		}
+		if v, _, err := SiteverifyRetried(via, s.secret, tok, "caller-b", within()); err != nil || !v.Duplicate() {
+			t.Fatalf("%s: caller B's retry: %+v %v, want a duplicate", when, v, err)
+		}
+	}
+	for i := range c.Nodes {
+		check([]string{c.Nodes[i].APIURL()}, fmt.Sprintf("through node-%d", i))
+	}
+	c.Kill(owner)
+	c.WaitRing(2)
+	for _, i := range c.Live() {
+		check([]string{c.Nodes[i].APIURL()}, fmt.Sprintf("after the owner died, through node-%d", i))
 	}
 }
