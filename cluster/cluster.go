@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/catalog"
 )
 
 // Consensus is what the cluster needs of the node's Raft store: the Raft
@@ -28,6 +31,11 @@ import (
 type Consensus interface {
 	Raft() *raft.Raft
 	ApplyBatch(data []byte, timeout time.Duration) (uint64, error)
+	// Apply replicates one catalog command (liveness renewals and fences)
+	// and returns its result once applied on this node.
+	Apply(ctx context.Context, cmd catalog.Command) (any, error)
+	// Catalog is the applied catalog, whose membership tables give the ring.
+	Catalog() *catalog.Catalog
 }
 
 // Config configures a Cluster.
@@ -63,7 +71,10 @@ type Config struct {
 	// before the leader removes it (default 10 minutes). Nodes that leave
 	// gracefully are removed at once.
 	ReapAfter time.Duration
-	Logger    *slog.Logger
+	// RenewInterval and LivenessTTL time this node's liveness renewals
+	// through Raft (liveness.go; defaults 500ms and 4s).
+	RenewInterval, LivenessTTL time.Duration
+	Logger                     *slog.Logger
 }
 
 // Cluster is this node's membership in the cluster: gossip, the ring it
@@ -99,6 +110,13 @@ type Cluster struct {
 
 	leftGossip atomic.Bool // after Leave: this node is no member any more
 
+	// Liveness (liveness.go) and holding (hold.go).
+	epoch        atomic.Uint64 // this node's liveness epoch (0: none yet)
+	renewMu      sync.Mutex    // one renewal at a time
+	renewNow     chan struct{}
+	stopRenewing atomic.Bool       // set once the node has left the ring for good
+	handedOff    map[string]uint64 // member id → newest epoch it handed off to us (under mu)
+
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	handoffs sync.WaitGroup
@@ -123,9 +141,16 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 	if cfg.ReapAfter <= 0 {
 		cfg.ReapAfter = 10 * time.Minute
 	}
+	if cfg.RenewInterval <= 0 {
+		cfg.RenewInterval = DefaultRenewInterval
+	}
+	if cfg.LivenessTTL <= 0 {
+		cfg.LivenessTTL = DefaultLivenessTTL
+	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger.With("component", "cluster"), router: router, trans: trans, cons: cons,
 		token: peerToken(cfg.Key), events: make(chan struct{}, 1), recon: make(chan struct{}, 1),
-		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{}, stop: make(chan struct{})}
+		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{}, stop: make(chan struct{}),
+		renewNow: make(chan struct{}, 1), handedOff: map[string]uint64{}}
 	c.state.Store(int32(Joining))
 
 	var err error
@@ -152,16 +177,19 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 		c.closePeer()
 		return nil, fmt.Errorf("cluster: start gossip on %s: %w", cfg.GossipAddr, err)
 	}
+	// Nothing is decided here before a renewal through the quorum applied.
+	router.leased.Store(true)
 	router.SetRefresher(c.rebuild)
 	if err := c.join(); err != nil {
 		_ = c.ml.Shutdown()
 		c.closePeer()
 		return nil, err
 	}
-	c.rebuild(0)
-	c.wg.Add(2)
+	c.wg.Add(4)
 	go c.membershipLoop()
 	go c.reconcileLoop()
+	go c.renewLoop()
+	go c.watchLoop()
 	return c, nil
 }
 
@@ -271,7 +299,26 @@ func (c *Cluster) Router() *Router { return c.router }
 func (c *Cluster) State() NodeState { return NodeState(c.state.Load()) }
 
 // SetReady announces that this node has caught up and may own partitions.
-func (c *Cluster) SetReady() error { return c.setState(Ready) }
+// It returns once the quorum has recorded it and this node holds its share
+// of the ring, or after a bound (the node then serves what it holds).
+func (c *Cluster) SetReady() error {
+	if err := c.setState(Ready); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if r := c.router.Ring(); r.Self >= 0 && r.HeldAll() {
+			return nil
+		}
+		select {
+		case <-c.stop:
+			return errors.New("cluster: stopped while turning ready")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	c.log.Warn("ready, but not yet holding every owned partition", "ring_epoch", c.router.Ring().Epoch)
+	return nil
+}
 
 func (c *Cluster) setState(s NodeState) error {
 	c.state.Store(int32(s))
@@ -281,7 +328,9 @@ func (c *Cluster) setState(s NodeState) error {
 	if err := c.ml.UpdateNode(time.Second); err != nil {
 		c.log.Warn("gossip of the new node state incomplete", "state", s, "err", err)
 	}
-	c.rebuild(0)
+	if err := c.renewSync(); err != nil {
+		return fmt.Errorf("cluster: record state %s through the quorum: %w", s, err)
+	}
 	c.signal(c.recon)
 	return nil
 }

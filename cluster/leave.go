@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/raft"
 	gproto "google.golang.org/protobuf/proto"
 
+	"github.com/trustd/trustd/catalog"
+
 	"github.com/trustd/trustd/proto/clusterpb"
 )
 
@@ -30,7 +32,6 @@ func (c *Cluster) Leave(ctx context.Context) error {
 	if !c.leaving.CompareAndSwap(false, true) {
 		return ErrLeaving
 	}
-	prev := c.router.Ring()
 	c.state.Store(int32(Draining))
 	if err := c.updateMeta(); err != nil {
 		return err
@@ -38,10 +39,21 @@ func (c *Cluster) Leave(ctx context.Context) error {
 	if err := c.ml.UpdateNode(time.Second); err != nil {
 		c.log.Warn("gossip of draining state incomplete", "err", err)
 	}
-	if c.rebuild(0) != prev {
-		c.handoffs.Wait() // state is on the successors before we go
+	// The quorum records the drain; the ring that follows drops this node
+	// and its partitions are handed to their new owners, who wait for that
+	// hand-off before deciding (hold.go).
+	if err := c.renewSync(); err != nil {
+		c.log.Warn("recording the drain through the quorum failed", "err", err)
 	}
+	c.syncRing()
+	c.handoffs.Wait() // state is on the successors before we go
 	c.waitPeersDropped(ctx)
+	c.stopRenewing.Store(true)
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	if _, err := c.cons.Apply(rctx, &catalog.RemoveNode{ID: c.cfg.NodeID, Epoch: c.epoch.Load()}); err != nil {
+		c.log.Warn("removing this node's liveness record failed; the leader fences it once it lapses", "err", err)
+	}
+	cancel()
 
 	r := c.cons.Raft()
 	if r.State() == raft.Leader && c.raftServers() > 1 {

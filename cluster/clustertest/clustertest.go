@@ -224,7 +224,7 @@ func (c *Cluster) WaitLeader() int {
 }
 
 // WaitRing waits until every live node's ring holds exactly the live
-// nodes, want of them.
+// nodes, want of them, and every node holds the partitions it owns.
 func (c *Cluster) WaitRing(want int) {
 	c.t.Helper()
 	Eventually(c.t, 15*time.Second, func() error {
@@ -243,6 +243,9 @@ func (c *Cluster) WaitRing(want int) {
 			}
 			if !slices.Equal(got, ids) {
 				return fmt.Errorf("node-%d ring %v, want %v", i, got, ids)
+			}
+			if !c.Nodes[i].Router().Ring().HeldAll() {
+				return fmt.Errorf("node-%d does not hold all its partitions yet", i)
 			}
 		}
 		return nil
