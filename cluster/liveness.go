@@ -188,8 +188,24 @@ type beat struct {
 // over (or restarted) waits a full TTL before fencing anyone.
 func (c *Cluster) fenceLapsed(cat *catalog.Catalog, seen map[string]beat) {
 	limit := c.cfg.LivenessTTL + fenceMargin(c.cfg.LivenessTTL)
+	inRaft := map[string]bool{}
+	if f := c.cons.Raft().GetConfiguration(); f.Error() == nil {
+		for _, s := range f.Configuration().Servers {
+			inRaft[string(s.ID)] = true
+		}
+	}
 	for id, r := range cat.Nodes {
-		if id == c.cfg.NodeID || r.Fenced {
+		if id == c.cfg.NodeID {
+			continue
+		}
+		if r.Fenced {
+			// reaped from Raft (reconcile.go): its record goes too, so the
+			// table holds the nodes of the cluster, not every id it had
+			if !inRaft[id] {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				_, _ = c.cons.Apply(ctx, &catalog.RemoveNode{ID: id, Epoch: r.Epoch})
+				cancel()
+			}
 			continue
 		}
 		b, ok := seen[id]
