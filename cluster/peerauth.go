@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"crypto/tls"
+
 	"github.com/valyala/fasthttp"
 
 	"github.com/trustd/trustd/cluster/mtls"
@@ -29,8 +31,13 @@ func (c *Cluster) authenticPeer(ctx *fasthttp.RequestCtx) bool {
 	if c.cfg.ServerTLS == nil {
 		return true
 	}
-	cs := ctx.TLSConnectionState()
-	certID := mtls.PeerNodeID(cs)
+	// The connection's own state rather than ctx.TLSConnectionState, which
+	// copies it to the heap on every request (every ask frame).
+	var certID string
+	if tc, ok := ctx.Conn().(*tls.Conn); ok {
+		cs := tc.ConnectionState()
+		certID = mtls.PeerNodeID(&cs)
+	}
 	if certID == "" {
 		// Unreachable through a RequireAndVerifyClientCert listener; refuse
 		// rather than trust a listener that was not set up so.
