@@ -190,6 +190,15 @@ type voterState struct {
 	verified map[string]string
 	probing  map[string]bool
 	next     map[string]time.Time // no probe of the id before then
+	bound    time.Duration        // CatchUpBound unless set (SetCatchUpBound)
+}
+
+// SetCatchUpBound replaces CatchUpBound on this node (tests that must not
+// wait 30 s for a ghost to go).
+func (c *Cluster) SetCatchUpBound(d time.Duration) {
+	c.voters.mu.Lock()
+	c.voters.bound = d
+	c.voters.mu.Unlock()
 }
 
 func (s *voterState) init() {
@@ -239,6 +248,9 @@ func (c *Cluster) admitVoters(r *raft.Raft, servers []raft.Server, alive map[str
 	}
 	view := voterView{Self: c.cfg.NodeID, Servers: servers, Members: alive, Verified: verified,
 		CaughtUp: maps.Clone(s.caughtUp), Since: maps.Clone(s.since), Now: now, MaxVoters: MaxVoters, Bound: CatchUpBound}
+	if s.bound > 0 {
+		view.Bound = s.bound
+	}
 	s.mu.Unlock()
 
 	const timeout = 5 * time.Second

@@ -207,3 +207,34 @@ func TestStrangersInGossipNeverVoteAndTheClusterSurvivesACrash(t *testing.T) {
 		}
 	}
 }
+
+// A ghost that an older version made a voter (added straight as a voter,
+// at an address where nothing speaks Raft) is removed once the leader has
+// had it for the catch-up bound without seeing it caught up, and then one
+// real crash of three leaves a quorum.
+func TestAGhostVoterThatNeverCaughtUpIsRemovedAndACrashIsSurvived(t *testing.T) {
+	c := Start(t, 3)
+	for _, n := range c.Nodes {
+		n.Cluster().SetCatchUpBound(2 * time.Second)
+	}
+	leader := c.WaitLeader()
+	if err := c.Nodes[leader].Store().Raft().AddVoter("ghost", "127.0.0.1:1", 0, 5*time.Second).Error(); err != nil {
+		t.Fatalf("adding the ghost as an older version did: %v", err)
+	}
+	Eventually(t, 15*time.Second, func() error {
+		for _, i := range c.Live() {
+			for _, id := range c.raftServers(i) {
+				if id == "ghost" {
+					return fmt.Errorf("node-%d still has the ghost in its configuration", i)
+				}
+			}
+		}
+		return nil
+	})
+	victim := (leader + 1) % 3
+	c.Kill(victim)
+	c.WaitLeader()
+	for _, i := range c.Live() {
+		c.MustCreate(i, "/admin/v1/workspaces", `{"name":"after-ghost"}`)
+	}
+}
