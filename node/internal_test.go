@@ -236,6 +236,15 @@ func TestAJoiningNodeNeedsTheClustersCertificateAndKey(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--tls-cert") || !strings.Contains(err.Error(), "TRUSTD_CLUSTER_KEY") {
 		t.Fatalf("Start joining without certificate or key = %v, want a refusal naming both", err)
 	}
+	// A data dir that remembers peers is a member of a cluster too.
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cluster-peers"), []byte("127.0.0.1:7946\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Start(ctx, Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true, ClusterKey: "k"})
+	if err == nil || !strings.Contains(err.Error(), "--tls-cert") || strings.Contains(err.Error(), "TRUSTD_CLUSTER_KEY") {
+		t.Fatalf("Start of a remembered member without a certificate = %v, want a refusal naming the certificate only", err)
+	}
 }
 
 func TestTheCertificateNamesTheNode(t *testing.T) {
