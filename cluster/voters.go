@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net"
 	"slices"
@@ -190,6 +192,7 @@ type voterState struct {
 	verified map[string]string
 	probing  map[string]bool
 	next     map[string]time.Time // no probe of the id before then
+	warned   map[string]bool      // a failed probe of the id was logged at warn level
 	bound    time.Duration        // CatchUpBound unless set (SetCatchUpBound)
 }
 
@@ -205,6 +208,7 @@ func (s *voterState) init() {
 	if s.since == nil {
 		s.since, s.caughtUp, s.added = map[string]time.Time{}, map[string]bool{}, map[string]uint64{}
 		s.verified, s.probing, s.next = map[string]string{}, map[string]bool{}, map[string]time.Time{}
+		s.warned = map[string]bool{}
 	}
 }
 
@@ -236,6 +240,12 @@ func (c *Cluster) admitVoters(r *raft.Raft, servers []raft.Server, alive map[str
 			delete(s.since, id)
 			delete(s.caughtUp, id)
 			delete(s.added, id)
+		}
+	}
+	for id := range s.next {
+		if _, ok := alive[id]; !ok && !s.probing[id] {
+			delete(s.next, id)
+			delete(s.warned, id)
 		}
 	}
 	verified := map[string]bool{}
@@ -296,10 +306,16 @@ func (c *Cluster) admitVoters(r *raft.Raft, servers []raft.Server, alive map[str
 			if err != nil {
 				s.next[id] = time.Now().Add(probeRetry)
 				delete(s.verified, id)
+				level := slog.LevelDebug // a stranger is retried every probeRetry: warn once
+				if !s.warned[id] {
+					s.warned[id], level = true, slog.LevelWarn
+				}
 				s.mu.Unlock()
-				c.log.Warn("member not admitted to raft: its listeners did not prove its id", "node_id", id, "peer", m.PeerAddr, "raft", m.RaftAddr, "err", err)
+				c.log.Log(context.Background(), level, "member not admitted to raft: its listeners did not prove its id",
+					"node_id", id, "peer", m.PeerAddr, "raft", m.RaftAddr, "err", err)
 				return
 			}
+			delete(s.warned, id)
 			s.next[id] = time.Now().Add(probeEvery)
 			s.verified[id] = addrKey(m)
 			if _, tracked := s.since[id]; tracked && isCaughtUp(last, addIndex, commit) {
