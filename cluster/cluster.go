@@ -83,6 +83,7 @@ type Config struct {
 type Cluster struct {
 	// ext holds the peer channel's extension operations (peer_ext.go).
 	ext    peerExt
+	voters voterState // the leader's voter admission (voters.go)
 	cfg    Config
 	log    *slog.Logger
 	router *Router

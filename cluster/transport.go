@@ -80,6 +80,7 @@ func peerToken(key string) string {
 // Forwarder.
 type Transport struct {
 	token   string
+	node    string      // this node's id, claimed in every request (SetNodeID)
 	tls     *tls.Config // nil: plain TCP (loopback-only clusters)
 	mu      sync.RWMutex
 	clients map[string]*fasthttp.PipelineClient // by peer address
@@ -104,6 +105,10 @@ func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
 	t.pending.New = func() any { return &pendingAsk{done: make(chan struct{}, 1)} }
 	return t
 }
+
+// SetNodeID makes every request claim node id: a peer refuses a request
+// whose claim differs from the id its client certificate names.
+func (t *Transport) SetNodeID(id string) { t.node = id }
 
 func (t *Transport) client(addr string) *fasthttp.PipelineClient {
 	t.mu.RLock()
@@ -167,6 +172,9 @@ func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout tim
 	if t.token != "" {
 		req.Header.Set(peerTokenHeader, t.token)
 	}
+	if t.node != "" {
+		req.Header.Set(peerNodeHeader, t.node)
+	}
 	req.SetBodyRaw(body)
 	if err := t.client(addr).DoTimeout(req, resp, timeout); err != nil {
 		return dst, err
@@ -212,6 +220,9 @@ func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Durati
 	req.Header.SetHost(addr)
 	if t.token != "" {
 		req.Header.Set(peerTokenHeader, t.token)
+	}
+	if t.node != "" {
+		req.Header.Set(peerNodeHeader, t.node)
 	}
 	req.SetBodyRaw(body)
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
@@ -563,6 +574,10 @@ func (t *Transport) Close() {
 	t.queues = map[string]*peerQueue{}
 }
 
+// validToken reports whether got is the token derived from the cluster
+// key. Without a key there is no valid token: a peer listener is never
+// open to anyone (node.Start always has a key, generated when none was
+// given).
 func validToken(want string, got []byte) bool {
-	return want == "" || subtle.ConstantTimeCompare([]byte(want), got) == 1
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), got) == 1
 }

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/node"
@@ -34,6 +36,8 @@ type Cluster struct {
 	CA mtls.PEM
 	// mutate, when set (StartWith), adjusts each node's configuration.
 	mutate func(*node.Config)
+	// started: Start has returned; Add then waits for the new node's vote.
+	started bool
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -63,6 +67,10 @@ func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
 		c.Add()
 	}
 	c.WaitRing(n)
+	c.WaitVoters()
+	c.mu.Lock()
+	c.started = true
+	c.mu.Unlock()
 	return c
 }
 
@@ -105,7 +113,11 @@ func (c *Cluster) Add() int {
 	}
 	c.mu.Lock()
 	c.Nodes = append(c.Nodes, n)
+	started := c.started
 	c.mu.Unlock()
+	if started {
+		c.WaitVoters()
+	}
 	return i
 }
 
@@ -221,6 +233,45 @@ func (c *Cluster) WaitLeader() int {
 		return nil
 	})
 	return l
+}
+
+// WaitVoters waits until the leader's Raft configuration holds every
+// live node, the first cluster.MaxVoters of them as voters. Members join
+// Raft as non-voters and are promoted once caught up (cluster/voters.go),
+// so a test that kills a node right after the ring formed would otherwise
+// find a quorum that does not count the newest members yet.
+func (c *Cluster) WaitVoters() {
+	c.t.Helper()
+	Eventually(c.t, 20*time.Second, func() error {
+		l := c.Leader()
+		if l < 0 {
+			return fmt.Errorf("no leader among %v", c.Live())
+		}
+		f := c.Nodes[l].Store().Raft().GetConfiguration()
+		if err := f.Error(); err != nil {
+			return err
+		}
+		role := map[string]raft.ServerSuffrage{}
+		for _, s := range f.Configuration().Servers {
+			role[string(s.ID)] = s.Suffrage
+		}
+		live := c.Live()
+		voters := 0
+		for _, i := range live {
+			id := c.Nodes[i].Cluster().NodeID()
+			s, ok := role[id]
+			if !ok {
+				return fmt.Errorf("%s is not in the raft configuration %v", id, role)
+			}
+			if s == raft.Voter {
+				voters++
+			}
+		}
+		if voters < min(len(live), cluster.MaxVoters) {
+			return fmt.Errorf("%d of %d live nodes vote: %v", voters, len(live), role)
+		}
+		return nil
+	})
 }
 
 // WaitRing waits until every live node's ring holds exactly the live
