@@ -414,12 +414,16 @@ func (c *Cluster) seen(n *memberlist.Node) {
 	delete(c.left, n.Name)
 	delete(c.dead, n.Name)
 	c.mu.Unlock()
+	if c.trans != nil && n.Name != c.cfg.NodeID {
+		c.trans.Remember(m.PeerAddr)
+	}
 	c.signal(c.events)
 }
 
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	c := (*Cluster)(e)
 	c.mu.Lock()
+	gone, known := c.members[n.Name]
 	delete(c.members, n.Name)
 	// memberlist v0.6 does not tell a leave from a death in the Node it
 	// passes; a node that leaves gracefully always drains first, so its
@@ -432,6 +436,11 @@ func (e *events) NotifyLeave(n *memberlist.Node) {
 		c.dead[n.Name] = time.Now()
 	}
 	c.mu.Unlock()
+	// Nothing keeps dialling a member that is gone (issue 23): its ask
+	// queue and connections close and asks waiting on it fail now.
+	if c.trans != nil && known && n.Name != c.cfg.NodeID {
+		c.trans.Forget(gone.meta.PeerAddr)
+	}
 	c.log.Info("member gone", "node_id", n.Name, "graceful", graceful)
 	c.signal(c.events)
 }
