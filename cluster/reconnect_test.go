@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/cluster/clustertest/deadline"
 )
 
 // cutTransport is a memberlist transport whose node can be cut off from
@@ -123,6 +124,7 @@ type gossipNode struct {
 // idle and gossips no Raft address). They are closed when the test ends.
 func mustStartGossip(tb testing.TB, n int) []*gossipNode {
 	tb.Helper()
+	deadline.Arm(tb, 0, nil)
 	var nodes []*gossipNode
 	for i := range n {
 		id := fmt.Sprintf("node-%d", i)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/clustertest/deadline"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/node"
 )
@@ -33,7 +34,8 @@ type Cluster struct {
 	// as in production.
 	CA mtls.PEM
 	// mutate, when set (StartWith), adjusts each node's configuration.
-	mutate func(*node.Config)
+	mutate    func(*node.Config)
+	closeOnce sync.Once
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -51,6 +53,11 @@ func Start(t testing.TB, n int) *Cluster {
 
 // StartWith is Start with mutate applied to every node's configuration
 // (this one's and those Add starts later).
+//
+// The test gets a deadline (deadline.Default, 5 minutes, or
+// TRUSTD_TEST_DEADLINE): past it every goroutine's stack goes to the
+// test log, the test fails and its nodes are closed, so a hung cluster
+// test reports where it hangs instead of hanging the suite.
 func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
 	t.Helper()
 	ca, err := mtls.CreateCA("clustertest", time.Hour, time.Now())
@@ -58,6 +65,7 @@ func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
 		t.Fatalf("cluster CA: %v", err)
 	}
 	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate}
+	deadline.Arm(t, 0, c.closeAll) // before closeAll's cleanup: it runs last, still armed while they run
 	t.Cleanup(c.closeAll)
 	for i := 0; i < n; i++ {
 		c.Add()
@@ -164,11 +172,13 @@ func (c *Cluster) Leave(i int) {
 }
 
 func (c *Cluster) closeAll() {
-	for _, i := range c.Live() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = c.Nodes[i].Close(ctx)
-		cancel()
-	}
+	c.closeOnce.Do(func() {
+		for _, i := range c.Live() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = c.Nodes[i].Close(ctx)
+			cancel()
+		}
+	})
 }
 
 // Owner returns the index of the node owning key in node from's ring.
