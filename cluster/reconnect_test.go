@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -126,6 +127,7 @@ func mustStartGossip(tb testing.TB, n int) []*gossipNode {
 	tb.Helper()
 	deadline.Arm(tb, 0, nil)
 	var nodes []*gossipNode
+	name := "gossiptest-" + rand.Text()[:10] // a killed node's port reused by another test's cluster is not joined
 	for i := range n {
 		id := fmt.Sprintf("node-%d", i)
 		rc := raft.DefaultConfig()
@@ -145,7 +147,7 @@ func mustStartGossip(tb testing.TB, n int) []*gossipNode {
 		for _, o := range nodes {
 			join = append(join, o.c.GossipAddr())
 		}
-		c, err := Start(Config{NodeID: id, Name: "gossiptest", Key: "k", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
+		c, err := Start(Config{NodeID: id, Name: name, Key: "k", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
 			Join: join, WrapGossip: func(t memberlist.Transport) memberlist.Transport {
 				gn.cut = newCutTransport(t)
 				return gn.cut

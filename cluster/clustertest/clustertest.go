@@ -6,6 +6,7 @@ package clustertest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -36,6 +37,10 @@ type Cluster struct {
 	// mutate, when set (StartWith), adjusts each node's configuration.
 	mutate    func(*node.Config)
 	closeOnce sync.Once
+	// name is this cluster's own gossip label: nodes keep joining failed
+	// members' addresses (cluster/reconnect.go), and a loopback port a
+	// killed node of another test's cluster held may be reused.
+	name string
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -64,7 +69,7 @@ func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
 	if err != nil {
 		t.Fatalf("cluster CA: %v", err)
 	}
-	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate}
+	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate, name: "clustertest-" + rand.Text()[:10]}
 	deadline.Arm(t, 0, c.closeAll) // before closeAll's cleanup: it runs last, still armed while they run
 	t.Cleanup(c.closeAll)
 	for i := 0; i < n; i++ {
@@ -97,7 +102,7 @@ func (c *Cluster) Add() int {
 		TLS:     tlsCfg,
 		DataDir: c.t.TempDir(), NodeID: fmt.Sprintf("node-%d", i),
 		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
-		Join: join, ClusterName: "clustertest", ClusterKey: "clustertest-key", AdminToken: AdminToken,
+		Join: join, ClusterName: c.name, ClusterKey: "clustertest-key", AdminToken: AdminToken,
 		FastRaft: true, ReapAfter: time.Minute,
 		// Race-instrumented nodes sharing two cores with their tests can
 		// take longer than production's 500ms bound to answer an ask;
