@@ -16,6 +16,7 @@ type raftCollector struct {
 	contact                  *prometheus.Desc
 	panics, held             *prometheus.Desc
 	frames, frameAsks        *prometheus.Desc
+	dials                    *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -31,6 +32,8 @@ func (n *Node) raftCollector() prometheus.Collector {
 		frames: prometheus.NewDesc("trustd_peer_frames_total", "Ask frames this node sent to the keys' owners (one request of the peer transport each).", nil, nil),
 		frameAsks: prometheus.NewDesc("trustd_peer_frame_asks_total",
 			"Asks those frames carried: divided by trustd_peer_frames_total, how well forwarded asks share a frame.", nil, nil),
+		dials: prometheus.NewDesc("trustd_peer_dials_total",
+			"Connections this node tried to open to peers; a steady rate on an idle cluster is a peer dialled in a loop.", nil, nil),
 	}
 }
 
@@ -44,6 +47,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.held
 	ch <- c.frames
 	ch <- c.frameAsks
+	ch <- c.dials
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -66,6 +70,7 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	frames, asks := c.n.trans.Frames()
 	ch <- prometheus.MustNewConstMetric(c.frames, prometheus.CounterValue, float64(frames))
 	ch <- prometheus.MustNewConstMetric(c.frameAsks, prometheus.CounterValue, float64(asks))
+	ch <- prometheus.MustNewConstMetric(c.dials, prometheus.CounterValue, float64(c.n.trans.Dials()))
 	held := c.n.actors.HeldKeys()
 	for k, name := range actors.KindNames {
 		if name != "" {
