@@ -229,13 +229,17 @@ func (t *Transport) Forget(addr string) {
 	delete(t.hosts, addr)
 	t.mu.Unlock()
 	if q != nil {
-		q.close(ErrPeerGone)
+		q.close(ErrPeerGone) // answers without blocking
 	}
-	for _, c := range cs {
-		if c != nil {
-			c.CloseIdleConnections()
+	// Forget runs in memberlist's event callback: closing connections (a
+	// TLS close writes an alert) happens off it.
+	go func() {
+		for _, c := range cs {
+			if c != nil {
+				c.CloseIdleConnections()
+			}
 		}
-	}
+	}()
 	t.dialMu.Lock()
 	delete(t.backoff, addr)
 	t.dialMu.Unlock()
