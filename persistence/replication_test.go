@@ -12,6 +12,7 @@ import (
 	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster/clustertest/deadline"
 	"github.com/trustd/trustd/proto/raftpb"
 )
 
@@ -20,6 +21,7 @@ import (
 // the leader first. They are closed when the test ends.
 func mustOpenGroup(tb testing.TB, n, inFlight int) []*Store {
 	tb.Helper()
+	deadline.Arm(tb, 0, nil)
 	var stores []*Store
 	for i := range n {
 		s, err := Open(Config{DataDir: tb.TempDir(), NodeID: fmt.Sprintf("n%d", i), BindAddr: "127.0.0.1:0",
