@@ -499,13 +499,19 @@ func (n *Node) opsPrivate(h nethttp.HandlerFunc) nethttp.Handler {
 // snapshot the catalog, close the stores.
 //
 // Every step has a bound, so Close never waits for ever (issue 23): the
-// listeners drain within ctx; the background loops (webhooks, identity
+// listeners drain within ctx (drainBound when it has no deadline); the
+// background loops (webhooks, identity
 // sweeps, the face sidecar) get stepBound each; the core (cluster, shards,
 // Raft) gets coreBound, inside which Raft has its own 10 s. A step that
 // does not finish in its bound is logged, left behind, and Close returns
 // ErrStopForced.
 func (n *Node) Close(ctx context.Context) error {
 	var errs []error
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, drainBound)
+		defer cancel()
+	}
 	if n.api != nil {
 		if err := n.api.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("api listener: %w", err))
@@ -530,10 +536,12 @@ func (n *Node) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Bounds of Close's steps after the listeners drained.
+// Bounds of Close's steps: the listeners' drain when the caller's
+// context has no deadline, then each step after it.
 const (
-	stepBound = 5 * time.Second
-	coreBound = 20 * time.Second
+	drainBound = 30 * time.Second
+	stepBound  = 5 * time.Second
+	coreBound  = 20 * time.Second
 )
 
 // ErrStopForced is returned by Close when a step of the stop did not
