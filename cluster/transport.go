@@ -121,6 +121,7 @@ type Transport struct {
 	timers  sync.Pool
 	// frames and asks count what the peer queues sent (Frames).
 	frames, asks atomic.Uint64
+	gens         atomic.Uint64 // numbers the uses of pooled pendingAsks
 
 	dialMu  sync.Mutex
 	backoff map[string]*dialState // addresses whose last dial failed
@@ -415,7 +416,8 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 		scratch = body[:0]
 	}
 	p.buf, p.body, p.timeout, p.err, p.closed = scratch, body, timeout, nil, false
-	p.state.Store(askWaiting)
+	p.gen = t.gens.Add(1)
+	p.state.Store(p.gen<<2 | askWaiting)
 	q, err := t.queue(m.PeerAddr)
 	if err != nil {
 		t.pending.Put(p)
@@ -481,9 +483,10 @@ func appendAsk(b []byte, epoch uint64, partition uint32, kind string, op []byte,
 	return b, nil
 }
 
-// States of a pendingAsk.
+// States of a pendingAsk, in the low two bits of its state; the rest is
+// the use's generation.
 const (
-	askWaiting int32 = iota
+	askWaiting uint64 = iota
 	askAnswering
 	askAnswered
 	askAbandoned
@@ -499,8 +502,9 @@ type pendingAsk struct {
 	timeout time.Duration
 	out     []byte // the encoded clusterpb.Answer
 	err     error
-	closed  bool // answered by peerQueue.close
-	state   atomic.Int32
+	closed  bool          // answered by peerQueue.close
+	gen     uint64        // this use of the pooled pendingAsk (Transport.gens)
+	state   atomic.Uint64 // gen<<2 | one of askWaiting...
 	done    chan struct{}
 }
 
@@ -522,7 +526,7 @@ func (p *pendingAsk) wait(timeout time.Duration, timers *sync.Pool) bool {
 	case <-p.done:
 		return true
 	case <-t.C:
-		if p.state.CompareAndSwap(askWaiting, askAbandoned) {
+		if p.state.CompareAndSwap(p.gen<<2|askWaiting, p.gen<<2|askAbandoned) {
 			return false
 		}
 		<-p.done // answered meanwhile
@@ -533,15 +537,20 @@ func (p *pendingAsk) wait(timeout time.Duration, timers *sync.Pool) bool {
 // answer hands p its answer unless it was abandoned or answered already
 // (the sender and the queue's close may both try).
 func (p *pendingAsk) answer(out []byte, err error) {
-	p.settle(out, err, false)
+	p.settle(p.gen, out, err, false)
 }
 
-func (p *pendingAsk) settle(out []byte, err error, closed bool) {
-	if !p.state.CompareAndSwap(askWaiting, askAnswering) {
+// settle answers use gen of p. It does nothing when that use was answered
+// or abandoned already, or p has been reused since: peerQueue.close
+// answers the asks of the frame in flight by the generation it recorded
+// when the frame was taken, while the sender may answer them too and
+// their callers reuse them.
+func (p *pendingAsk) settle(gen uint64, out []byte, err error, closed bool) {
+	if !p.state.CompareAndSwap(gen<<2|askWaiting, gen<<2|askAnswering) {
 		return
 	}
 	p.out, p.err, p.closed = append(p.out[:0], out...), err, closed
-	p.state.Store(askAnswered)
+	p.state.Store(gen<<2 | askAnswered)
 	p.done <- struct{}{}
 }
 
@@ -561,6 +570,7 @@ type peerQueue struct {
 	queue    []*pendingAsk
 	spare    []*pendingAsk
 	inflight []*pendingAsk // the frame being sent (the sender's batch)
+	inGens   []uint64      // the generations of inflight's asks
 	closed   error         // set by close: pushes fail at once with it
 	wake     chan struct{}
 	stop     chan struct{}
@@ -596,7 +606,7 @@ func (q *peerQueue) push(p *pendingAsk) {
 	q.mu.Lock()
 	if err := q.closed; err != nil {
 		q.mu.Unlock()
-		p.settle(nil, err, true)
+		p.settle(p.gen, nil, err, true)
 		return
 	}
 	q.queue = append(q.queue, p)
@@ -618,12 +628,15 @@ func (q *peerQueue) take() []*pendingAsk {
 	q.queue = q.queue[:rest]
 	live := batch[:0]
 	for _, p := range batch {
-		if p.state.Load() == askWaiting {
+		if p.state.Load() == p.gen<<2|askWaiting {
 			live = append(live, p)
 		}
 	}
 	clear(batch[len(live):])
-	q.inflight = live
+	q.inflight, q.inGens = live, q.inGens[:0]
+	for _, p := range live {
+		q.inGens = append(q.inGens, p.gen)
+	}
 	return live
 }
 
@@ -637,12 +650,10 @@ func (q *peerQueue) close(err error) {
 	}
 	q.closed = err
 	for _, p := range q.queue {
-		p.settle(nil, err, true)
+		p.settle(p.gen, nil, err, true) // queued: answered by nobody else
 	}
-	for _, p := range q.inflight {
-		if p != nil { // nil: answered already (oneByOne)
-			p.settle(nil, err, true)
-		}
+	for i, p := range q.inflight {
+		p.settle(q.inGens[i], nil, err, true)
 	}
 	clear(q.queue)
 	q.queue = q.queue[:0]
@@ -699,12 +710,6 @@ func (q *peerQueue) flush(batch []*pendingAsk) {
 		q.oneByOne(batch)
 		return
 	}
-	// Answered under q.mu, with the batch (q.inflight) cleared in the
-	// same critical section: once an ask is answered its caller may
-	// reuse it, and close must not answer it again.
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	defer clear(batch)
 	if err != nil {
 		for _, p := range batch {
 			p.answer(nil, err)
@@ -728,15 +733,12 @@ func (q *peerQueue) flush(batch []*pendingAsk) {
 // parallel, to a peer that takes no frames.
 func (q *peerQueue) oneByOne(batch []*pendingAsk) {
 	var wg sync.WaitGroup
-	for i, p := range batch {
+	for _, p := range batch {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out, err := q.t.call(q.addr, pathAsk, p.body, nil, p.timeout)
-			q.mu.Lock() // as in flush: answered and cleared together
 			p.answer(out, err)
-			batch[i] = nil
-			q.mu.Unlock()
 		}()
 	}
 	wg.Wait()
