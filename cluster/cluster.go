@@ -74,7 +74,16 @@ type Config struct {
 	// RenewInterval and LivenessTTL time this node's liveness renewals
 	// through Raft (liveness.go; defaults 500ms and 4s).
 	RenewInterval, LivenessTTL time.Duration
-	Logger                     *slog.Logger
+	// ReconnectInterval is how often this node tries to join again members
+	// that failed (and, while it has no live peer, its seeds), so that
+	// gossip re-merges after a partition (default 1s, jittered ±25%; see
+	// reconnect.go). ReconnectTimeout is how long a failed member is tried
+	// (default ReapAfter, when the leader removes it from Raft).
+	ReconnectInterval, ReconnectTimeout time.Duration
+	// WrapGossip, when set, wraps memberlist's network transport (tests
+	// cut a node's gossip with it).
+	WrapGossip func(memberlist.Transport) memberlist.Transport
+	Logger     *slog.Logger
 }
 
 // Cluster is this node's membership in the cluster: gossip, the ring it
@@ -104,7 +113,14 @@ type Cluster struct {
 	members map[string]member    // live members by node id, copied in the event callbacks
 	left    map[string]time.Time // node id → when it left gracefully
 	dead    map[string]time.Time // node id → when it was declared dead
-	onLeave func()
+	// gone are the members memberlist reported gone, by node id, with
+	// their gossip address (reconnect.go); joining the addresses being
+	// joined again; aloneSince when this node last found itself without a
+	// live peer.
+	gone       map[string]goneMember
+	joining    map[string]bool
+	aloneSince time.Time
+	onLeave    func()
 
 	peerLn  net.Listener
 	peerSrv *fasthttp.Server
@@ -148,9 +164,16 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 	if cfg.LivenessTTL <= 0 {
 		cfg.LivenessTTL = DefaultLivenessTTL
 	}
+	if cfg.ReconnectInterval <= 0 {
+		cfg.ReconnectInterval = time.Second
+	}
+	if cfg.ReconnectTimeout <= 0 {
+		cfg.ReconnectTimeout = cfg.ReapAfter
+	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger.With("component", "cluster"), router: router, trans: trans, cons: cons,
 		token: peerToken(cfg.Key), events: make(chan struct{}, 1), recon: make(chan struct{}, 1),
-		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{}, stop: make(chan struct{}),
+		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{},
+		gone: map[string]goneMember{}, joining: map[string]bool{}, stop: make(chan struct{}),
 		renewNow: make(chan struct{}, 1), handedOff: map[string]uint64{}}
 	c.state.Store(int32(Joining))
 
@@ -174,7 +197,14 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 		c.closePeer()
 		return nil, err
 	}
-	if c.ml, err = memberlist.Create(c.memberlistConfig()); err != nil {
+	mc, err := c.memberlistConfig()
+	if err == nil {
+		c.ml, err = memberlist.Create(mc)
+	}
+	if err != nil {
+		if mc != nil && mc.Transport != nil {
+			_ = mc.Transport.Shutdown()
+		}
 		c.closePeer()
 		return nil, fmt.Errorf("cluster: start gossip on %s: %w", cfg.GossipAddr, err)
 	}
@@ -186,15 +216,16 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 		c.closePeer()
 		return nil, err
 	}
-	c.wg.Add(4)
+	c.wg.Add(5)
 	go c.membershipLoop()
 	go c.reconcileLoop()
+	go c.reconnectLoop()
 	go c.renewLoop()
 	go c.watchLoop()
 	return c, nil
 }
 
-func (c *Cluster) memberlistConfig() *memberlist.Config {
+func (c *Cluster) memberlistConfig() (*memberlist.Config, error) {
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = c.cfg.NodeID
 	mc.Label = c.cfg.Name
@@ -220,13 +251,34 @@ func (c *Cluster) memberlistConfig() *memberlist.Config {
 	mc.RetransmitMult = 4
 	mc.PushPullInterval = 15 * time.Second
 	mc.TCPTimeout = time.Second
+	// A member dead for this long is gossiped to no more; the reconnect
+	// loop (reconnect.go) is what brings it back after a partition.
 	mc.GossipToTheDeadTime = 5 * time.Second
 	mc.DeadNodeReclaimTime = time.Second
+	// Lifeguard's local health awareness: a node that misses its own
+	// probes' acks (a CPU-starved node) stretches its probe interval and
+	// timeout up to this many times, so it suspects its peers less (the
+	// default, stated: the flaps under load in DESIGN.md happen with it).
+	mc.AwarenessMaxMultiplier = 8
 	mc.Delegate = (*delegate)(c)
 	mc.Events = (*events)(c)
 	mc.LogOutput = nil
 	mc.Logger = log.New(io.Discard, "", 0)
-	return mc
+	if c.cfg.WrapGossip != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr},
+			BindPort: mc.BindPort, Logger: mc.Logger})
+		if err != nil {
+			return nil, err
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = nt.GetAutoBindPort()
+			if c.cfg.AdvertiseGossip == "" {
+				mc.AdvertisePort = mc.BindPort
+			}
+		}
+		mc.Transport = c.cfg.WrapGossip(nt)
+	}
+	return mc, nil
 }
 
 func splitHostPort(addr string, defPort int) (string, int) {
@@ -463,13 +515,18 @@ func (c *Cluster) seen(n *memberlist.Node) {
 	c.members[n.Name] = member{meta: m, gossip: n.Address()}
 	delete(c.left, n.Name)
 	delete(c.dead, n.Name)
+	delete(c.gone, n.Name)
 	c.mu.Unlock()
+	if c.trans != nil && n.Name != c.cfg.NodeID {
+		c.trans.Remember(m.PeerAddr)
+	}
 	c.signal(c.events)
 }
 
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	c := (*Cluster)(e)
 	c.mu.Lock()
+	gone, known := c.members[n.Name]
 	delete(c.members, n.Name)
 	// memberlist v0.6 does not tell a leave from a death in the Node it
 	// passes; a node that leaves gracefully always drains first, so its
@@ -481,7 +538,15 @@ func (e *events) NotifyLeave(n *memberlist.Node) {
 	} else {
 		c.dead[n.Name] = time.Now()
 	}
+	if n.Name != c.cfg.NodeID {
+		c.gone[n.Name] = goneMember{addr: n.Address(), since: time.Now(), graceful: graceful}
+	}
 	c.mu.Unlock()
+	// Nothing keeps dialling a member that is gone (issue 23): its ask
+	// queue and connections close and asks waiting on it fail now.
+	if c.trans != nil && known && n.Name != c.cfg.NodeID {
+		c.trans.Forget(gone.meta.PeerAddr)
+	}
 	c.log.Info("member gone", "node_id", n.Name, "graceful", graceful)
 	c.signal(c.events)
 }

@@ -482,8 +482,21 @@ func (n *Node) opsPrivate(h nethttp.HandlerFunc) nethttp.Handler {
 
 // Close shuts down gracefully: stop accepting, finish in-flight requests,
 // snapshot the catalog, close the stores.
+//
+// Every step has a bound, so Close never waits for ever (issue 23): the
+// listeners drain within ctx (drainBound when it has no deadline); the
+// background loops (webhooks, identity
+// sweeps, the face sidecar) get stepBound each; the core (cluster, shards,
+// Raft) gets coreBound, inside which Raft has its own 10 s. A step that
+// does not finish in its bound is logged, left behind, and Close returns
+// ErrStopForced.
 func (n *Node) Close(ctx context.Context) error {
 	var errs []error
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, drainBound)
+		defer cancel()
+	}
 	if n.api != nil {
 		if err := n.api.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("api listener: %w", err))
@@ -498,14 +511,41 @@ func (n *Node) Close(ctx context.Context) error {
 		// Attempts in flight are cancelled and not recorded: they stay due
 		// for the next leader (at least once).
 		n.stopWebhooks()
-		<-n.webhooksDone
+		errs = append(errs, n.stopStep("webhook delivery", stepBound, func() error { <-n.webhooksDone; return nil }))
 		if n.identityDone != nil {
-			<-n.identityDone
+			errs = append(errs, n.stopStep("identity sweep", stepBound, func() error { <-n.identityDone; return nil }))
 		}
 	}
-	n.closeFace()
-	errs = append(errs, n.closeCore())
+	errs = append(errs, n.stopStep("face sidecar", stepBound, func() error { n.closeFace(); return nil }))
+	errs = append(errs, n.stopStep("cluster and raft", coreBound, n.closeCore))
 	return errors.Join(errs...)
+}
+
+// Bounds of Close's steps: the listeners' drain when the caller's
+// context has no deadline, then each step after it.
+const (
+	drainBound = 30 * time.Second
+	stepBound  = 5 * time.Second
+	coreBound  = 20 * time.Second
+)
+
+// ErrStopForced is returned by Close when a step of the stop did not
+// finish within its bound and was left behind.
+var ErrStopForced = errors.New("node: stop forced")
+
+// stopStep runs one step of Close and waits up to bound for it.
+func (n *Node) stopStep(name string, bound time.Duration, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		n.log.Error("stop forced: a step did not finish within its bound and is left behind", "step", name, "bound", bound)
+		return fmt.Errorf("%w: %s did not finish within %v", ErrStopForced, name, bound)
+	}
 }
 
 func (n *Node) closeCore() error {

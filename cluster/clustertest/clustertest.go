@@ -6,6 +6,7 @@ package clustertest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/clustertest/deadline"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/node"
 )
@@ -37,7 +39,12 @@ type Cluster struct {
 	// mutate, when set (StartWith), adjusts each node's configuration.
 	mutate func(*node.Config)
 	// started: Start has returned; Add then waits for the new node's vote.
-	started bool
+	started   bool
+	closeOnce sync.Once
+	// name is this cluster's own gossip label: nodes keep joining failed
+	// members' addresses (cluster/reconnect.go), and a loopback port a
+	// killed node of another test's cluster held may be reused.
+	name string
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -55,13 +62,19 @@ func Start(t testing.TB, n int) *Cluster {
 
 // StartWith is Start with mutate applied to every node's configuration
 // (this one's and those Add starts later).
+//
+// The test gets a deadline (deadline.Default, 5 minutes, or
+// TRUSTD_TEST_DEADLINE): past it every goroutine's stack goes to the
+// test log, the test fails and its nodes are closed, so a hung cluster
+// test reports where it hangs instead of hanging the suite.
 func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
 	t.Helper()
 	ca, err := mtls.CreateCA("clustertest", time.Hour, time.Now())
 	if err != nil {
 		t.Fatalf("cluster CA: %v", err)
 	}
-	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate}
+	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate, name: "clustertest-" + rand.Text()[:10]}
+	deadline.Arm(t, 0, c.closeAll) // before closeAll's cleanup: it runs last, still armed while they run
 	t.Cleanup(c.closeAll)
 	for i := 0; i < n; i++ {
 		c.Add()
@@ -97,7 +110,7 @@ func (c *Cluster) Add() int {
 		TLS:     tlsCfg,
 		DataDir: c.t.TempDir(), NodeID: fmt.Sprintf("node-%d", i),
 		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
-		Join: join, ClusterName: "clustertest", ClusterKey: "clustertest-key", AdminToken: AdminToken,
+		Join: join, ClusterName: c.name, ClusterKey: "clustertest-key", AdminToken: AdminToken,
 		FastRaft: true, ReapAfter: time.Minute,
 		// Race-instrumented nodes sharing two cores with their tests can
 		// take longer than production's 500ms bound to answer an ask;
@@ -176,11 +189,13 @@ func (c *Cluster) Leave(i int) {
 }
 
 func (c *Cluster) closeAll() {
-	for _, i := range c.Live() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = c.Nodes[i].Close(ctx)
-		cancel()
-	}
+	c.closeOnce.Do(func() {
+		for _, i := range c.Live() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = c.Nodes[i].Close(ctx)
+			cancel()
+		}
+	})
 }
 
 // Owner returns the index of the node owning key in node from's ring.
