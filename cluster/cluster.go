@@ -381,7 +381,7 @@ func (c *Cluster) setState(s NodeState) error {
 	if err := c.ml.UpdateNode(time.Second); err != nil {
 		c.log.Warn("gossip of the new node state incomplete", "state", s, "err", err)
 	}
-	if err := c.renewSync(); err != nil {
+	if err := c.renewSync(context.Background()); err != nil {
 		return fmt.Errorf("cluster: record state %s through the quorum: %w", s, err)
 	}
 	c.signal(c.recon)

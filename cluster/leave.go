@@ -60,7 +60,7 @@ func (c *Cluster) Leave(ctx context.Context) error {
 	// The quorum records the drain; the ring that follows drops this node
 	// and its partitions are handed to their new owners, who wait for that
 	// hand-off before deciding (hold.go).
-	if err := c.renewSync(); err != nil {
+	if err := c.renewSync(ctx); err != nil {
 		c.log.Warn("recording the drain through the quorum failed", "err", err)
 	}
 	c.syncRing()

@@ -119,15 +119,18 @@ func renewAttempt(cfg Config) time.Duration {
 // renewSync renews at once (a state change must be in the replicated
 // record before the caller goes on), retrying while the quorum has no
 // leader (an election, or a node just added to Raft) for a bound.
-func (c *Cluster) renewSync() error {
-	deadline := time.Now().Add(renewSyncBound)
+func (c *Cluster) renewSync(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, renewSyncBound)
+	defer cancel()
 	for {
 		err := c.renew()
-		if err == nil || time.Now().After(deadline) {
-			return err
+		if err == nil {
+			return nil
 		}
 		select {
 		case <-c.stop:
+			return err
+		case <-ctx.Done():
 			return err
 		case <-time.After(100 * time.Millisecond):
 		}

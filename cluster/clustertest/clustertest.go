@@ -289,6 +289,9 @@ func (c *Cluster) WaitVoters() {
 	})
 }
 
+// Name is the cluster's gossip label.
+func (c *Cluster) Name() string { return c.name }
+
 // WaitRing waits until every live node's ring holds exactly the live
 // nodes, want of them, and every node holds the partitions it owns.
 func (c *Cluster) WaitRing(want int) {

@@ -72,14 +72,14 @@ func (s *stranger) serveAs(t *testing.T, cert *tls.Certificate) string {
 
 // startStranger joins the cluster's gossip as name, announcing peer and
 // Raft addresses.
-func startStranger(t *testing.T, join, name, peer, raftAddr string, s *stranger) {
+func startStranger(t *testing.T, label, join, name, peer, raftAddr string, s *stranger) {
 	t.Helper()
 	meta, err := cluster.Meta{ID: name, PeerAddr: peer, RaftAddr: raftAddr, APIAddr: "127.0.0.1:1", State: cluster.Joining, Version: "stranger"}.Encode()
 	if err != nil {
 		t.Fatal(err)
 	}
 	mc := memberlist.DefaultLANConfig()
-	mc.Name, mc.Label = name, "clustertest"
+	mc.Name, mc.Label = name, label
 	mc.BindAddr, mc.BindPort, mc.AdvertisePort = "127.0.0.1", 0, 0
 	k := sha256.Sum256([]byte("trustd gossip v1\x00clustertest-key"))
 	mc.SecretKey = k[:]
@@ -144,7 +144,7 @@ func TestStrangersInGossipNeverVoteAndTheClusterSurvivesACrash(t *testing.T) {
 		if !g.real {
 			peer, raftAddr = s.serveAs(t, g.cert), s.serveAs(t, g.cert)
 		}
-		startStranger(t, join, g.name, peer, raftAddr, s)
+		startStranger(t, c.Name(), join, g.name, peer, raftAddr, s)
 		ghosts[g.name] = s
 	}
 	leader := c.WaitLeader()
