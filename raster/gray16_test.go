@@ -184,3 +184,23 @@ func TestDecodedBytes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeGray16: no input panics; what decodes has the header's size.
+func FuzzDecodeGray16(f *testing.F) {
+	r := rand.New(rand.NewSource(3))
+	for _, ct := range []int{0, 2, 4, 6} {
+		f.Add(png16(r, 7, 5, ct, false, ct < 4))
+		f.Add(png16(r, 9, 3, ct, true, false))
+	}
+	l := Limits{MaxBytes: 1 << 20, MaxSide: 512, MaxPixels: 1 << 16, MinSide: 1}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, err := Inspect(b, l)
+		if err != nil || in.Format != "png" || in.BitDepth != 16 {
+			return
+		}
+		g, err := DecodeGray16(b, in)
+		if err == nil && (g.Rect.Dx() != in.Width || g.Rect.Dy() != in.Height) {
+			t.Fatalf("decoded %v for a %d×%d header", g.Rect, in.Width, in.Height)
+		}
+	})
+}
