@@ -320,7 +320,8 @@ func (c *Console) accountDefence(r *req) {
 }
 
 // myPassword lets a console user change their own password: the current
-// one is checked like a login (same limiter, same argon2id check), and the
+// one is checked under the address's login limit and a budget of the
+// user's own (passwordChangeBudget), with the same argon2id check, and the
 // new one is set with the admin API's PATCH (its validation, its hash).
 func (c *Console) myPassword(r *req) {
 	if r.sess.principal.Admin {
