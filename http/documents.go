@@ -2,6 +2,7 @@ package http
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -21,7 +22,7 @@ type DocumentVerifyInput struct {
 	Secret          string `json:"secret,omitempty" doc:"Legacy: the site's private secret. A sandbox site's secret selects a simulated outcome by country (ZZV verify, ZZC recapture, ZZR review, ZZJ reject, ZZU 503)."`
 	Country         string `json:"country" required:"true" doc:"ISO 3166-1 alpha-3 issuer claimed, three upper-case letters."`
 	DocumentType    string `json:"document_type" required:"true" enum:"passport|id_card|residence_permit|travel_document_td2|driving_licence"`
-	FrontImage      string `json:"front_image" required:"true" doc:"Base64 JPEG, PNG or WebP (a data: URL prefix is accepted); at most 5 MiB decoded, 8000 px a side, 24 Mpx, short side ≥ 320 px; one frame. Never logged or stored."`
+	FrontImage      string `json:"front_image" required:"true" doc:"Base64 JPEG, PNG or WebP (a data: URL prefix is accepted); at most 5 MiB decoded, 8000 px a side, 24 Mpx, short side ≥ 320 px; one frame; priced from its header against the node decode budget (GET /documents/supported), 16-bit PNG decoded at 8 bits. Never logged or stored."`
 	BackImage       string `json:"back_image,omitempty" doc:"Base64 image of the back; required where GET /documents/supported lists the back side."`
 	RequirePortrait bool   `json:"require_portrait,omitempty" doc:"Check a face is present in the portrait area."`
 }
@@ -36,6 +37,10 @@ type DocumentsSupported struct {
 	MinImageSide   int                           `json:"min_image_side" required:"true"`
 	MaxBodyBytes   int                           `json:"max_body_bytes" required:"true"`
 	OCRAvailable   bool                          `json:"ocr_available" required:"true" doc:"false: MRZ documents end in review until the OCR engine is installed."`
+	// The decode budget (issue 24): what decoding may hold in memory.
+	DecodeBudgetBytes  int64  `json:"decode_budget_bytes" required:"true" doc:"Bytes that all concurrent screenings on one node may hold decoded at once. A screening priced over the free budget waits up to decode_budget_wait_ms, then is refused 503 screening-busy with Retry-After; one priced over the whole budget is 400 image-too-large."`
+	DecodeBudgetWaitMS int64  `json:"decode_budget_wait_ms" required:"true" doc:"How long a screening waits for decode budget before 503 screening-busy."`
+	DecodeCost         string `json:"decode_cost" required:"true" doc:"How a screening is priced from the images' headers, before decoding: width × height × bytes per pixel by format, bit depth and channels, plus the grey copies."`
 }
 
 // withModuleCodes appends a module's codes to list, skipping codes already
@@ -86,6 +91,9 @@ func (s *Server) documentsVerify(c *Call) {
 			c.fail(ErrUnavailable, "document screening is busy; retry with backoff")
 			return
 		}
+		if errors.Is(err, documents.ErrBusy) {
+			setRetryAfter(&c.Ctx.Response.Header, 2)
+		}
 		c.failErr(err)
 		return
 	}
@@ -93,7 +101,9 @@ func (s *Server) documentsVerify(c *Call) {
 }
 
 func (s *Server) documentsSupported(c *Call) {
+	b := s.mods.docs.Budget()
 	c.ok(&DocumentsSupported{Documents: documents.Supported, Formats: documents.Formats,
 		MaxImageBytes: documents.MaxImageBytes, MaxImageSide: documents.MaxImageSide, MaxImagePixels: documents.MaxImagePixels,
-		MinImageSide: documents.MinImageSide, MaxBodyBytes: DocumentsMaxBody, OCRAvailable: documents.OCRInstalled()})
+		MinImageSide: documents.MinImageSide, MaxBodyBytes: DocumentsMaxBody, OCRAvailable: documents.OCRInstalled(),
+		DecodeBudgetBytes: b.Total, DecodeBudgetWaitMS: b.Wait.Milliseconds(), DecodeCost: documents.DecodeCostRule})
 }
