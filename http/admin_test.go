@@ -142,6 +142,13 @@ func TestAdminErrors(t *testing.T) {
 		{"a duplicate key is refused", "POST", "/workspaces", "", `{"name":"a","name":"b"}`, 400, "malformed-json"},
 		{"a case-insensitive key is refused", "POST", "/workspaces", "", `{"Name":"a"}`, 400, "unknown-field"},
 		{"trailing data is refused", "POST", "/workspaces", "", `{"name":"a"}x`, 400, "malformed-json"},
+		// A JSON null is no object: it is not an empty change (issue 24).
+		{"a null PATCH of a workspace is refused", "PATCH", base, "", `null`, 400, "malformed-json"},
+		{"a null PATCH with spaces around it is refused", "PATCH", base, "", " null\n", 400, "malformed-json"},
+		{"a null PUT of the messaging policy is refused", "PUT", base + "/messaging/policy", "", `null`, 400, "malformed-json"},
+		{"a messaging policy PUT without its policy is refused", "PUT", base + "/messaging/policy", "", `{}`, 400, "invalid-field"},
+		{"a messaging policy PUT with a null policy is refused", "PUT", base + "/messaging/policy", "", `{"policy":null}`, 400, "invalid-field"},
+		{"a null create of a workspace is refused", "POST", "/workspaces", "", `null`, 400, "malformed-json"},
 		{"a site needs hostnames", "POST", base + "/sites", "", map[string]any{"name": "x"}, 400, "invalid-field"},
 		{"a wildcard hostname is invalid", "POST", base + "/sites", "", map[string]any{"name": "x", "hostnames": []string{"*.example.com"}}, 400, "invalid-field"},
 		{"a hostname with a scheme is invalid", "POST", base + "/sites", "", map[string]any{"name": "x", "hostnames": []string{"https://a.com"}}, 400, "invalid-field"},
