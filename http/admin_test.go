@@ -1,10 +1,12 @@
 package http_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/node"
 )
 
@@ -234,5 +236,31 @@ func TestTheOnlyMemberRefusesToLeaveTheCluster(t *testing.T) {
 	}
 	if r := tn.do("GET", "/v1/", "", nil); r.status != 200 {
 		t.Fatalf("the node no longer answers: %d", r.status)
+	}
+}
+
+// A workspace's credentials are capped (issue 24): the one past
+// catalog.MaxCredentialsPerWorkspace is 409 conflict, and a delete makes
+// room again.
+func TestAWorkspaceCannotCreateCredentialsPastItsCap(t *testing.T) {
+	tn := mustStartNode(t)
+	var ws wsView
+	tn.mustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
+	base := "/workspaces/" + ws.WorkspaceID + "/credentials"
+	var first struct {
+		ID string `json:"credential_id"`
+	}
+	for i := 0; i < catalog.MaxCredentialsPerWorkspace; i++ {
+		tn.mustCreate(base, map[string]any{"name": fmt.Sprint("c", i), "scopes": []string{"site.verify"}}, &first)
+	}
+	r := tn.admin("POST", base, map[string]any{"name": "one too many", "scopes": []string{"site.verify"}})
+	if r.status != 409 || r.errorCode(t) != "conflict" {
+		t.Fatalf("credential %d: %d %s", catalog.MaxCredentialsPerWorkspace+1, r.status, r.body)
+	}
+	if r := tn.admin("DELETE", base+"/"+first.ID, nil); r.status != 200 && r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	if r := tn.admin("POST", base, map[string]any{"name": "room again", "scopes": []string{"site.verify"}}); r.status != 201 {
+		t.Fatalf("after a delete: %d %s", r.status, r.body)
 	}
 }
