@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -204,7 +205,9 @@ func pathWithin(raw, bound string) bool {
 //     compatibility normalisation or a look-alike turns into a dot, a
 //     slash or one of the separators above (full-width dots U+FF0E, the
 //     leaders U+2024 and U+2025, U+FE52, the ideographic full stop,
-//     division and fraction slashes, the Greek question mark).
+//     division and fraction slashes, the Greek question mark), and the
+//     invisible characters a normaliser may drop (soft hyphen, zero-width
+//     space, byte-order mark, variation selectors, C1 controls).
 //
 // Other non-ASCII letters stay a path: /checkout/über is below /checkout.
 func canonicalPath(raw string) (string, bool) {
@@ -246,7 +249,7 @@ func plainRunes(s string) bool {
 		if r < utf8.RuneSelf {
 			continue
 		}
-		if lookAlike(r) {
+		if lookAlike(r) || ignorable(r) {
 			return false
 		}
 		for _, c := range norm.NFKC.String(string(r)) {
@@ -256,6 +259,18 @@ func plainRunes(s string) bool {
 		}
 	}
 	return true
+}
+
+// ignorable reports the characters a normaliser may drop or a reader not
+// see: format characters (soft hyphen, zero-width space and joiners, the
+// byte-order mark, bidirectional marks), variation selectors, C1 controls
+// and the Hangul fillers. "..\u00ad" is ".." once the soft hyphen goes.
+func ignorable(r rune) bool {
+	switch r {
+	case '\u034f', '\u115f', '\u1160', '\u17b4', '\u17b5', '\u3164', '\uffa0':
+		return true
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.IsControl(r)
 }
 
 // lookAlike reports the dots and slashes that NFKC leaves alone but a
