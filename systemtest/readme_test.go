@@ -115,7 +115,8 @@ func TestTheReadmeCommandsWorkAsWritten(t *testing.T) {
 
 	// Quick start, command one: the node, in the background, from the
 	// repository (go run needs the module), its data in the working folder.
-	start := must("go run ./cmd/trustd --dev")
+	must("go run ./cmd/trustd --dev     # one node, embedded storage in ./data, prints a dev workspace")
+	start := "go run ./cmd/trustd --dev"
 	ctx, cancel := context.WithCancel(context.Background())
 	node := shell(ctx, repo, start)
 	logf, err := os.Create(filepath.Join(work, "node.log"))
@@ -284,7 +285,7 @@ CREDENTIAL=$(grep -o '"credential":"[^"]*' data/dev-credentials.json | cut -d'"'
 	work1("go run ./cmd/trustctl trust-policies create --workspace <id> --name big-payments \\\n    --condition 'request.transaction_amount >= 500000' --reason-code high_value --outcome review", fill, "big-payments")
 	work1("go run ./cmd/trustctl console-users create --workspace <id> --email ann@example.com --role approver", fill,
 		"/console/link?t=", "15 minutes")
-	work1("go run ./cmd/trustctl audit list --workspace <id>", fill, "POST")
+	work1("go run ./cmd/trustctl audit list --workspace <id>     # who changed what, when", fill, "POST")
 	ep := firstID("webhooks create", work1("go run ./cmd/trustctl webhooks create --workspace <id> --url https://hooks.example.com/trustd", fill, "hooks.example.com"))
 	fill["<endpoint id>"] = ep
 	work1("go run ./cmd/trustctl webhooks test <endpoint id> --workspace <id>", fill)
