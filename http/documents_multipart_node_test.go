@@ -65,7 +65,7 @@ func TestDocumentsVerifyTakesMultipart(t *testing.T) {
 		{"a field sent twice", "", []part{sbx, {"country", "ZZV", ""}, {"country", "ZZR", ""}, {"document_type", "passport", ""}, {"front_image", raw, "p.png"}}, 400, "bad-request", ""},
 		{"the image twice, as file and text", "", []part{sbx, {"country", "ZZV", ""}, {"document_type", "passport", ""}, {"front_image", raw, "p.png"}, {"front_image", b64, ""}}, 400, "bad-request", ""},
 		{"require_portrait not a boolean", "", []part{sbx, {"country", "ZZV", ""}, {"document_type", "passport", ""}, {"front_image", raw, "p.png"}, {"require_portrait", "maybe", ""}}, 400, "invalid-field", ""},
-		{"not an image", "", []part{sbx, {"country", "ZZV", ""}, {"document_type", "passport", ""}, {"front_image", "hello world", "p.png"}}, 400, "unsupported-image-format", ""},
+		{"not an image", e.credential, []part{{"country", "UTO", ""}, {"document_type", "passport", ""}, {"front_image", "hello world", "p.png"}}, 400, "unsupported-image-format", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

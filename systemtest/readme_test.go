@@ -311,14 +311,6 @@ CREDENTIAL=$(grep -o '"credential":"[^"]*' data/dev-credentials.json | cut -d'"'
 		t.Fatalf("signing-keys list: %v\n%s", err, out)
 	}
 
-	// Certificates of the by-hand cluster, in the working folder.
-	work1("go run ./cmd/trustctl tls ca create --out-dir tls\nfor n in n1 n2; do go run ./cmd/trustctl tls cert create --node $n --out-dir tls; done\nexport TRUSTD_CLUSTER_KEY=$(head -c 32 /dev/urandom | base64)", nil)
-	for _, f := range []string{"cluster-ca.pem", "n1.pem", "n1-key.pem", "n2.pem", "n2-key.pem"} {
-		if _, err := os.Stat(filepath.Join(work, "tls", f)); err != nil {
-			t.Errorf("tls/%s: %v", f, err)
-		}
-	}
-
 	// The benchmark against the running node (10 s shortened to 2 s).
 	bench := must("go run ./bench/cmd/trustbench --credentials data/dev-credentials.json \\\n  --scenario ratelimit --duration 10s --compare-baseline")
 	bench = strings.Replace(bench, "--duration 10s", "--duration 2s", 1)
@@ -343,12 +335,54 @@ CREDENTIAL=$(grep -o '"credential":"[^"]*' data/dev-credentials.json | cut -d'"'
 		}
 	}
 
+	// The by-hand cluster, as one script in the working folder (the
+	// certificates, the key, n1 in the background, n2 joining it), on free
+	// ports, with the trustd deploy/cluster.sh built above; done when n2
+	// is ready and trustctl on n1 lists both.
+	hand := must(`go run ./cmd/trustctl tls ca create --out-dir tls
+for n in n1 n2; do go run ./cmd/trustctl tls cert create --node $n --out-dir tls; done
+export TRUSTD_CLUSTER_KEY=$(head -c 32 /dev/urandom | base64)
+go run ./cmd/trustd --node-id n1 --data-dir d1 --http-addr 127.0.0.1:8101 --ops-addr 127.0.0.1:9101 \
+  --gossip-addr 127.0.0.1:7101 --peer-addr 127.0.0.1:8201 --raft-addr 127.0.0.1:8301 \
+  --tls-ca tls/cluster-ca.pem --tls-cert tls/n1.pem --tls-key tls/n1-key.pem &
+go run ./cmd/trustd --node-id n2 --data-dir d2 --http-addr 127.0.0.1:8102 --ops-addr 127.0.0.1:9102 \
+  --gossip-addr 127.0.0.1:7102 --peer-addr 127.0.0.1:8202 --raft-addr 127.0.0.1:8302 \
+  --tls-ca tls/cluster-ca.pem --tls-cert tls/n2.pem --tls-key tls/n2-key.pem --join 127.0.0.1:7101`)
+	ports := map[string]string{"go run ./cmd/trustd ": filepath.Join(work, "cluster-data", "bin", "trustd") + " "}
+	for _, p := range []string{"8101", "9101", "7101", "8201", "8301", "8102", "9102", "7102", "8202", "8302"} {
+		ports["127.0.0.1:"+p] = freeAddr(t)
+	}
+	handCtx, stopHand := context.WithCancel(context.Background())
+	handCmd := shell(handCtx, work, moved(hand, ports))
+	handCmd.Cancel = func() error { return syscall.Kill(-handCmd.Process.Pid, syscall.SIGTERM) }
+	handLog := &syncBuffer{}
+	handCmd.Stdout, handCmd.Stderr = handLog, handLog
+	if err := handCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			stopHand()
+			_ = handCmd.Wait()
+		}
+	}
+	defer stop()
+	waitFor(t, 3*time.Minute, "n2 of the by-hand cluster is ready", func() bool {
+		out, _ := runIn(work, "curl -s http://"+ports["127.0.0.1:9102"]+"/readyz", nil)
+		return strings.Contains(out, "ready")
+	})
+	if out, err := runIn(work, "go run ./cmd/trustctl --addr http://"+ports["127.0.0.1:8101"]+" --data-dir d1 cluster status", nil); err != nil ||
+		!strings.Contains(out, "n1") || !strings.Contains(out, "n2") {
+		t.Fatalf("the by-hand cluster: %v\n%s\n%s", err, out, handLog.String())
+	}
+	stop()
+
 	// Every command of the README's code blocks ran above, or is here with
 	// the reason it does not.
 	notRun := map[string]string{
 		"./test.sh                     # every test (installs what the tests need first)":                                                       "runs this test",
-		"go run ./cmd/trustd --node-id n1 --data-dir d1 --http-addr 127.0.0.1:8101 --ops-addr 127.0.0.1:9101 \\":                                "the by-hand cluster's nodes: the cluster system test and deploy/cluster.sh above start nodes with mutual TLS",
-		"go run ./cmd/trustd --node-id n2 --data-dir d2 --http-addr 127.0.0.1:8102 --ops-addr 127.0.0.1:9102 \\":                                "as n1",
 		"go run ./cmd/trustd --dev &                        # or any running node or cluster":                                                   "the node this test started",
 		"go run ./bench/cmd/trustbench --suite --rounds 3 --duration 5s --tokens 40000":                                                         "starts its own servers for minutes (bench/cmd/trustbench tests cover it)",
 		"go run ./bench/cmd/trustbench --cluster 3 --rounds 3 --duration 5s":                                                                    "as --suite",
