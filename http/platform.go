@@ -68,6 +68,8 @@ var changelog = Changelog{
 			"Signed webhooks: admin operations for endpoints, events, deliveries, redelivery and alerts.",
 			"Lease and admission tokens use the service's one token format: tokens issued by an earlier build are refused (invalid-lease, invalid-admission); acquire a new lease.",
 			"rate-limiting-unavailable now means only that the node has not loaded its configuration; a Raft leader election no longer stops checks.",
+			"POST /documents/verify also takes multipart/form-data (the images as files).",
+			"GET / links the contracts, the Postman collection, the changelog and the user guide, served at GET /docs/{page}.",
 		}},
 	},
 }

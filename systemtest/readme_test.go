@@ -384,7 +384,7 @@ go run ./cmd/trustd --node-id n2 --data-dir d2 --http-addr 127.0.0.1:8102 --ops-
 	notRun := map[string]string{
 		"./test.sh                     # every test (installs what the tests need first)":                                                       "runs this test",
 		"go run ./cmd/trustd --dev &                        # or any running node or cluster":                                                   "the node this test started",
-		"go run ./bench/cmd/trustbench --suite --rounds 3 --duration 5s --tokens 40000":                                                         "starts its own servers for minutes (bench/cmd/trustbench tests cover it)",
+		"go run ./bench/cmd/trustbench --suite --rounds 3 --duration 5s --tokens 40000":                                                         "starts its own servers and runs for minutes; bench/cmd/trustbench tests its options only",
 		"go run ./bench/cmd/trustbench --cluster 3 --rounds 3 --duration 5s":                                                                    "as --suite",
 		"face/sidecar/setup.sh                                   # pinned npm packages (also run by test.sh)":                                   "test.sh runs it",
 		"go run ./cmd/trustd --dev --face-engine-sidecar face/sidecar    # the quick-start node, with a face engine (stop the plain one first)": "the face engine tests (TestJourneyFaceWithSidecarInBrowser, http's identity_face_real_test) need the sidecar installed",
