@@ -17,8 +17,21 @@ command -v ZXingWriter >/dev/null 2>&1 || need_apt+=(zxing-cpp-tools)
 command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    # Another process may hold the package manager's lock (unattended
+    # upgrades, another install): wait for it, but only so long
+    # (APT_LOCK_TIMEOUT seconds). An install that fails, for that or any
+    # other reason, never stops the suite: the tests that need the missing
+    # package skip, saying what to install.
     echo "== installing ${need_apt[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    lock=(-o "DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT:-120}")
+    if ! { apt-get "${lock[@]}" update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq "${need_apt[@]}" >/dev/null; }; then
+      # One by one: a package the distribution lacks must not keep the others out.
+      for pkg in "${need_apt[@]}"; do
+        DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq "$pkg" >/dev/null 2>&1 ||
+          echo "== could not install $pkg: the tests that need it will skip"
+      done
+    fi
   else
     echo "== missing ${need_apt[*]}: the tests that need them will skip"
   fi

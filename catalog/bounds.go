@@ -39,6 +39,7 @@ const (
 // cannot forget its cap.
 var Bounds = []Bound{
 	{"workspaces", 0, "created only with the cluster admin token, never by a workspace"},
+	{"nodes", 0, "cluster membership, written only by member nodes over mutual TLS; MaxNodes records, fenced ones reaped with their Raft server"},
 	{"keys", 0, "written by the node and the cluster admin's rotation; superseded keys leave KeyRetention after"},
 	{"feedback", 0, "no longer written: detection feedback keeps only the tally; holds records of older builds"},
 	{"sites", MaxSitesPerWorkspace, refused},

@@ -261,10 +261,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("node: password corpus: %w", err))
 	}
 
-	base := cfg.BaseURL
-	if base == "" {
-		base = "http://" + n.apiLn.Addr().String()
-	}
+	base := n.publicBase()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	reg.MustRegister(n.raftCollector())
