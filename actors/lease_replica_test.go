@@ -366,6 +366,43 @@ func handOffReplicated(t *testing.T, from, to *System) {
 	}
 }
 
+// A paused owner that resumes with its old ring still grants through its
+// replica, which is by then the new owner: both grant against that one
+// node's holders, so together they never exceed capacity (issue 23: a
+// SIGSTOP of the owner gave twice the capacity).
+func TestAPausedOwnerAndItsSuccessorShareOneCapacity(t *testing.T) {
+	const key = "lease/ws/c1/h"
+	old := newLeasePair(t) // A owns, B replicates
+	var grants []uint64
+	for i := range 3 {
+		if r := old.reserve(t, key, fmt.Sprint("a", i), 5, time.Minute); r.Granted {
+			grants = append(grants, r.Fence)
+		}
+	}
+	// A pauses; B becomes owner with C as replica.
+	succ := &leasePair{owner: old.replica, oclk: old.rclk, rclk: newFakeClock(old.rclk.now())}
+	succ.replica = mustNewSystem(t, succ.rclk.now)
+	for i := range 4 {
+		if r := succ.reserve(t, key, fmt.Sprint("b", i), 5, time.Minute); r.Granted {
+			grants = append(grants, r.Fence)
+		}
+	}
+	// A resumes and grants on its stale ring, B as its replica.
+	for i := range 3 {
+		if r := old.reserve(t, key, fmt.Sprint("a-late", i), 5, time.Minute); r.Granted {
+			grants = append(grants, r.Fence)
+		}
+	}
+	if len(grants) != 5 {
+		t.Fatalf("%d grants (fences %v), want exactly the capacity 5", len(grants), grants)
+	}
+	for i := 1; i < len(grants); i++ {
+		if grants[i] <= grants[i-1] {
+			t.Fatalf("fences %v go backwards", grants)
+		}
+	}
+}
+
 func TestLeaseHandOffMergesHoldersAndKeepsTheLargerFence(t *testing.T) {
 	lp := newLeasePair(t)
 	const key = "lease/ws/c1/h"
