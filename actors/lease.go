@@ -249,8 +249,11 @@ func (o *LeaseReserve) ReplicaOp() WireOp {
 }
 
 // MergeReplica implements Replicated: a refusal by the replica refuses
-// the grant; otherwise the replica's holding (fence, expiry) is the
-// answer, and the owner adopts it when it differs from its own.
+// the grant (a new grant is dropped on the owner; a holding the owner
+// found held stays there until it expires or is released, which counts
+// it against capacity a little longer, never less); otherwise the
+// replica's holding (fence, expiry) is the answer, and the owner adopts
+// it when it differs from its own.
 func (o *LeaseReserve) MergeReplica(replica WireOp) {
 	r, ok := replica.(*LeaseReserveReplica)
 	if !ok {
@@ -290,12 +293,15 @@ func (o *LeaseReserve) Revert() Op {
 }
 
 // LeaseReserveReplica is a LeaseReserve's half on the partition's
-// replica. A new grant (Existing false) needs room here too; its fence is
-// max(the owner's proposal, this set's last fence + 1), so it is above
-// every fence either node has seen. A grant the owner already held is
-// merged whatever the capacity (it was granted before). When this node
-// already holds LeaseID, the holding with the higher fence is kept and
-// answered (Held): the request was a retry of that grant.
+// replica. A grant of a lease ID this node does not hold needs room here
+// too, whether the owner granted it now or found it already held (a
+// holding the owner has and this replica lacks can be one whose first
+// attempt this replica refused: answering it "acquired" would exceed the
+// capacity). A new grant's fence is max(the owner's proposal, this set's
+// last fence + 1), so it is above every fence either node has seen; a
+// holding found held keeps its fence. When this node already holds
+// LeaseID, the holding with the higher fence is kept and answered (Held):
+// the request was a retry of that grant.
 //
 //actors:wire lease.reserve.replica LeaseReplicaReserve LeaseReserveResult
 type LeaseReserveReplica struct {
@@ -334,18 +340,15 @@ func (o *LeaseReserveReplica) Apply(st *State) {
 		o.Granted, o.Fence, o.HeldUntil, o.InUse = true, h.fence, h.expires, len(s.holders)
 		return
 	}
-	if o.Existing {
-		h := leaseHolder{expires: o.Expires, fence: o.Fence}
-		s.hold(o.LeaseID, h)
-		o.Granted, o.HeldUntil, o.InUse = true, h.expires, len(s.holders)
-		return
-	}
 	if len(s.holders) >= o.Capacity || o.Expires <= st.Now {
 		s.fence = max(s.fence, o.Fence)
 		o.Granted, o.Fence, o.InUse, o.RetryAfter = false, s.fence, len(s.holders), s.retryAfter(st.Now)
 		return
 	}
-	h := leaseHolder{expires: o.Expires, fence: max(o.Fence, s.fence+1)}
+	h := leaseHolder{expires: o.Expires, fence: o.Fence}
+	if !o.Existing {
+		h.fence = max(o.Fence, s.fence+1)
+	}
 	s.hold(o.LeaseID, h)
 	o.Granted, o.Fence, o.HeldUntil, o.InUse = true, h.fence, h.expires, len(s.holders)
 }

@@ -366,6 +366,42 @@ func handOffReplicated(t *testing.T, from, to *System) {
 	}
 }
 
+// Two attempts of one idempotent acquire race on an owner that lacks
+// holders its replica has (they diverged through a timeout): the first is
+// refused by the full replica and dropped; the second found the first's
+// holding on the owner (Existing) and must not be confirmed above the
+// replica's capacity either.
+func TestARetryFoundHeldIsNotConfirmedAboveTheReplicasCapacity(t *testing.T) {
+	const key = "lease/ws/c1/h"
+	lp := newLeasePair(t)
+	for _, id := range []string{"x", "y"} {
+		mustAskOn(t, lp.replica, &LeaseReserveReplica{Key: key, LeaseID: id, Capacity: 2, Expires: lp.exp(time.Minute), Fence: fenceBase(0) + 5})
+	}
+	first := &LeaseReserve{Key: key, LeaseID: "l", Capacity: 2, Expires: lp.exp(time.Minute)}
+	second := &LeaseReserve{Key: key, LeaseID: "l", Capacity: 2, Expires: lp.exp(time.Minute)}
+	mustAskOn(t, lp.owner, first)
+	mustAskOn(t, lp.owner, second)
+	if !first.Granted || first.Existing || !second.Existing {
+		t.Fatalf("on the owner: first %+v second %+v", first, second)
+	}
+	confirm := func(op *LeaseReserve) {
+		rop := op.ReplicaOp()
+		mustAskOn(t, lp.replica, rop)
+		op.MergeReplica(rop)
+		if fix := op.Adopt(); fix != nil {
+			mustAskOn(t, lp.owner, fix)
+		}
+	}
+	confirm(first)
+	confirm(second)
+	if first.Granted || second.Granted {
+		t.Fatalf("granted above the replica's capacity: first %+v second %+v", first, second)
+	}
+	if hs, _ := holdersOf(t, lp.replica, key); len(hs) != 2 {
+		t.Fatalf("replica holds %v, want only x and y", hs)
+	}
+}
+
 // A paused owner that resumes with its old ring still grants through its
 // replica, which is by then the new owner: both grant against that one
 // node's holders, so together they never exceed capacity (issue 23: a
