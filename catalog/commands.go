@@ -20,6 +20,9 @@ type Command interface {
 // commands maps a wire kind to a constructor of its command type.
 var commands = map[string]func() Command{
 	"admin_token.set":               func() Command { return &SetAdminToken{} },
+	"node.heartbeat":                func() Command { return &NodeHeartbeat{} },
+	"node.fence":                    func() Command { return &FenceNode{} },
+	"node.remove":                   func() Command { return &RemoveNode{} },
 	"signing_key.add":               func() Command { return &AddSigningKey{} },
 	"signing_key.activate":          func() Command { return &ActivateSigningKey{} },
 	"workspace.create":              func() Command { return &CreateWorkspace{} },
