@@ -41,26 +41,32 @@ const leaseIdleEvict = int64(120e9) // 2 minutes, in ns
 //   - fenceOrigin (2^51) puts every token above the wall-clock tokens of
 //     earlier releases (Unix µs, below 2^51 until 2041), so a resource that
 //     remembers the highest token it saw keeps accepting across the upgrade.
-//   - The epoch (the ring's ownership epoch, Epoched) is the high part: an
-//     owner of a newer epoch starts above every token of an older one even
-//     when it never saw them (state lost on two nodes at once).
-//   - The counter is the low 32 bits: 2^32 grants per key and epoch. More
-//     carry into the epoch bits, which stays strictly increasing (every
-//     token is also > last+1) and only blurs the epoch reading.
+//   - The epoch (the ring's ownership epoch, Epoched: the Raft index at which
+//     the ring's member set last changed) is the high part: an owner of a
+//     newer epoch starts above every token of an older one even when it
+//     never saw them (state lost on owner and replica at once).
+//   - The counter is the low 20 bits: 2^20 grants per key and epoch before
+//     it carries into the epoch bits, which stays strictly increasing (every
+//     token is also > last+1). A carry could only meet a later epoch's base
+//     if one key took more grants between two ring changes than 2^20 times
+//     the Raft entries written meanwhile (liveness alone writes two a second
+//     per node): not reachable by one shard.
 //
 // Tokens stay below 2^53 (exact as a JSON number in a JavaScript client)
-// while epoch < 1,572,864; above, they are still correct uint64 values.
-// Epochs from 2^32 on share one base (no overflow), and the counter alone
-// keeps them increasing. Without an epoch (0: the router does not set one)
-// tokens continue from the replicated counter: fenceOrigin, +1, +2, …
+// while epoch < 3·2^31 (6.4e9: 34 years of a three-node cluster's liveness
+// renewals); above, they are still correct uint64 values. Epochs from 2^43
+// on share one base (no overflow); the counter alone keeps them increasing.
+// Without an epoch (0: a single node, a test) tokens continue from the
+// replicated counter: fenceOrigin, +1, +2, …
 const (
 	fenceOrigin     = uint64(1) << 51
-	fenceEpochShift = 32
+	fenceEpochShift = 20
+	fenceMaxEpoch   = uint64(1)<<(63-fenceEpochShift) - 1
 )
 
 // fenceBase is the lowest fence an owner deciding under epoch issues.
 func fenceBase(epoch uint64) uint64 {
-	return fenceOrigin + min(epoch, 1<<fenceEpochShift-1)<<fenceEpochShift
+	return fenceOrigin + min(epoch, fenceMaxEpoch)<<fenceEpochShift
 }
 
 // FenceEpoch is the epoch part of a fencing token issued under this

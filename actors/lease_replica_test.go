@@ -205,8 +205,9 @@ func TestLeaseStateSurvivesItsOwnerByMessages(t *testing.T) {
 			if c.Fence != fenceBase(9) || d.Fence != c.Fence+1 || e.Fence != d.Fence+1 || b.Fence != a.Fence+1 {
 				t.Fatalf("fences %v, want base(7), +1, base(9), +1, +1", fs)
 			}
-			if fenceBase(1<<40) <= fenceBase(1<<32-2) || fenceBase(0) <= uint64(time.Now().UnixMicro()) {
-				t.Fatal("the fence base overflows or falls below the wall-clock fences of earlier releases")
+			if fenceBase(1<<60) < fenceBase(fenceMaxEpoch-1) || fenceBase(0) <= uint64(time.Now().UnixMicro()) ||
+				fenceBase(3<<31-1)+1<<fenceEpochShift-1 >= 1<<53 {
+				t.Fatal("the fence base overflows, falls below the wall-clock fences of earlier releases, or leaves 2^53 too soon")
 			}
 		}},
 		{"a grant the replica cannot confirm is reverted and answers unavailable", func(t *testing.T, lp *leasePair) {
