@@ -142,3 +142,25 @@ func TestCheckerCountsWhatItMeasures(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+func TestGenerateIsSeededAndCoversEveryKind(t *testing.T) {
+	a, b := Generate(7, 50, AllFaults, 3), Generate(7, 50, AllFaults, 3)
+	if !slices.Equal(a, b) {
+		t.Fatal("the same seed gave different schedules")
+	}
+	if slices.Equal(a, Generate(8, 50, AllFaults, 3)) {
+		t.Fatal("another seed gave the same schedules")
+	}
+	count := map[Fault]int{}
+	for _, s := range a {
+		count[s.Fault]++
+		if s.Target < 0 || s.Target > 2 || s.For <= 0 {
+			t.Fatalf("bad schedule %v", s)
+		}
+	}
+	for _, f := range AllFaults {
+		if count[f] < 5 {
+			t.Fatalf("%s drawn %d times in 50, want ≥ 5", f, count[f])
+		}
+	}
+}
