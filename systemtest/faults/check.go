@@ -50,6 +50,7 @@ type Stats struct {
 	RateMaxAdmitClosed         int // highest admits of one fail_closed bucket
 	RateKeysOpen               int
 	RateMaxAdmitOpen           int // highest admits of one fail_open bucket
+	RateDegraded               int // answers carrying a degraded-fail-* reason
 	RateCapacity               int
 	WritesAcked, WritesMissing int
 	RingWhole                  []time.Duration // per heal
@@ -77,7 +78,7 @@ func (s Stats) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ops=%d unknown=%d tokens=%d double-spent=%d lost-to-retry=%d unresolved=%d", s.Ops, s.Unknown, s.Tokens, s.DoubleSpent, s.Lost, s.TokensUnresolved)
 	fmt.Fprintf(&b, " lease-max-holders=%d/%d fence-backwards=%d", s.LeaseMaxHolders, s.LeaseCapacity, s.FenceBackwards)
-	fmt.Fprintf(&b, " rate-max-admits fail_closed=%d/%d fail_open=%d/%d", s.RateMaxAdmitClosed, s.RateCapacity, s.RateMaxAdmitOpen, s.RateCapacity)
+	fmt.Fprintf(&b, " rate-max-admits fail_closed=%d/%d fail_open=%d/%d degraded-answers=%d", s.RateMaxAdmitClosed, s.RateCapacity, s.RateMaxAdmitOpen, s.RateCapacity, s.RateDegraded)
 	fmt.Fprintf(&b, " writes acked=%d missing=%d ring-whole=%v never-whole=%d stops=%v", s.WritesAcked, s.WritesMissing, s.RingWhole, s.RingNeverWhole, s.Stops)
 	return b.String()
 }
@@ -275,6 +276,9 @@ func (r *Report) checkRate(ops []Op, b Bounds) {
 		r.Stats.RateCapacity = max(r.Stats.RateCapacity, op.Capacity)
 		if op.Outcome == OK && op.Allowed {
 			admits[op.Key]++
+		}
+		if op.Outcome == OK && op.Degraded {
+			r.Stats.RateDegraded++
 		}
 	}
 	limit := b.RateExtraPerChange * b.OwnershipChanges

@@ -78,7 +78,11 @@ func runSuite(t *testing.T, schedules []Schedule, strict bool) {
 	seed := schedules[0].Seed
 	t.Logf("fault suite: seed %d, %d schedules, strict=%v (reproduce: TRUSTD_FAULTS_SEED=%d)", seed, len(schedules), strict, seed)
 	s := &suite{t: t, bin: buildTrustd(t), failed: map[string]int{}, seed: seed}
-	if why := netnsUsable(); why == "" {
+	why := netnsUsable()
+	if os.Getenv("TRUSTD_FAULTS_LOOPBACK") == "1" {
+		why = "TRUSTD_FAULTS_LOOPBACK=1"
+	}
+	if why == "" {
 		env, err := newNetEnv(t, nodesPerRun)
 		if err != nil {
 			t.Fatalf("seed %d: network namespaces: %v", seed, err)
@@ -105,7 +109,11 @@ func runSuite(t *testing.T, schedules []Schedule, strict bool) {
 		for _, f := range rep.Failed() {
 			s.failed[f]++
 		}
-		line := fmt.Sprintf("%v | %s | failed: %v", sc, rep.Stats.Summary(), rep.Failed())
+		as := ""
+		if f := s.effective(sc.Fault); f != sc.Fault {
+			as = " (run as " + string(f) + ")"
+		}
+		line := fmt.Sprintf("%v%s | %s | failed: %v", sc, as, rep.Stats.Summary(), rep.Failed())
 		s.lines = append(s.lines, line)
 		t.Log(line)
 		for i, v := range rep.Violations {

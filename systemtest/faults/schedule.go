@@ -99,8 +99,14 @@ func Generate(seed uint64, n int, kinds []Fault, nodes int) []Schedule {
 			For:    time.Duration(2000+r.IntN(6000)) * time.Millisecond,
 			Settle: 3 * time.Second}
 		switch f {
+		case PartitionOne, PartitionLeader, TwoVersusOne, Isolated:
+			// Up to 20 s: past the 10 s a node alone keeps deciding
+			// (issue 23), and long enough for memberlist to declare the
+			// other side dead.
+			s.For = time.Duration(3000+r.IntN(17000)) * time.Millisecond
 		case Flaky:
 			s.Drop = 0.1 + float64(r.IntN(30))/100
+			s.For = time.Duration(4000+r.IntN(11000)) * time.Millisecond
 		case Rejoin:
 			s.For = time.Duration(200+r.IntN(800)) * time.Millisecond
 		}
