@@ -115,6 +115,7 @@ func (r *Report) checkTokens(ops []Op) {
 		anonymous int             // successes without an idempotency key
 		dup, ok   int
 		nodes     []string
+		attempts  []string // for the report
 	}
 	toks := map[string]*tok{}
 	var order []string
@@ -128,6 +129,7 @@ func (r *Report) checkTokens(ops []Op) {
 			toks[op.Token] = t
 			order = append(order, op.Token)
 		}
+		t.attempts = append(t.attempts, fmt.Sprintf("%s@%s key=%s %s %s", op.Invoke.Format("15:04:05.000"), op.Node, op.IdemKey, op.Outcome, op.Err))
 		if op.Outcome != OK {
 			continue
 		}
@@ -155,7 +157,7 @@ func (r *Report) checkTokens(ops []Op) {
 			r.add("tokens-once", k, "accepted %d times (through %v)", n, t.nodes)
 		case n == 0 && t.dup > 0:
 			r.Stats.Lost++
-			r.add("tokens-lost", k, "never accepted, refused as duplicate %d times", t.dup)
+			r.add("tokens-lost", k, "never accepted, refused as duplicate %d times; attempts: %s", t.dup, strings.Join(t.attempts, "; "))
 		case n == 0:
 			r.Stats.TokensUnresolved++
 		}

@@ -25,7 +25,7 @@ const (
 	leaseSubjects = 6
 	closedBuckets = 6
 	openBuckets   = 3
-	tokensPerRun  = 24
+	tokensPerRun  = 40
 	origin        = "http://localhost:3000"
 )
 
@@ -258,13 +258,18 @@ func (w *workload) verifyOnce(tok, idem string, first int, resolve time.Time) {
 }
 
 // runTokens redeems each token twice, with two idempotency keys through
-// two different nodes at about the same time, spreading the tokens over
-// span.
-func (w *workload) runTokens(tokens []string, span time.Duration, resolve time.Time, wg *sync.WaitGroup) {
+// two different nodes at about the same time: the first half spread over
+// span, the second half in burst, a window around the fault's injection
+// (where an answer lost to a kill or a cut is likeliest).
+func (w *workload) runTokens(tokens []string, span time.Duration, burstFrom, burst time.Duration, resolve time.Time, wg *sync.WaitGroup) {
+	half := len(tokens) / 2
 	for i, tok := range tokens {
 		a := w.intn(len(w.c.nodes))
 		b := (a + 1 + w.intn(len(w.c.nodes)-1)) % len(w.c.nodes)
-		delay := span * time.Duration(i) / time.Duration(len(tokens))
+		delay := span * time.Duration(i) / time.Duration(max(half, 1))
+		if i >= half {
+			delay = burstFrom + burst*time.Duration(i-half)/time.Duration(max(len(tokens)-half, 1))
+		}
 		for k, first := range []int{a, b} {
 			wg.Add(1)
 			go func() {

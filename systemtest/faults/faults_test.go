@@ -306,7 +306,7 @@ func (s *suite) run(sc Schedule) Report {
 	}
 	clients.Add(1)
 	go func() { defer clients.Done(); w.runWrites(ctx) }()
-	w.runTokens(tokens, span, resolve, &verifiers)
+	w.runTokens(tokens, span, max(sc.Warmup-500*time.Millisecond, 0), 2500*time.Millisecond, resolve, &verifiers)
 
 	time.Sleep(sc.Warmup)
 	victim := s.target(sc)
