@@ -217,12 +217,12 @@ func (nd *node) isRunning() bool {
 // took; past bound it kills the node and says so.
 func (nd *node) stop(bound time.Duration) (time.Duration, bool) {
 	nd.mu.Lock()
-	cmd, done, running := nd.cmd, nd.done, nd.running
+	cmd, done, running, paused := nd.cmd, nd.done, nd.running, nd.paused
 	nd.mu.Unlock()
 	if !running {
 		return 0, true
 	}
-	if nd.paused {
+	if paused {
 		nd.resume()
 	}
 	start := time.Now()

@@ -67,6 +67,7 @@ func seedFromEnv(def uint64) uint64 {
 // suite is one run: a network (namespaces when possible), the current
 // cluster (replaced when it does not heal), and the per-schedule reports.
 type suite struct {
+	mu     sync.Mutex // guards c for the watchdog
 	t      *testing.T
 	bin    string
 	env    *netEnv
@@ -134,7 +135,9 @@ func runSuite(t *testing.T, schedules []Schedule, strict bool) {
 		}
 	}
 	s.teardown()
+	s.mu.Lock()
 	s.c = nil
+	s.mu.Unlock()
 	for _, e := range s.events {
 		if e.Dur > stopBound {
 			msg := fmt.Sprintf("seed %d: %s took %v to stop after SIGTERM (bound %v) %s", seed, e.Node, e.Dur, stopBound, e.Note)
@@ -165,7 +168,10 @@ func (s *suite) watchdog() {
 		var b strings.Builder
 		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
 		fmt.Fprintf(os.Stderr, "fault suite seed %d: test deadline near; goroutines:\n%s\n", s.seed, b.String())
-		if c := s.c; c != nil {
+		s.mu.Lock()
+		c := s.c
+		s.mu.Unlock()
+		if c != nil {
 			fmt.Fprintf(os.Stderr, "%s\n", c.tailLogs(4000))
 			c.killAll()
 		}
@@ -205,18 +211,21 @@ func (s *suite) teardown() {
 // replaces it with a fresh one (new data dirs) and its tenant.
 func (s *suite) ensureCluster() bool {
 	if s.c != nil {
-		if err := waitUntil(time.Now().Add(5*time.Second), func() error { _, err := s.c.whole(); return err }); err == nil {
+		err := waitUntil(time.Now().Add(5*time.Second), func() error { _, err := s.c.whole(); return err })
+		if err == nil {
 			return true
-		} else {
-			s.t.Logf("cluster not whole (%v): replacing it", err)
 		}
+		s.t.Logf("cluster not whole (%v): replacing it", err)
 		s.teardown()
 	}
 	if s.env != nil {
 		_ = s.env.heal()
 	}
 	for attempt := 0; attempt < 2; attempt++ {
-		s.c = newProcs(s.t, s.bin, s.env, nodesPerRun)
+		c := newProcs(s.t, s.bin, s.env, nodesPerRun)
+		s.mu.Lock()
+		s.c = c
+		s.mu.Unlock()
 		start := time.Now()
 		err := s.c.boot(90 * time.Second)
 		if err == nil {
