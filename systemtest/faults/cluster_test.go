@@ -55,6 +55,15 @@ var buildOnce struct {
 	err error
 }
 
+// TestMain removes the built binary after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildOnce.bin != "" {
+		_ = os.RemoveAll(filepath.Dir(buildOnce.bin))
+	}
+	os.Exit(code)
+}
+
 func buildTrustd(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -91,6 +100,9 @@ func freeAddr(t *testing.T) string {
 func newProcs(t *testing.T, bin string, env *netEnv, n int) *procs {
 	t.Helper()
 	c := &procs{t: t, bin: bin, dir: t.TempDir(), net: env}
+	// Registered after TempDir's removal, so it runs before it: no node
+	// writes into a data dir being removed, whatever failed.
+	t.Cleanup(c.killAll)
 	ca, err := mtls.CreateCA("faults", 2*time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
