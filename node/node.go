@@ -285,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks:  n.webhooks,
+		Webhooks: n.webhooks, Snapshots: n.store,
 		Passwords: n.passwords,
 		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
 	}, n.store, n.router, reg, cfg.Logger)
