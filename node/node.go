@@ -264,7 +264,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	base := n.publicBase()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(n.raftCollector())
+	reg.MustRegister(n.raftCollector(), n.opsCollector())
 	whCfg := cfg.Webhooks
 	whCfg.SealKey = cfg.ClusterKey
 	whCfg.AllowLoopback = whCfg.AllowLoopback || cfg.Dev
