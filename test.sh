@@ -66,6 +66,9 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 60m ./...
 
+echo "== alert rules and dashboard under Prometheus's own parser (deploy/promcheck, a module of its own)"
+(cd deploy/promcheck && go vet ./... && go test -count=1 ./...)
+
 echo "== fuzz (time-boxed)"
 since=$(mktemp)
 for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do

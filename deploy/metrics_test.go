@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	nethttp "net/http"
@@ -27,10 +28,27 @@ import (
 // exported under those names, so they are matched as written.
 var metricRef = regexp.MustCompile(`\btrustd_[a-z0-9_]+\b`)
 
+// updateScrape rewrites testdata/node-metrics.prom, the scrape the rules
+// are evaluated against by the PromQL check of deploy/promcheck (a module
+// of its own, so Prometheus's dependencies stay out of trustd's go.mod).
+var updateScrape = flag.Bool("update-scrape", false, "rewrite testdata/node-metrics.prom from a real node's /metrics")
+
+const scrapeFile = "testdata/node-metrics.prom"
+
+// series are the label sets a scrape exported, by metric name.
+type series map[string][]map[string]string
+
+var (
+	labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
+	// selector is a metric with label matchers, as rules and panels write them.
+	selector = regexp.MustCompile(`\b(trustd_[a-z0-9_]+)\{([^}]*)\}`)
+	matcher  = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!~|!=|=)\s*"([^"]*)"`)
+)
+
 // scrape starts a node with its ops listener, makes one rate-limit check
 // (so the per-policy series exist: they appear with the policy's first
-// check) and returns the names of every series /metrics exports.
-func scrape(t *testing.T) map[string]bool {
+// check) and returns every series /metrics exports.
+func scrape(t *testing.T) (series, []byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -71,14 +89,48 @@ func scrape(t *testing.T) map[string]bool {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	names := map[string]bool{}
+	out := series{}
 	for _, line := range strings.Split(string(b), "\n") {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		names[strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' })[0]] = true
+		name := strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' })[0]
+		labels := map[string]string{}
+		if i := strings.IndexByte(line, '{'); i >= 0 {
+			if j := strings.LastIndexByte(line, '}'); j > i {
+				for _, m := range labelPair.FindAllStringSubmatch(line[i+1:j], -1) {
+					labels[m[1]] = m[2]
+				}
+			}
+		}
+		out[name] = append(out[name], labels)
 	}
-	return names
+	return out, b
+}
+
+// checkSelectors reports the equality matchers of expr that no exported
+// series of the metric satisfies (a label misspelt, a value in the wrong
+// case): a rule on them would never fire. Matchers on the labels
+// Prometheus adds (job, instance) and on dashboard variables are skipped.
+func checkSelectors(exported series, expr string) []string {
+	var bad []string
+	for _, sel := range selector.FindAllStringSubmatch(expr, -1) {
+		name := sel[1]
+		for _, m := range matcher.FindAllStringSubmatch(sel[2], -1) {
+			label, op, value := m[1], m[2], m[3]
+			if op != "=" || label == "job" || label == "instance" || strings.Contains(value, "$") {
+				continue
+			}
+			found := false
+			for _, ls := range exported[name] {
+				found = found || ls[label] == value
+			}
+			if !found {
+				bad = append(bad, fmt.Sprintf("%s{%s=%q}", name, label, value))
+			}
+		}
+	}
+	return bad
 }
 
 type ruleFile struct {
@@ -99,7 +151,13 @@ type ruleFile struct {
 // every trustd_ metric they use against a real node's /metrics, and that
 // the alerts the operator's kit promises are there.
 func TestAlertRulesAndDashboardNameOnlyExportedMetrics(t *testing.T) {
-	exported := scrape(t)
+	exported, raw := scrape(t)
+	if *updateScrape {
+		if err := os.WriteFile(scrapeFile, trimScrape(raw), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkScrapeFileIsCurrent(t, exported)
 	used := map[string][]string{} // metric -> where
 
 	raw, err := os.ReadFile("prometheus/alerts.yaml")
@@ -132,6 +190,9 @@ func TestAlertRulesAndDashboardNameOnlyExportedMetrics(t *testing.T) {
 			}
 			for _, m := range metricRef.FindAllString(r.Expr, -1) {
 				used[m] = append(used[m], "alert "+r.Alert)
+			}
+			for _, b := range checkSelectors(exported, r.Expr) {
+				t.Errorf("alert %s selects %s, which no exported series has", r.Alert, b)
 			}
 		}
 	}
@@ -172,12 +233,15 @@ func TestAlertRulesAndDashboardNameOnlyExportedMetrics(t *testing.T) {
 			for _, m := range refs {
 				used[m] = append(used[m], fmt.Sprintf("panel %q", p.Title))
 			}
+			for _, b := range checkSelectors(exported, q.Expr) {
+				t.Errorf("panel %q selects %s, which no exported series has", p.Title, b)
+			}
 		}
 	}
 
 	var missing []string
 	for m, where := range used {
-		if !exported[m] {
+		if len(exported[m]) == 0 {
 			missing = append(missing, fmt.Sprintf("%s (used by %s)", m, strings.Join(where, ", ")))
 		}
 	}
@@ -185,4 +249,63 @@ func TestAlertRulesAndDashboardNameOnlyExportedMetrics(t *testing.T) {
 	if len(missing) > 0 {
 		t.Fatalf("metrics a node does not export:\n%s", strings.Join(missing, "\n"))
 	}
+}
+
+// checkScrapeFileIsCurrent: the recorded scrape has exactly the trustd
+// metric families a node exports now, so the PromQL check evaluates the
+// rules against what a node really exposes (go test ./deploy/
+// -update-scrape rewrites it).
+func checkScrapeFileIsCurrent(t *testing.T, live series) {
+	t.Helper()
+	b, err := os.ReadFile(scrapeFile)
+	if err != nil {
+		t.Fatalf("%v (go test ./deploy/ -run Alert -update-scrape writes it)", err)
+	}
+	recorded := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "trustd_") {
+			recorded[strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' })[0]] = true
+		}
+	}
+	for name := range live {
+		if strings.HasPrefix(name, "trustd_") && !recorded[name] {
+			t.Errorf("%s: %s is exported but not recorded; run go test ./deploy/ -run Alert -update-scrape", scrapeFile, name)
+		}
+	}
+	for name := range recorded {
+		if len(live[name]) == 0 {
+			t.Errorf("%s: %s is recorded but no longer exported; run go test ./deploy/ -run Alert -update-scrape", scrapeFile, name)
+		}
+	}
+}
+
+// trimScrape keeps the trustd families of a scrape and at most 40 series
+// of each (one operation's full histogram and every status of the first
+// operations), which is all the PromQL check needs of label sets.
+func trimScrape(raw []byte) []byte {
+	var out bytes.Buffer
+	seen := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if line == "" {
+			continue
+		}
+		name := line
+		if strings.HasPrefix(line, "# ") {
+			if f := strings.Fields(line); len(f) >= 3 {
+				name = f[2]
+			}
+		} else {
+			name = strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' })[0]
+		}
+		if !strings.HasPrefix(name, "trustd_") {
+			continue
+		}
+		if !strings.HasPrefix(line, "#") {
+			if seen[name]++; seen[name] > 40 {
+				continue
+			}
+		}
+		out.WriteString(line + "\n")
+	}
+	return out.Bytes()
 }
