@@ -232,7 +232,7 @@ func TestAlertsFireOnWhatTheyAreAbout(t *testing.T) {
 	at := time.Unix(600, 0)
 	for _, tc := range []struct {
 		name, alert, load string
-		fires            bool
+		fires             bool
 	}{
 		{"no node leads", "TrustdNoRaftLeader", `
   trustd_raft_state{job="trustd",instance="a",state="Leader"} 0x10
