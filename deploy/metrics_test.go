@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trustd/trustd/node"
@@ -158,9 +159,17 @@ func TestAlertRulesAndDashboardNameOnlyExportedMetrics(t *testing.T) {
 		}
 	}
 	checkScrapeFileIsCurrent(t, exported)
+	// promtool check metrics is this linter: the exposition stays clean.
+	problems, err := promlint.New(bytes.NewReader(raw)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promtool check metrics: %s: %s", p.Metric, p.Text)
+	}
 	used := map[string][]string{} // metric -> where
 
-	raw, err := os.ReadFile("prometheus/alerts.yaml")
+	raw, err = os.ReadFile("prometheus/alerts.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,14 +28,14 @@ const (
 	scrapeFile    = "../testdata/node-metrics.prom"
 )
 
-var promql_ = parser.NewParser(parser.Options{})
+var pql = parser.NewParser(parser.Options{})
 
 // query is one expression to check and where it comes from.
 type query struct{ where, expr string }
 
 func mustRules(t *testing.T) *rulefmt.RuleGroups {
 	t.Helper()
-	groups, errs := rulefmt.ParseFile(rulesFile, false, model.UTF8Validation, promql_, promslog.NewNopLogger())
+	groups, errs := rulefmt.ParseFile(rulesFile, false, model.UTF8Validation, pql, promslog.NewNopLogger())
 	for _, err := range errs {
 		t.Error(err)
 	}
@@ -191,7 +191,7 @@ func TestRulesAndPanelsEvaluateAgainstARealNodesMetrics(t *testing.T) {
 	eng := promqltest.NewTestEngine(t, false, 0, 1_000_000)
 	at := time.Unix(600, 0)
 	for _, q := range queries(t) {
-		expr, err := promql_.ParseExpr(q.expr)
+		expr, err := pql.ParseExpr(q.expr)
 		if err != nil {
 			t.Errorf("%s: %v", q.where, err)
 			continue
