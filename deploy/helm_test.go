@@ -12,13 +12,14 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Helm is not available where this runs, so the chart is rendered with
-// text/template and the handful of Helm functions its templates use
-// (toYaml, nindent, quote); the templates keep to those on purpose. What
-// this checks: every template renders, every document parses as YAML,
-// the objects the chart promises are there with the values wired in, and
-// every .Values path a template names exists in values.yaml. What it does
-// not: Kubernetes schema validation (kubeconform, helm lint).
+// The main suite renders the chart with text/template and the handful of
+// Helm functions its templates use (toYaml, nindent, quote; the templates
+// keep to those on purpose), so it runs without Helm's dependencies:
+// every template renders, every document parses as YAML, the objects the
+// chart promises are there with the values wired in, and every .Values
+// path a template names exists in values.yaml. Helm's own engine, helm
+// lint and strict decoding into the Kubernetes API types are in
+// deploy/helmcheck, a module of its own that test.sh runs.
 
 func helmFuncs() template.FuncMap {
 	return template.FuncMap{
