@@ -135,3 +135,35 @@ func TestRestoreRefusesWhatIsNotAnIntactArchive(t *testing.T) {
 		t.Errorf("backup without the admin token: %d", st)
 	}
 }
+
+// TestRestoreIntoOneFreshNodeThenGrowIt is the recovery the operations
+// guide describes: one new node on an empty data directory, the backup
+// restored into it, then further nodes join and receive the restored state.
+func TestRestoreIntoOneFreshNodeThenGrowIt(t *testing.T) {
+	old := Start(t, 1)
+	var ws struct {
+		ID string `json:"workspace_id"`
+	}
+	mustJSON(t, old.MustCreate(0, "/admin/v1/workspaces", `{"name":"survivor"}`), &ws)
+	st, plain, err := old.Do(0, "GET", "/admin/v1/snapshot", nil)
+	if err != nil || st != 200 {
+		t.Fatalf("backup: %d %v", st, err)
+	}
+	old.closeAll()
+
+	fresh := Start(t, 1)
+	if st, b, err := fresh.Do(0, "POST", "/admin/v1/snapshot/restore", plain); err != nil || st != 200 {
+		t.Fatalf("restore: %d %s %v", st, b, err)
+	}
+	fresh.Add()
+	fresh.Add()
+	fresh.WaitRing(3)
+	for _, i := range fresh.Live() {
+		Eventually(t, 10*time.Second, func() error {
+			if st, b, _ := fresh.Do(i, "GET", "/admin/v1/workspaces/"+ws.ID, nil); st != 200 {
+				return fmt.Errorf("node-%d: %d %s", i, st, b)
+			}
+			return nil
+		})
+	}
+}
