@@ -68,6 +68,11 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 60m ./...
 
+echo "== alert rules and dashboard under Prometheus's own parser (deploy/promcheck, a module of its own)"
+(cd deploy/promcheck && go vet ./... && go test -count=1 ./...)
+echo "== Helm chart under Helm's own engine and lint, objects strictly decoded (deploy/helmcheck, a module of its own)"
+(cd deploy/helmcheck && go vet ./... && go test -count=1 ./...)
+
 echo "== fuzz (time-boxed)"
 since=$(mktemp)
 for target in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do

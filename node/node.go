@@ -264,7 +264,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	base := n.publicBase()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(n.raftCollector())
+	reg.MustRegister(n.raftCollector(), n.opsCollector())
 	whCfg := cfg.Webhooks
 	whCfg.SealKey = cfg.ClusterKey
 	whCfg.AllowLoopback = whCfg.AllowLoopback || cfg.Dev
@@ -285,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks:  n.webhooks,
+		Webhooks: n.webhooks, Snapshots: n.store,
 		Passwords: n.passwords,
 		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
 	}, n.store, n.router, reg, cfg.Logger)
