@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what the tests need when it is
 # missing (Go modules; Debian's chromium, redis-server, tesseract-ocr,
-# fonts-ocr-b, zxing-cpp-tools and webp for document screening; the browser
+# fonts-ocr-b, zxing-cpp-tools and webp for document screening; iptables for
+# the fault suite's packet drops; the browser
 # test's, the face engine sidecar's and the password range clients' npm packages), checks formatting and vet, runs every Go test with
 # the race detector, then runs each fuzz target for a short, fixed time.
 set -euo pipefail
@@ -15,10 +16,24 @@ command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
 [ -f /usr/share/fonts/opentype/ocr-b/OCRBS.otf ] || need_apt+=(fonts-ocr-b)
 command -v ZXingWriter >/dev/null 2>&1 || need_apt+=(zxing-cpp-tools)
 command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables) # systemtest/faults: random packet drops
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    # Another process may hold the package manager's lock (unattended
+    # upgrades, another install): wait for it, but only so long
+    # (APT_LOCK_TIMEOUT seconds). An install that fails, for that or any
+    # other reason, never stops the suite: the tests that need the missing
+    # package skip, saying what to install.
     echo "== installing ${need_apt[*]}"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+    lock=(-o "DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT:-120}")
+    if ! { apt-get "${lock[@]}" update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq "${need_apt[@]}" >/dev/null; }; then
+      # One by one: a package the distribution lacks must not keep the others out.
+      for pkg in "${need_apt[@]}"; do
+        DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq "$pkg" >/dev/null 2>&1 ||
+          echo "== could not install $pkg: the tests that need it will skip"
+      done
+    fi
   else
     echo "== missing ${need_apt[*]}: the tests that need them will skip"
   fi
@@ -52,6 +67,11 @@ go vet ./...
 
 echo "== go test -race"
 go test -race -count=1 -timeout 60m ./...
+
+echo "== alert rules and dashboard under Prometheus's own parser (deploy/promcheck, a module of its own)"
+(cd deploy/promcheck && go vet ./... && go test -count=1 ./...)
+echo "== Helm chart under Helm's own engine and lint, objects strictly decoded (deploy/helmcheck, a module of its own)"
+(cd deploy/helmcheck && go vet ./... && go test -count=1 ./...)
 
 echo "== fuzz (time-boxed)"
 since=$(mktemp)

@@ -186,7 +186,11 @@ type SigningKey struct {
 // Catalog is one immutable version of the replicated configuration. Never
 // modify a Catalog you did not create in a Tx.
 type Catalog struct {
-	Index                 uint64                          `json:"index"`
+	Index uint64 `json:"index"`
+	// ConfigIndex is the Index of the last change that was not a
+	// membership change (liveness renewals move Index every second):
+	// caches of compiled configuration key on it.
+	ConfigIndex           uint64                          `json:"config_index"`
 	AdminTokenHash        Hash                            `json:"admin_token_hash"`
 	HasAdminToken         bool                            `json:"has_admin_token"`
 	Workspaces            map[string]*Workspace           `json:"workspaces"`
@@ -236,6 +240,12 @@ type Catalog struct {
 	// workspace ("" for workspace creation), then key hash
 	// (idempotency.go).
 	IdempotencyKeys map[string]map[string]*IdempotencyRecord `json:"idempotency_keys,omitempty"`
+
+	// Cluster membership as the quorum decides it (nodes.go): liveness
+	// records, the ring they make and the ring before it.
+	Nodes    map[string]*NodeRecord `json:"nodes,omitempty"`
+	Ring     RingState              `json:"ring,omitzero"`
+	PrevRing RingState              `json:"prev_ring,omitzero"`
 
 	// Derived indexes, rebuilt on restore, never serialised.
 	sitesByKey    map[string]*Site

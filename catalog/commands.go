@@ -20,6 +20,9 @@ type Command interface {
 // commands maps a wire kind to a constructor of its command type.
 var commands = map[string]func() Command{
 	"admin_token.set":               func() Command { return &SetAdminToken{} },
+	"node.heartbeat":                func() Command { return &NodeHeartbeat{} },
+	"node.fence":                    func() Command { return &FenceNode{} },
+	"node.remove":                   func() Command { return &RemoveNode{} },
 	"signing_key.add":               func() Command { return &AddSigningKey{} },
 	"signing_key.activate":          func() Command { return &ActivateSigningKey{} },
 	"workspace.create":              func() Command { return &CreateWorkspace{} },
@@ -269,6 +272,9 @@ func (c *CreateSite) Apply(tx *Tx) (any, error) {
 	if err := needBrandingProfile(tx, c.Site.WorkspaceID, c.Site.BrandingProfileID); err != nil {
 		return nil, err
 	}
+	if err := sitesTable.checkCreate(tx, &c.Site); err != nil {
+		return nil, err
+	}
 	return sitesTable.store(tx, c.Site), nil
 }
 
@@ -322,7 +328,11 @@ type DeleteSite struct {
 
 func (*DeleteSite) Kind() string { return "site.delete" }
 func (c *DeleteSite) Apply(tx *Tx) (any, error) {
-	return sitesTable.remove(tx, c.WorkspaceID, c.ID)
+	if _, err := sitesTable.remove(tx, c.WorkspaceID, c.ID); err != nil {
+		return nil, err
+	}
+	dropTally(tx, c.ID)
+	return nil, nil
 }
 
 // RotateSiteSecret replaces a site's secret; the old one keeps working
@@ -364,6 +374,9 @@ func (c *CreateMobileApp) Apply(tx *Tx) (any, error) {
 	if err := needBrandingProfile(tx, c.App.WorkspaceID, c.App.BrandingProfileID); err != nil {
 		return nil, err
 	}
+	if err := mobileAppsTable.checkCreate(tx, &c.App); err != nil {
+		return nil, err
+	}
 	return mobileAppsTable.store(tx, c.App), nil
 }
 
@@ -375,7 +388,11 @@ type DeleteMobileApp struct {
 
 func (*DeleteMobileApp) Kind() string { return "mobile_app.delete" }
 func (c *DeleteMobileApp) Apply(tx *Tx) (any, error) {
-	return mobileAppsTable.remove(tx, c.WorkspaceID, c.ID)
+	if _, err := mobileAppsTable.remove(tx, c.WorkspaceID, c.ID); err != nil {
+		return nil, err
+	}
+	dropTally(tx, c.ID)
+	return nil, nil
 }
 
 // CreateCredential adds a scoped server credential.
@@ -386,6 +403,9 @@ type CreateCredential struct {
 func (*CreateCredential) Kind() string { return "credential.create" }
 func (c *CreateCredential) Apply(tx *Tx) (any, error) {
 	if err := needWorkspace(tx, c.Credential.WorkspaceID); err != nil {
+		return nil, err
+	}
+	if err := credentialsTable.checkCreate(tx, &c.Credential); err != nil {
 		return nil, err
 	}
 	return credentialsTable.store(tx, c.Credential), nil

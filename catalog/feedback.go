@@ -90,6 +90,11 @@ func (c *RecordFeedback) Apply(tx *Tx) (any, error) {
 	if owner == "" {
 		return nil, fmt.Errorf("%w: feedback names no site or app", ErrNotFound)
 	}
+	// A tally belongs to a live site or app of the workspace and leaves
+	// with it (dropTally), so there is at most one per site and app.
+	if !ownsTallyOwner(tx.next, r) {
+		return nil, fmt.Errorf("%w: site or app %s in workspace %s", ErrNotFound, owner, r.WorkspaceID)
+	}
 	tallies := Writable(tx, "feedback_tallies", &tx.next.FeedbackTallies)
 	t := FeedbackTally{WorkspaceID: r.WorkspaceID}
 	if old := tallies[owner]; old != nil {
@@ -118,6 +123,24 @@ func (c *RecordFeedback) Apply(tx *Tx) (any, error) {
 	}
 	tallies[owner] = &t
 	return &r, nil
+}
+
+// ownsTallyOwner reports whether the site or app r names is a live one of
+// r's workspace.
+func ownsTallyOwner(c *Catalog, r FeedbackRecord) bool {
+	if r.SiteID != "" {
+		s := c.Sites[r.SiteID]
+		return s != nil && s.WorkspaceID == r.WorkspaceID
+	}
+	a := c.MobileApps[r.MobileAppID]
+	return a != nil && a.WorkspaceID == r.WorkspaceID
+}
+
+// dropTally removes the feedback tally of a deleted site or app.
+func dropTally(tx *Tx, owner string) {
+	if _, ok := tx.next.FeedbackTallies[owner]; ok {
+		delete(Writable(tx, "feedback_tallies", &tx.next.FeedbackTallies), owner)
+	}
 }
 
 // deleteWorkspaceFeedback is the workspace cascade of this file.

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -66,5 +67,30 @@ func TestRecordFeedbackNeedsAnOwner(t *testing.T) {
 	tx = Begin(c)
 	if _, err := (&RecordFeedback{Record: FeedbackRecord{ID: "f", WorkspaceID: "nope", SiteID: "s"}}).Apply(tx); err == nil {
 		t.Fatal("feedback of an unknown workspace was recorded")
+	}
+}
+
+// A tally is one per live site or app: feedback for a site of another
+// workspace or a deleted one is refused, and a site's tally leaves with
+// it, so deleting and creating sites cannot grow the tallies (issue 24).
+func TestAFeedbackTallyLivesAndDiesWithItsSite(t *testing.T) {
+	c := mustApply(t, Empty(),
+		&CreateWorkspace{Workspace: Workspace{ID: "w"}}, &CreateWorkspace{Workspace: Workspace{ID: "w2"}},
+		&CreateSite{Site: Site{ID: "s", WorkspaceID: "w", SiteKey: "k"}},
+		&CreateMobileApp{App: MobileApp{ID: "m", WorkspaceID: "w", Platform: "ios", AppID: "a"}},
+		&RecordFeedback{Record: FeedbackRecord{ID: "f1", WorkspaceID: "w", SiteID: "s", Label: LabelAbuse}},
+		&RecordFeedback{Record: FeedbackRecord{ID: "f2", WorkspaceID: "w", MobileAppID: "m", Label: LabelAbuse}})
+	for _, r := range []FeedbackRecord{
+		{ID: "x1", WorkspaceID: "w2", SiteID: "s", Label: LabelAbuse},
+		{ID: "x2", WorkspaceID: "w", SiteID: "gone", Label: LabelAbuse},
+		{ID: "x3", WorkspaceID: "w2", MobileAppID: "m", Label: LabelAbuse},
+	} {
+		if _, err := (&RecordFeedback{Record: r}).Apply(Begin(c)); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("%+v: %v, want not found", r, err)
+		}
+	}
+	c = mustApply(t, c, &DeleteSite{WorkspaceID: "w", ID: "s"}, &DeleteMobileApp{WorkspaceID: "w", ID: "m"})
+	if len(c.FeedbackTallies) != 0 {
+		t.Fatalf("tallies of deleted owners stay: %v", c.FeedbackTallies)
 	}
 }

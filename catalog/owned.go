@@ -92,10 +92,32 @@ func (t *owned[V]) checkPut(tx *Tx, v *V) (*V, error) {
 			return nil, fmt.Errorf("%w: %s named %q exists", ErrConflict, t.named, t.label(v))
 		}
 	}
-	if !exists && t.max > 0 && n >= t.max {
-		return nil, fmt.Errorf("%w: the workspace has %d %s, the most allowed", ErrConflict, n, t.plural)
+	if !exists {
+		if err := t.full(n); err != nil {
+			return nil, err
+		}
 	}
 	return cur, nil
+}
+
+// full refuses a new record of a workspace that holds n at the cap.
+func (t *owned[V]) full(n int) error {
+	if t.max > 0 && n >= t.max {
+		return fmt.Errorf("%w: the workspace has %d %s, the most allowed", ErrConflict, n, t.plural)
+	}
+	return nil
+}
+
+// checkCreate refuses a new record v past its workspace's cap (the
+// create commands' own checks come first, so their errors are as before).
+func (t *owned[V]) checkCreate(tx *Tx, v *V) error {
+	ws, n := t.owner(v), 0
+	for _, o := range *t.table(tx.next) {
+		if t.owner(o) == ws {
+			n++
+		}
+	}
+	return t.full(n)
 }
 
 // put is checkPut then store.
@@ -110,21 +132,26 @@ func (t *owned[V]) put(tx *Tx, v V) (any, error) {
 var (
 	sitesTable = &owned[Site]{name: "sites", what: "site",
 		table: func(c *Catalog) *map[string]*Site { return &c.Sites },
-		id:    func(v *Site) string { return v.ID }, owner: func(v *Site) string { return v.WorkspaceID }}
+		id:    func(v *Site) string { return v.ID }, owner: func(v *Site) string { return v.WorkspaceID },
+		max: MaxSitesPerWorkspace, plural: "sites"}
 	mobileAppsTable = &owned[MobileApp]{name: "mobile_apps", what: "mobile app",
 		table: func(c *Catalog) *map[string]*MobileApp { return &c.MobileApps },
-		id:    func(v *MobileApp) string { return v.ID }, owner: func(v *MobileApp) string { return v.WorkspaceID }}
+		id:    func(v *MobileApp) string { return v.ID }, owner: func(v *MobileApp) string { return v.WorkspaceID },
+		max: MaxMobileAppsPerWorkspace, plural: "mobile apps"}
 	credentialsTable = &owned[Credential]{name: "credentials", what: "credential",
 		table: func(c *Catalog) *map[string]*Credential { return &c.Credentials },
-		id:    func(v *Credential) string { return v.ID }, owner: func(v *Credential) string { return v.WorkspaceID }}
+		id:    func(v *Credential) string { return v.ID }, owner: func(v *Credential) string { return v.WorkspaceID },
+		max: MaxCredentialsPerWorkspace, plural: "credentials"}
 	constraintsTable = &owned[ConcurrencyConstraint]{name: "concurrency_constraints", what: "constraint",
 		table: func(c *Catalog) *map[string]*ConcurrencyConstraint { return &c.ConcurrencyConstraints },
 		id:    func(v *ConcurrencyConstraint) string { return v.ID }, owner: func(v *ConcurrencyConstraint) string { return v.WorkspaceID },
-		named: "a concurrency constraint", label: func(v *ConcurrencyConstraint) string { return v.Name }}
+		named: "a concurrency constraint", label: func(v *ConcurrencyConstraint) string { return v.Name },
+		max: MaxConcurrencyConstraintsPerWorkspace, plural: "concurrency constraints"}
 	dependenciesTable = &owned[Dependency]{name: "dependencies", what: "dependency",
 		table: func(c *Catalog) *map[string]*Dependency { return &c.Dependencies },
 		id:    func(v *Dependency) string { return v.ID }, owner: func(v *Dependency) string { return v.WorkspaceID },
-		named: "a dependency", label: func(v *Dependency) string { return v.Name }}
+		named: "a dependency", label: func(v *Dependency) string { return v.Name },
+		max: MaxDependenciesPerWorkspace, plural: "dependencies"}
 	trustPoliciesTable = &owned[TrustPolicy]{name: "trust_policies", what: "trust policy",
 		table: func(c *Catalog) *map[string]*TrustPolicy { return &c.TrustPolicies },
 		id:    func(v *TrustPolicy) string { return v.ID }, owner: func(v *TrustPolicy) string { return v.WorkspaceID },

@@ -18,6 +18,12 @@ var ErrConflict = errors.New("catalog: conflict")
 type Tx struct {
 	next   *Catalog
 	cloned map[string]bool
+	// index is the Raft index the transaction commits at (0 outside the
+	// FSM); ringTouched is set by a membership command (nodes.go).
+	index       uint64
+	ringTouched bool
+	// membershipOnly keeps the previous version's derived indexes.
+	membershipOnly bool
 }
 
 // Begin starts a transaction on top of c.
@@ -29,6 +35,23 @@ func Begin(c *Catalog) *Tx {
 	return &Tx{next: &next, cloned: map[string]bool{}}
 }
 
+// BeginAt starts a transaction on top of c that commits at Raft index.
+func BeginAt(c *Catalog, index uint64) *Tx {
+	tx := Begin(c)
+	tx.index = index
+	return tx
+}
+
+// BeginMembership starts a transaction at Raft index that may only apply
+// membership commands (IsMembership). The derived indexes and secret caches
+// of c carry over: every node renews its liveness every second, and
+// rebuilding every index (and emptying the hot paths' caches) for each
+// renewal would cost the hot path for nothing.
+func BeginMembership(c *Catalog, index uint64) *Tx {
+	next := *c
+	return &Tx{next: &next, cloned: map[string]bool{}, index: index, membershipOnly: true}
+}
+
 // Catalog returns the catalog as the transaction has built it so far.
 // Reads through it see earlier commands of the same batch.
 func (tx *Tx) Catalog() *Catalog { return tx.next }
@@ -36,7 +59,11 @@ func (tx *Tx) Catalog() *Catalog { return tx.next }
 // Commit finishes the transaction at Raft index and returns the new catalog.
 func (tx *Tx) Commit(index uint64) *Catalog {
 	tx.next.Index = index
-	tx.next.reindex()
+	tx.commitRing(index)
+	if !tx.membershipOnly {
+		tx.next.ConfigIndex = index
+		tx.next.reindex()
+	}
 	c := tx.next
 	tx.next = nil
 	return c

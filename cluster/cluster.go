@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/catalog"
 )
 
 // Consensus is what the cluster needs of the node's Raft store: the Raft
@@ -28,6 +31,11 @@ import (
 type Consensus interface {
 	Raft() *raft.Raft
 	ApplyBatch(data []byte, timeout time.Duration) (uint64, error)
+	// Apply replicates one catalog command (liveness renewals and fences)
+	// and returns its result once applied on this node.
+	Apply(ctx context.Context, cmd catalog.Command) (any, error)
+	// Catalog is the applied catalog, whose membership tables give the ring.
+	Catalog() *catalog.Catalog
 }
 
 // Config configures a Cluster.
@@ -63,7 +71,19 @@ type Config struct {
 	// before the leader removes it (default 10 minutes). Nodes that leave
 	// gracefully are removed at once.
 	ReapAfter time.Duration
-	Logger    *slog.Logger
+	// RenewInterval and LivenessTTL time this node's liveness renewals
+	// through Raft (liveness.go; defaults 500ms and 4s).
+	RenewInterval, LivenessTTL time.Duration
+	// ReconnectInterval is how often this node tries to join again members
+	// that failed (and, while it has no live peer, its seeds), so that
+	// gossip re-merges after a partition (default 1s, jittered ±25%; see
+	// reconnect.go). ReconnectTimeout is how long a failed member is tried
+	// (default ReapAfter, when the leader removes it from Raft).
+	ReconnectInterval, ReconnectTimeout time.Duration
+	// WrapGossip, when set, wraps memberlist's network transport (tests
+	// cut a node's gossip with it).
+	WrapGossip func(memberlist.Transport) memberlist.Transport
+	Logger     *slog.Logger
 }
 
 // Cluster is this node's membership in the cluster: gossip, the ring it
@@ -72,6 +92,7 @@ type Config struct {
 type Cluster struct {
 	// ext holds the peer channel's extension operations (peer_ext.go).
 	ext    peerExt
+	voters voterState // the leader's voter admission (voters.go)
 	cfg    Config
 	log    *slog.Logger
 	router *Router
@@ -92,12 +113,26 @@ type Cluster struct {
 	members map[string]member    // live members by node id, copied in the event callbacks
 	left    map[string]time.Time // node id → when it left gracefully
 	dead    map[string]time.Time // node id → when it was declared dead
-	onLeave func()
+	// gone are the members memberlist reported gone, by node id, with
+	// their gossip address (reconnect.go); joining the addresses being
+	// joined again; aloneSince when this node last found itself without a
+	// live peer.
+	gone       map[string]goneMember
+	joining    map[string]bool
+	aloneSince time.Time
+	onLeave    func()
 
 	peerLn  net.Listener
 	peerSrv *fasthttp.Server
 
 	leftGossip atomic.Bool // after Leave: this node is no member any more
+
+	// Liveness (liveness.go) and holding (hold.go).
+	epoch        atomic.Uint64 // this node's liveness epoch (0: none yet)
+	renewMu      sync.Mutex    // one renewal at a time
+	renewNow     chan struct{}
+	stopRenewing atomic.Bool       // set once the node has left the ring for good
+	handedOff    map[string]uint64 // member id → newest epoch it handed off to us (under mu)
 
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -123,9 +158,23 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 	if cfg.ReapAfter <= 0 {
 		cfg.ReapAfter = 10 * time.Minute
 	}
+	if cfg.RenewInterval <= 0 {
+		cfg.RenewInterval = DefaultRenewInterval
+	}
+	if cfg.LivenessTTL <= 0 {
+		cfg.LivenessTTL = DefaultLivenessTTL
+	}
+	if cfg.ReconnectInterval <= 0 {
+		cfg.ReconnectInterval = time.Second
+	}
+	if cfg.ReconnectTimeout <= 0 {
+		cfg.ReconnectTimeout = cfg.ReapAfter
+	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger.With("component", "cluster"), router: router, trans: trans, cons: cons,
 		token: peerToken(cfg.Key), events: make(chan struct{}, 1), recon: make(chan struct{}, 1),
-		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{}, stop: make(chan struct{})}
+		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{},
+		gone: map[string]goneMember{}, joining: map[string]bool{}, stop: make(chan struct{}),
+		renewNow: make(chan struct{}, 1), handedOff: map[string]uint64{}}
 	c.state.Store(int32(Joining))
 
 	var err error
@@ -148,24 +197,35 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 		c.closePeer()
 		return nil, err
 	}
-	if c.ml, err = memberlist.Create(c.memberlistConfig()); err != nil {
+	mc, err := c.memberlistConfig()
+	if err == nil {
+		c.ml, err = memberlist.Create(mc)
+	}
+	if err != nil {
+		if mc != nil && mc.Transport != nil {
+			_ = mc.Transport.Shutdown()
+		}
 		c.closePeer()
 		return nil, fmt.Errorf("cluster: start gossip on %s: %w", cfg.GossipAddr, err)
 	}
+	// Nothing is decided here before a renewal through the quorum applied.
+	router.leased.Store(true)
 	router.SetRefresher(c.rebuild)
 	if err := c.join(); err != nil {
 		_ = c.ml.Shutdown()
 		c.closePeer()
 		return nil, err
 	}
-	c.rebuild(0)
-	c.wg.Add(2)
+	c.wg.Add(5)
 	go c.membershipLoop()
 	go c.reconcileLoop()
+	go c.reconnectLoop()
+	go c.renewLoop()
+	go c.watchLoop()
 	return c, nil
 }
 
-func (c *Cluster) memberlistConfig() *memberlist.Config {
+func (c *Cluster) memberlistConfig() (*memberlist.Config, error) {
 	mc := memberlist.DefaultLANConfig()
 	mc.Name = c.cfg.NodeID
 	mc.Label = c.cfg.Name
@@ -191,13 +251,34 @@ func (c *Cluster) memberlistConfig() *memberlist.Config {
 	mc.RetransmitMult = 4
 	mc.PushPullInterval = 15 * time.Second
 	mc.TCPTimeout = time.Second
+	// A member dead for this long is gossiped to no more; the reconnect
+	// loop (reconnect.go) is what brings it back after a partition.
 	mc.GossipToTheDeadTime = 5 * time.Second
 	mc.DeadNodeReclaimTime = time.Second
+	// Lifeguard's local health awareness: a node that misses its own
+	// probes' acks (a CPU-starved node) stretches its probe interval and
+	// timeout up to this many times, so it suspects its peers less (the
+	// default, stated: the flaps under load in DESIGN.md happen with it).
+	mc.AwarenessMaxMultiplier = 8
 	mc.Delegate = (*delegate)(c)
 	mc.Events = (*events)(c)
 	mc.LogOutput = nil
 	mc.Logger = log.New(io.Discard, "", 0)
-	return mc
+	if c.cfg.WrapGossip != nil {
+		nt, err := memberlist.NewNetTransport(&memberlist.NetTransportConfig{BindAddrs: []string{mc.BindAddr},
+			BindPort: mc.BindPort, Logger: mc.Logger})
+		if err != nil {
+			return nil, err
+		}
+		if mc.BindPort == 0 {
+			mc.BindPort = nt.GetAutoBindPort()
+			if c.cfg.AdvertiseGossip == "" {
+				mc.AdvertisePort = mc.BindPort
+			}
+		}
+		mc.Transport = c.cfg.WrapGossip(nt)
+	}
+	return mc, nil
 }
 
 func splitHostPort(addr string, defPort int) (string, int) {
@@ -271,7 +352,26 @@ func (c *Cluster) Router() *Router { return c.router }
 func (c *Cluster) State() NodeState { return NodeState(c.state.Load()) }
 
 // SetReady announces that this node has caught up and may own partitions.
-func (c *Cluster) SetReady() error { return c.setState(Ready) }
+// It returns once the quorum has recorded it and this node holds its share
+// of the ring, or after a bound (the node then serves what it holds).
+func (c *Cluster) SetReady() error {
+	if err := c.setState(Ready); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if r := c.router.Ring(); r.Self >= 0 && r.HeldAll() {
+			return nil
+		}
+		select {
+		case <-c.stop:
+			return errors.New("cluster: stopped while turning ready")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	c.log.Warn("ready, but not yet holding every owned partition", "ring_epoch", c.router.Ring().Epoch)
+	return nil
+}
 
 func (c *Cluster) setState(s NodeState) error {
 	c.state.Store(int32(s))
@@ -281,7 +381,9 @@ func (c *Cluster) setState(s NodeState) error {
 	if err := c.ml.UpdateNode(time.Second); err != nil {
 		c.log.Warn("gossip of the new node state incomplete", "state", s, "err", err)
 	}
-	c.rebuild(0)
+	if err := c.renewSync(context.Background()); err != nil {
+		return fmt.Errorf("cluster: record state %s through the quorum: %w", s, err)
+	}
 	c.signal(c.recon)
 	return nil
 }
@@ -413,13 +515,18 @@ func (c *Cluster) seen(n *memberlist.Node) {
 	c.members[n.Name] = member{meta: m, gossip: n.Address()}
 	delete(c.left, n.Name)
 	delete(c.dead, n.Name)
+	delete(c.gone, n.Name)
 	c.mu.Unlock()
+	if c.trans != nil && n.Name != c.cfg.NodeID {
+		c.trans.Remember(m.PeerAddr)
+	}
 	c.signal(c.events)
 }
 
 func (e *events) NotifyLeave(n *memberlist.Node) {
 	c := (*Cluster)(e)
 	c.mu.Lock()
+	gone, known := c.members[n.Name]
 	delete(c.members, n.Name)
 	// memberlist v0.6 does not tell a leave from a death in the Node it
 	// passes; a node that leaves gracefully always drains first, so its
@@ -431,7 +538,15 @@ func (e *events) NotifyLeave(n *memberlist.Node) {
 	} else {
 		c.dead[n.Name] = time.Now()
 	}
+	if n.Name != c.cfg.NodeID {
+		c.gone[n.Name] = goneMember{addr: n.Address(), since: time.Now(), graceful: graceful}
+	}
 	c.mu.Unlock()
+	// Nothing keeps dialling a member that is gone (issue 23): its ask
+	// queue and connections close and asks waiting on it fail now.
+	if c.trans != nil && known && n.Name != c.cfg.NodeID {
+		c.trans.Forget(gone.meta.PeerAddr)
+	}
 	c.log.Info("member gone", "node_id", n.Name, "graceful", graceful)
 	c.signal(c.events)
 }

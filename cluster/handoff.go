@@ -55,8 +55,23 @@ func (c *Cluster) handoff(prev, next *Ring) {
 		}
 	}
 	for id, pl := range plans {
-		if err := c.sendHandoff(next.Epoch, dests[id], pl); err != nil {
-			c.log.Warn("hand-off failed", "to", id, "err", err)
+		// A new owner waits for this hand-off before it decides for the
+		// partitions (hold.go), so it is retried while the ring stands;
+		// once the ring moves on, the next hand-off carries a newer epoch.
+		for attempt := 0; ; attempt++ {
+			err := c.sendHandoff(next.Epoch, dests[id], pl)
+			if err == nil {
+				break
+			}
+			if attempt >= 20 || c.router.Ring() != next {
+				c.log.Warn("hand-off failed", "to", id, "err", err)
+				break
+			}
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
 		}
 	}
 }
@@ -85,8 +100,8 @@ func (c *Cluster) sendHandoff(epoch uint64, to Member, pl *handoffPlan) error {
 	if err := collect(pl.replicated, true); err != nil {
 		return err
 	}
-	if len(h.Chunks) == 0 {
-		return nil
+	if len(h.Chunks) == 0 && len(pl.all) == 0 {
+		return nil // a new owner waits for an (even empty) hand-off; a replica does not
 	}
 	body, err := gproto.Marshal(h)
 	if err != nil {
@@ -115,5 +130,10 @@ func (c *Cluster) importHandoff(h *clusterpb.Handoff) error {
 			return op.Err
 		}
 	}
+	c.mu.Lock()
+	if h.Epoch > c.handedOff[h.From] {
+		c.handedOff[h.From] = h.Epoch
+	}
+	c.mu.Unlock()
 	return nil
 }

@@ -10,11 +10,22 @@ import (
 	"github.com/hashicorp/raft"
 	gproto "google.golang.org/protobuf/proto"
 
+	"github.com/trustd/trustd/catalog"
+
 	"github.com/trustd/trustd/proto/clusterpb"
 )
 
 // ErrLeaving is returned by Leave when a leave is already under way.
 var ErrLeaving = errors.New("cluster: this node is already leaving")
+
+// ErrLeaveForced is returned by Leave when its bound (the context's
+// deadline, or leaveBound) cut a step short: the node still left gossip,
+// but a hand-off, the peers' ring update, the leadership transfer or its
+// removal from Raft may not have completed.
+var ErrLeaveForced = errors.New("cluster: leave did not finish within its bound; forced")
+
+// leaveBound bounds a Leave whose context has no deadline.
+const leaveBound = 30 * time.Second
 
 // Leave takes this node out of the cluster gracefully:
 //
@@ -25,12 +36,20 @@ var ErrLeaving = errors.New("cluster: this node is already leaving")
 //  4. leave gossip, after which the leader removes it from Raft; wait
 //     (bounded) for that removal, then stop gossip.
 //
+// Every step waits within the context's deadline (leaveBound when it has
+// none); when the bound ends a step early the node still leaves gossip
+// (its own bound, 2 s), logs what it skipped and returns ErrLeaveForced.
 // The caller closes the node afterwards.
 func (c *Cluster) Leave(ctx context.Context) error {
 	if !c.leaving.CompareAndSwap(false, true) {
 		return ErrLeaving
 	}
-	prev := c.router.Ring()
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, leaveBound)
+		defer cancel()
+	}
+	start := time.Now()
 	c.state.Store(int32(Draining))
 	if err := c.updateMeta(); err != nil {
 		return err
@@ -38,14 +57,31 @@ func (c *Cluster) Leave(ctx context.Context) error {
 	if err := c.ml.UpdateNode(time.Second); err != nil {
 		c.log.Warn("gossip of draining state incomplete", "err", err)
 	}
-	if c.rebuild(0) != prev {
-		c.handoffs.Wait() // state is on the successors before we go
+	// The quorum records the drain; the ring that follows drops this node
+	// and its partitions are handed to their new owners, who wait for that
+	// hand-off before deciding (hold.go).
+	if err := c.renewSync(ctx); err != nil {
+		c.log.Warn("recording the drain through the quorum failed", "err", err)
+	}
+	c.syncRing()
+	// state is on the successors before we go
+	if !untilDone(ctx, func() error { c.handoffs.Wait(); return nil }, nil) {
+		c.log.Error("leave: hand-off not finished within the leave bound; leaving without waiting for it")
 	}
 	c.waitPeersDropped(ctx)
+	c.stopRenewing.Store(true)
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	if _, err := c.cons.Apply(rctx, &catalog.RemoveNode{ID: c.cfg.NodeID, Epoch: c.epoch.Load()}); err != nil {
+		c.log.Warn("removing this node's liveness record failed; the leader fences it once it lapses", "err", err)
+	}
+	cancel()
 
 	r := c.cons.Raft()
-	if r.State() == raft.Leader && c.raftServers() > 1 {
-		if err := r.LeadershipTransfer().Error(); err != nil {
+	if ctx.Err() == nil && r.State() == raft.Leader && c.raftServers() > 1 {
+		var err error
+		if !untilDone(ctx, r.LeadershipTransfer().Error, &err) {
+			c.log.Error("leave: leadership transfer not finished within the leave bound")
+		} else if err != nil {
 			c.log.Warn("leadership transfer failed", "err", err)
 		}
 	}
@@ -54,8 +90,28 @@ func (c *Cluster) Leave(ctx context.Context) error {
 	}
 	c.leftGossip.Store(true)
 	c.waitRemovedFromRaft(ctx)
-	c.log.Info("left the cluster")
+	if err := ctx.Err(); err != nil {
+		c.log.Error("leave forced: its bound ended a step early", "took", time.Since(start).Round(time.Millisecond), "err", err)
+		return fmt.Errorf("%w (after %v): %w", ErrLeaveForced, time.Since(start).Round(time.Millisecond), err)
+	}
+	c.log.Info("left the cluster", "took", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// untilDone runs f and waits for it until ctx ends; false: ctx ended first
+// (f goes on running). f's error is stored in *err when err is not nil.
+func untilDone(ctx context.Context, f func() error, err *error) bool {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case e := <-done:
+		if err != nil {
+			*err = e
+		}
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // requestedLeave runs a leave a peer or the admin API asked for, then the

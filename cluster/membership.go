@@ -38,47 +38,15 @@ func (c *Cluster) membershipLoop() {
 		}
 		quiet.Stop()
 		limit.Stop()
-		c.rebuild(0)
 		c.signal(c.recon)
 	}
 }
 
-// rebuild publishes the ring of the current ready members if it differs
-// from the router's, numbered after every epoch seen so far (and after
-// atLeast), and returns the router's ring. A ring change starts the
-// hand-off of the partitions this node lost.
-func (c *Cluster) rebuild(atLeast uint64) *Ring {
-	c.ringMu.Lock()
-	defer c.ringMu.Unlock()
-	var ready []Member
-	for _, m := range c.Members() {
-		if m.State == Ready {
-			ready = append(ready, m.Member())
-		}
-	}
-	cur := c.router.Ring()
-	if cur != nil && slices.Equal(cur.Members, ready) {
-		return cur
-	}
-	epoch := max(c.router.Seen(), atLeast)
-	if cur != nil {
-		epoch = max(epoch, cur.Epoch)
-	}
-	next := NewRing(epoch+1, ready, c.cfg.NodeID)
-	c.router.SetRing(next)
-	c.log.Info("ring changed", "epoch", next.Epoch, "members", len(ready), "owns", next.Share()[c.cfg.NodeID])
-	c.rememberPeers()
-	if cur != nil && len(cur.Members) > 0 {
-		c.wg.Add(1)
-		c.handoffs.Add(1)
-		go func() {
-			defer c.wg.Done()
-			defer c.handoffs.Done()
-			c.handoff(cur, next)
-		}()
-	}
-	return next
-}
+// rebuild installs the ring of the replicated membership if it is newer
+// than the router's and returns the router's ring (the Router's refresher,
+// used when a peer reports a newer epoch). Rings come from the quorum
+// (liveness.go), never from this node's gossip view.
+func (c *Cluster) rebuild(uint64) *Ring { return c.syncRing() }
 
 // rememberPeers writes the gossip addresses of the live members to the
 // peers file, best effort.

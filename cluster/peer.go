@@ -40,8 +40,7 @@ func (c *Cluster) newPeerServer() *fasthttp.Server {
 }
 
 func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
-	if !validToken(c.token, ctx.Request.Header.Peek(peerTokenHeader)) {
-		ctx.Error("peer token required", fasthttp.StatusForbidden)
+	if !c.authenticPeer(ctx) {
 		return
 	}
 	switch string(ctx.Path()) {

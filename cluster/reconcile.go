@@ -30,10 +30,10 @@ func (c *Cluster) reconcileLoop() {
 	}
 }
 
-// reconcile adds live members missing from the Raft configuration (voters
-// up to MaxVoters, then non-voters), promotes non-voters while voters are
-// short, and removes members that left gracefully or were dead longer
-// than ReapAfter.
+// reconcile admits verified live members to the Raft configuration (as
+// non-voters, promoted once caught up while voters are short of
+// MaxVoters: voters.go), and removes members that left gracefully or were
+// dead longer than ReapAfter.
 func (c *Cluster) reconcile() {
 	r := c.cons.Raft()
 	f := r.GetConfiguration()
@@ -41,44 +41,15 @@ func (c *Cluster) reconcile() {
 		return
 	}
 	servers := map[string]raft.Server{}
-	voters := 0
 	for _, s := range f.Configuration().Servers {
 		servers[string(s.ID)] = s
-		if s.Suffrage == raft.Voter {
-			voters++
-		}
 	}
 	alive := map[string]Meta{}
 	for _, m := range c.Members() {
 		alive[m.ID] = m
 	}
+	c.admitVoters(r, f.Configuration().Servers, alive) // voters.go: only verified members, non-voters until caught up
 	const timeout = 5 * time.Second
-	for id, m := range alive {
-		if id == c.cfg.NodeID || m.RaftAddr == "" || m.State == Draining {
-			continue
-		}
-		s, known := servers[id]
-		addr := raft.ServerAddress(m.RaftAddr)
-		switch {
-		case !known || s.Address != addr:
-			var err error
-			if voters < MaxVoters || (known && s.Suffrage == raft.Voter) {
-				err = r.AddVoter(raft.ServerID(id), addr, 0, timeout).Error()
-				if err == nil && !(known && s.Suffrage == raft.Voter) {
-					voters++
-				}
-			} else {
-				err = r.AddNonvoter(raft.ServerID(id), addr, 0, timeout).Error()
-			}
-			c.logChange("add", id, err)
-		case s.Suffrage == raft.Nonvoter && voters < MaxVoters:
-			err := r.AddVoter(raft.ServerID(id), addr, 0, timeout).Error()
-			if err == nil {
-				voters++
-			}
-			c.logChange("promote", id, err)
-		}
-	}
 	c.mu.Lock()
 	left, dead := map[string]bool{}, map[string]bool{}
 	for id := range c.left {

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"sync/atomic"
+
 	"github.com/cespare/xxhash/v2"
 )
 
@@ -17,7 +19,11 @@ func Partition(key string) int {
 
 // Member is one node as the ring sees it.
 type Member struct {
-	ID       string
+	ID string
+	// Epoch is the member's liveness epoch in the replicated membership
+	// (catalog.NodeRecord): a node restarted or fenced comes back under a
+	// new one.
+	Epoch    uint64
 	APIAddr  string
 	PeerAddr string
 	RaftAddr string
@@ -31,6 +37,11 @@ type Ring struct {
 	Self    int // index of this node in Members, or -1
 	owner   [Partitions]int16
 	replica [Partitions]int16 // -1 when there is no second member
+	// held marks the partitions this node may decide for under this ring:
+	// it owns them, and every node that could still decide for them under
+	// an older ring has provably stopped (cluster/hold.go). Bits only go
+	// from 0 to 1 during a ring's life.
+	held [Partitions / 64]atomic.Uint64
 }
 
 // NewRing places every partition on the member with the highest
@@ -72,6 +83,33 @@ func score(seed, p uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
+}
+
+// Held reports whether this node may decide for partition p under r.
+func (r *Ring) Held(p int) bool { return r.held[p>>6].Load()&(1<<(p&63)) != 0 }
+
+// hold marks partition p held.
+func (r *Ring) hold(p int) { r.held[p>>6].Or(1 << (p & 63)) }
+
+// holdAll marks every partition this node owns held: a ring no other node
+// can have decided under (a single node, or tests' fixed rings).
+func (r *Ring) holdAll() *Ring {
+	for p := 0; p < Partitions; p++ {
+		if r.OwnsLocally(p) {
+			r.hold(p)
+		}
+	}
+	return r
+}
+
+// HeldAll reports whether this node holds every partition it owns.
+func (r *Ring) HeldAll() bool {
+	for p := 0; p < Partitions; p++ {
+		if r.OwnsLocally(p) && !r.Held(p) {
+			return false
+		}
+	}
+	return true
 }
 
 // Owner returns the index in Members of the node owning partition p, or -1

@@ -97,6 +97,21 @@ func BenchmarkRouterLocalAsk(b *testing.B) {
 	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 	defer sys.Stop()
 	r := SingleNode("n1", sys, time.Second)
+	benchLocalAsk(b, r)
+}
+
+// BenchmarkRouterLocalAskLive is the local ask of a cluster member: the
+// liveness gate (a monotonic clock read) and the held bit on every owner
+// decision (issue 23).
+func BenchmarkRouterLocalAskLive(b *testing.B) {
+	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
+	defer sys.Stop()
+	r := SingleNode("n1", sys, time.Second)
+	r.renew(time.Now().Add(time.Hour))
+	benchLocalAsk(b, r)
+}
+
+func benchLocalAsk(b *testing.B, r *Router) {
 	op := &actors.Seen{ID: "k"}
 	b.ReportAllocs()
 	b.ResetTimer()

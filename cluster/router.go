@@ -43,20 +43,24 @@ type Router struct {
 	fwd     Forwarder
 	timeout time.Duration
 	refresh atomic.Pointer[func(atLeast uint64) *Ring]
-	// soloSince is when this node's ring last shrank to itself alone from
-	// a ring with peers (Unix ns; 0: never).
-	soloSince atomic.Int64
+
+	// Liveness (cluster/liveness.go): when leased is set, this node
+	// decides as owner only before validUntil, the end of the right its
+	// last renewal applied through the Raft quorum gave it, in nanoseconds
+	// of the monotonic clock since base. A node cut off from the quorum
+	// therefore stops deciding by itself, whatever its gossip view says.
+	leased     atomic.Bool
+	validUntil atomic.Int64
+	base       time.Time
 }
 
-// soloGrace is how long after its ring shrank to itself alone a node
-// refuses single-use writes (ops that need a replica): a node starved of
-// CPU can see every peer as dead for a moment while they are alive and
-// serving, and a consume it accepted alone could be accepted again by the
-// partition's real owner (a double spend). A real loss of every peer
-// costs this long of "unavailable" for single-use operations.
-const soloGrace = 10 * time.Second
+// errLapsed is why a node whose liveness right has lapsed refuses to
+// decide: it cannot tell whether the quorum has moved its partitions.
+var errLapsed = errors.New("cluster: this node's liveness lapsed (no renewal through the Raft quorum); it decides nothing until it renews")
 
-var errAlone = errors.New("cluster: alone in the ring since a moment ago; single use needs a replica")
+// errNotHeld is why a new owner refuses to decide before the previous
+// owners of the partition have provably stopped (cluster/hold.go).
+var errNotHeld = errors.New("cluster: partition gained a moment ago; waiting for its previous owner to stop and hand off")
 
 // NewRouter routes over ring, running locally owned ops on local. fwd may be
 // nil while the ring has only this node.
@@ -64,8 +68,8 @@ func NewRouter(ring *Ring, local *actors.System, fwd Forwarder, timeout time.Dur
 	if timeout <= 0 {
 		timeout = 500 * time.Millisecond
 	}
-	r := &Router{local: local, fwd: fwd, timeout: timeout}
-	r.ring.Store(ring)
+	r := &Router{local: local, fwd: fwd, timeout: timeout, base: time.Now()}
+	r.ring.Store(ring.holdAll())
 	return r
 }
 
@@ -83,28 +87,50 @@ func (r *Router) Local() *actors.System { return r.local }
 // Timeout is the bound of one ask.
 func (r *Router) Timeout() time.Duration { return r.timeout }
 
-// SetRing swaps in a new ring; rings with an older epoch are ignored.
-func (r *Router) SetRing(next *Ring) {
+// SetRing swaps in a new ring whose owned partitions this node may
+// decide for at once (tests' fixed rings); rings with an older epoch are
+// ignored.
+func (r *Router) SetRing(next *Ring) { r.publish(next.holdAll()) }
+
+// publish swaps in next as it is (held bits and all) unless the router
+// already has a ring as new; it reports whether next was installed.
+func (r *Router) publish(next *Ring) bool {
 	for {
 		cur := r.ring.Load()
 		if cur != nil && next.Epoch <= cur.Epoch {
-			return
+			return false
 		}
 		if r.ring.CompareAndSwap(cur, next) {
-			if cur != nil && len(cur.Members) > 1 && len(next.Members) == 1 {
-				r.soloSince.Store(time.Now().UnixNano())
-			}
-			return
+			return true
 		}
 	}
+}
+
+// renew extends this node's right to decide until until (a monotonic
+// instant), and turns the liveness gate on.
+func (r *Router) renew(until time.Time) {
+	ns := int64(until.Sub(r.base))
+	for {
+		cur := r.validUntil.Load()
+		if ns <= cur || r.validUntil.CompareAndSwap(cur, ns) {
+			break
+		}
+	}
+	r.leased.Store(true)
+}
+
+// Live reports whether this node may decide as an owner now: its last
+// renewal through the quorum has not lapsed (always, without liveness).
+func (r *Router) Live() bool {
+	return !r.leased.Load() || int64(time.Since(r.base)) < r.validUntil.Load()
 }
 
 // SetRefresher installs the membership's "rebuild the ring now" hook,
 // used when a peer reports a newer epoch. It returns the ring to use.
 func (r *Router) SetRefresher(f func(atLeast uint64) *Ring) { r.refresh.Store(&f) }
 
-// Observe records an epoch seen from a peer, so the next ring this node
-// builds is numbered after it (epochs are Lamport clocks across nodes).
+// Observe records an epoch seen from a peer (a peer ahead of this node in
+// applying the membership; reported in the cluster status).
 func (r *Router) Observe(epoch uint64) {
 	for {
 		cur := r.seen.Load()
@@ -165,6 +191,9 @@ func (r *Router) AskPartition(p int, op actors.Op) error {
 // own runs op as the owner of p under ring: locally, then on the replica
 // when op is Replicated.
 func (r *Router) own(ring *Ring, p int, op actors.Op) error {
+	if err := r.mayDecide(ring, p, op); err != nil {
+		return err
+	}
 	if err := r.askLocal(p, op); err != nil {
 		return err
 	}
@@ -174,9 +203,6 @@ func (r *Router) own(ring *Ring, p int, op actors.Op) error {
 	}
 	ri := ring.Replica(p)
 	if ri < 0 || ri == ring.Self {
-		if since := r.soloSince.Load(); since != 0 && time.Now().UnixNano()-since < int64(soloGrace) && rep.ReplicaOp() != nil {
-			return r.unreplicated(p, rep, errAlone)
-		}
 		return nil
 	}
 	rop := rep.ReplicaOp()
@@ -194,6 +220,22 @@ func (r *Router) own(ring *Ring, p int, op actors.Op) error {
 		if fix := a.Adopt(); fix != nil {
 			return r.askLocal(p, fix)
 		}
+	}
+	return nil
+}
+
+// mayDecide is the owner's right to run op for p under ring: it holds the
+// partition and its liveness has not lapsed. It hands the op the ring's
+// epoch when the op needs one.
+func (r *Router) mayDecide(ring *Ring, p int, op actors.Op) error {
+	if !ring.Held(p) {
+		return errors.Join(ErrUnavailable, errNotHeld)
+	}
+	if !r.Live() {
+		return errors.Join(ErrUnavailable, errLapsed)
+	}
+	if e, ok := op.(actors.Epoched); ok {
+		e.SetEpoch(ring.Epoch)
 	}
 	return nil
 }
@@ -257,6 +299,10 @@ func (r *Router) ServeTogether(asks []FramedAsk, epochs []uint64, errs []error) 
 		if _, rep := a.Op.(actors.Replicated); err == nil && rep && !a.Replica {
 			errs[i] = r.own(ring, a.Partition, a.Op) // needs its replica: alone
 			continue
+		}
+		if err == nil && !a.Replica {
+			err = r.mayDecide(ring, a.Partition, a.Op)
+			errs[i] = err
 		}
 		if err == nil {
 			parts, ops, idx = append(parts, a.Partition), append(ops, a.Op), append(idx, i)

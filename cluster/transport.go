@@ -22,11 +22,20 @@ import (
 	"github.com/trustd/trustd/proto/clusterpb"
 )
 
-// The peer transport: node-to-node requests over one pipelined fasthttp
-// client per peer. Measured on these machines a pipelined fasthttp round
-// trip costs a fraction of protoactor remote's, with one allocation, so
-// the cluster carries its own few message types this way. Every body is a
-// proto/clusterpb message.
+// The peer transport: node-to-node requests over fasthttp clients per
+// peer. Measured on these machines a fasthttp round trip costs a fraction
+// of protoactor remote's, with one allocation, so the cluster carries its
+// own few message types this way. Every body is a proto/clusterpb message.
+//
+// A peer that is gone costs nothing (issue 23): every client dials on the
+// caller's goroutine (plain HostClients, no background worker; fasthttp's
+// PipelineClient redials a refused address in a loop of its own, for
+// ever, which is what kept thousands of dials a second going to a member
+// that had left), a failed dial backs the address off (dialBackoff), and
+// the cluster tells the transport when a member leaves or dies (Forget):
+// its queue and connections are closed, the asks waiting on it fail at
+// once with ErrUnavailable, and no later ask to that address dials until
+// the member is seen again (Remember).
 
 // Paths of the peer listener. They are cluster-internal and never part of
 // the public contract.
@@ -42,6 +51,27 @@ const (
 // dialTimeout bounds connecting to a peer; an ask's own timeout bounds
 // the rest.
 const dialTimeout = 500 * time.Millisecond
+
+// Dial back-off: after a failed dial an address is not dialled again for
+// minDialBackoff, doubling with every further failure up to
+// maxDialBackoff; a successful dial resets it. Calls in between fail at
+// once (errDialBackoff), so an unreachable address costs at most one
+// connection attempt per maxDialBackoff however many asks target it.
+const (
+	minDialBackoff = 50 * time.Millisecond
+	maxDialBackoff = 2 * time.Second
+)
+
+// errDialBackoff is a call to an address whose last dial failed a moment
+// ago.
+var errDialBackoff = fmt.Errorf("%w: peer unreachable a moment ago; not dialling again yet", ErrUnavailable)
+
+// ErrPeerGone is a call or ask to the address of a member that left or
+// died (Transport.Forget). It wraps ErrUnavailable.
+var ErrPeerGone = fmt.Errorf("%w: the peer is no longer a member", ErrUnavailable)
+
+// errTransportClosed is a call or ask after Close.
+var errTransportClosed = fmt.Errorf("%w: transport closed", ErrUnavailable)
 
 // quietLogger drops the pipeline client's own log lines: every failure
 // reaches the caller as an error.
@@ -80,60 +110,208 @@ func peerToken(key string) string {
 // Forwarder.
 type Transport struct {
 	token   string
+	node    string      // this node's id, claimed in every request (SetNodeID)
 	tls     *tls.Config // nil: plain TCP (loopback-only clusters)
 	mu      sync.RWMutex
-	clients map[string]*fasthttp.PipelineClient // by peer address
-	queues  map[string]*peerQueue               // by peer address
-	hosts   map[string]*fasthttp.HostClient     // frames, by peer address
+	clients map[string]*fasthttp.HostClient // calls, by peer address
+	queues  map[string]*peerQueue           // by peer address
+	hosts   map[string]*fasthttp.HostClient // frames, by peer address
+	gone    map[string]bool                 // addresses of members that left or died
+	closed  bool
 	pending sync.Pool
 	timers  sync.Pool
 	// frames and asks count what the peer queues sent (Frames).
 	frames, asks atomic.Uint64
+	gens         atomic.Uint64 // numbers the uses of pooled pendingAsks
+
+	dialMu  sync.Mutex
+	backoff map[string]*dialState // addresses whose last dial failed
+	dials   atomic.Uint64         // connection attempts (Dials)
+}
+
+// dialState is an address's dial back-off.
+type dialState struct {
+	fails int
+	until time.Time
 }
 
 // Frames reports how many ask frames this transport sent and how many
 // asks they carried.
 func (t *Transport) Frames() (frames, asks uint64) { return t.frames.Load(), t.asks.Load() }
 
+// Dials reports how many connections this transport has tried to open.
+func (t *Transport) Dials() uint64 { return t.dials.Load() }
+
 // NewTransport returns a transport that presents the token derived from
 // clusterKey and, when clientTLS is set, dials peers over mutual TLS with
 // it (see cluster/mtls).
 func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
-	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.PipelineClient{},
-		queues: map[string]*peerQueue{}, hosts: map[string]*fasthttp.HostClient{}}
+	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.HostClient{},
+		queues: map[string]*peerQueue{}, hosts: map[string]*fasthttp.HostClient{}, gone: map[string]bool{},
+		backoff: map[string]*dialState{}}
 	t.pending.New = func() any { return &pendingAsk{done: make(chan struct{}, 1)} }
 	return t
 }
 
-func (t *Transport) client(addr string) *fasthttp.PipelineClient {
+// SetNodeID makes every request claim node id: a peer refuses a request
+// whose claim differs from the id its client certificate names.
+func (t *Transport) SetNodeID(id string) { t.node = id }
+
+// client returns the client for calls to addr, or an error when addr is
+// a member that is gone or the transport is closed. Calls are occasional
+// (status probes, forwarded writes, hand-offs, leave requests, extension
+// operations, asks to a peer without frames), so a HostClient with a few
+// connections serves them; it dials on the caller's goroutine and keeps
+// no worker that could redial on its own.
+func (t *Transport) client(addr string) (*fasthttp.HostClient, error) {
+	return t.hostClient(t.clients, addr, 16)
+}
+
+// frameClient is client for ask frames (one sender per peer, so two
+// connections suffice).
+func (t *Transport) frameClient(addr string) (*fasthttp.HostClient, error) {
+	return t.hostClient(t.hosts, addr, 2)
+}
+
+func (t *Transport) hostClient(m map[string]*fasthttp.HostClient, addr string, conns int) (*fasthttp.HostClient, error) {
 	t.mu.RLock()
-	c := t.clients[addr]
+	c, err := m[addr], t.usable(addr)
 	t.mu.RUnlock()
-	if c != nil {
-		return c
+	if err != nil || c != nil {
+		return c, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if c = t.clients[addr]; c == nil {
-		c = &fasthttp.PipelineClient{
-			Addr:               addr,
-			Name:               "trustd-peer",
-			MaxConns:           1,
-			MaxPendingRequests: 4096,
-			MaxBatchDelay:      0,
-			ReadTimeout:        5 * time.Second,
-			WriteTimeout:       5 * time.Second,
-			Dial:               t.dial,
-			Logger:             quietLogger{},
-		}
-		t.clients[addr] = c
+	if err := t.usable(addr); err != nil {
+		return nil, err
 	}
-	return c
+	if c = m[addr]; c == nil {
+		c = &fasthttp.HostClient{
+			Addr:                          addr,
+			Name:                          "trustd-peer",
+			MaxConns:                      conns,
+			MaxConnWaitTimeout:            time.Second,
+			ReadTimeout:                   5 * time.Second,
+			WriteTimeout:                  5 * time.Second,
+			MaxIdleConnDuration:           time.Minute,
+			Dial:                          t.dial,
+			NoDefaultUserAgentHeader:      true,
+			DisableHeaderNamesNormalizing: true,
+		}
+		m[addr] = c
+	}
+	return c, nil
+}
+
+// usable reports why addr may not be called, if it may not. t.mu is held.
+func (t *Transport) usable(addr string) error {
+	switch {
+	case t.closed:
+		return errTransportClosed
+	case t.gone[addr]:
+		return ErrPeerGone
+	}
+	return nil
+}
+
+// Forget is told that the member at addr left or died: its ask queue
+// stops and every ask waiting on it (queued or in the frame in flight)
+// fails at once with ErrPeerGone, its idle connections close, and calls
+// and asks to addr fail without dialling until Remember(addr).
+func (t *Transport) Forget(addr string) {
+	if addr == "" {
+		return
+	}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return
+	}
+	t.gone[addr] = true
+	q, rq := t.queues[addr], t.queues[replicaQueue(addr)]
+	delete(t.queues, addr)
+	delete(t.queues, replicaQueue(addr))
+	cs := []*fasthttp.HostClient{t.clients[addr], t.hosts[addr]}
+	delete(t.clients, addr)
+	delete(t.hosts, addr)
+	t.mu.Unlock()
+	for _, q := range []*peerQueue{q, rq} {
+		if q != nil {
+			q.close(ErrPeerGone) // answers without blocking
+		}
+	}
+	// Forget runs in memberlist's event callback: closing connections (a
+	// TLS close writes an alert) happens off it.
+	go func() {
+		for _, c := range cs {
+			if c != nil {
+				c.CloseIdleConnections()
+			}
+		}
+	}()
+	t.dialMu.Lock()
+	delete(t.backoff, addr)
+	t.dialMu.Unlock()
+}
+
+// Remember is told that addr is a live member's again (it rejoined, or
+// a new member took the address): calls and asks to it dial again.
+func (t *Transport) Remember(addr string) {
+	t.mu.RLock()
+	g := t.gone[addr]
+	t.mu.RUnlock()
+	if !g {
+		return
+	}
+	t.mu.Lock()
+	delete(t.gone, addr)
+	t.mu.Unlock()
 }
 
 // dial connects to a peer and, over TLS, completes the handshake within
 // the dial timeout, so a peer that is not a cluster member fails here.
 func (t *Transport) dial(addr string) (net.Conn, error) {
+	if err := t.mayDial(addr); err != nil {
+		return nil, err
+	}
+	c, err := t.dialPeer(addr)
+	t.dialed(addr, err)
+	return c, err
+}
+
+// mayDial counts a connection attempt to addr, or refuses it while addr
+// is backed off.
+func (t *Transport) mayDial(addr string) error {
+	t.dialMu.Lock()
+	defer t.dialMu.Unlock()
+	if st := t.backoff[addr]; st != nil && time.Now().Before(st.until) {
+		return fmt.Errorf("%w: %s (%d failed dials)", errDialBackoff, addr, st.fails)
+	}
+	t.dials.Add(1)
+	return nil
+}
+
+// dialed records the outcome of a dial: a failure backs addr off for
+// twice as long as the previous one (minDialBackoff…maxDialBackoff), a
+// success clears it.
+func (t *Transport) dialed(addr string, err error) {
+	t.dialMu.Lock()
+	defer t.dialMu.Unlock()
+	if err == nil {
+		delete(t.backoff, addr)
+		return
+	}
+	st := t.backoff[addr]
+	if st == nil {
+		st = &dialState{}
+		t.backoff[addr] = st
+	}
+	d := minDialBackoff << min(st.fails, 8)
+	st.fails++
+	st.until = time.Now().Add(min(d, maxDialBackoff))
+}
+
+func (t *Transport) dialPeer(addr string) (net.Conn, error) {
 	c, err := fasthttp.DialTimeout(addr, dialTimeout)
 	if err != nil || t.tls == nil {
 		return c, err
@@ -167,8 +345,15 @@ func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout tim
 	if t.token != "" {
 		req.Header.Set(peerTokenHeader, t.token)
 	}
+	if t.node != "" {
+		req.Header.Set(peerNodeHeader, t.node)
+	}
 	req.SetBodyRaw(body)
-	if err := t.client(addr).DoTimeout(req, resp, timeout); err != nil {
+	c, err := t.client(addr)
+	if err != nil {
+		return dst, err
+	}
+	if err := c.DoTimeout(req, resp, timeout); err != nil {
 		return dst, err
 	}
 	if sc := resp.StatusCode(); sc != fasthttp.StatusOK {
@@ -182,26 +367,9 @@ func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout tim
 // and reads on the calling goroutine serves it: no writer and reader
 // goroutines to wake per frame, as the pipeline client has.
 func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Duration) ([]byte, error) {
-	t.mu.RLock()
-	c := t.hosts[addr]
-	t.mu.RUnlock()
-	if c == nil {
-		t.mu.Lock()
-		if c = t.hosts[addr]; c == nil {
-			c = &fasthttp.HostClient{
-				Addr:                          addr,
-				Name:                          "trustd-peer",
-				MaxConns:                      2,
-				ReadTimeout:                   5 * time.Second,
-				WriteTimeout:                  5 * time.Second,
-				MaxIdleConnDuration:           time.Minute,
-				Dial:                          t.dial,
-				NoDefaultUserAgentHeader:      true,
-				DisableHeaderNamesNormalizing: true,
-			}
-			t.hosts[addr] = c
-		}
-		t.mu.Unlock()
+	c, err := t.frameClient(addr)
+	if err != nil {
+		return dst, err
 	}
 	req := fasthttp.AcquireRequest()
 	resp := fasthttp.AcquireResponse()
@@ -212,6 +380,9 @@ func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Durati
 	req.Header.SetHost(addr)
 	if t.token != "" {
 		req.Header.Set(peerTokenHeader, t.token)
+	}
+	if t.node != "" {
+		req.Header.Set(peerNodeHeader, t.node)
 	}
 	req.SetBodyRaw(body)
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
@@ -258,8 +429,9 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 	if cap(body) > cap(opb)-len(opb) {
 		scratch = body[:0]
 	}
-	p.buf, p.body, p.timeout, p.err = scratch, body, timeout, nil
-	p.state.Store(askWaiting)
+	p.buf, p.body, p.timeout, p.err, p.closed = scratch, body, timeout, nil, false
+	p.gen = t.gens.Add(1)
+	p.state.Store(p.gen<<2 | askWaiting)
 	q, err := t.queue(m.PeerAddr, replica)
 	if err != nil {
 		t.pending.Put(p)
@@ -270,6 +442,11 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 		// Abandoned: the sender may still write into p, so p is never
 		// reused. The op may still run on the owner.
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, fasthttp.ErrTimeout)
+	}
+	if p.closed {
+		// Answered by the queue's close while possibly in a frame in
+		// flight, whose sender may still try to answer it: never reused.
+		return fmt.Errorf("cluster: ask %s: %w", m.ID, p.err)
 	}
 	defer func() {
 		p.out = p.out[:0]
@@ -320,9 +497,11 @@ func appendAsk(b []byte, epoch uint64, partition uint32, kind string, op []byte,
 	return b, nil
 }
 
-// States of a pendingAsk.
+// States of a pendingAsk, in the low two bits of its state; the rest is
+// the use's generation.
 const (
-	askWaiting int32 = iota
+	askWaiting uint64 = iota
+	askAnswering
 	askAnswered
 	askAbandoned
 )
@@ -337,7 +516,9 @@ type pendingAsk struct {
 	timeout time.Duration
 	out     []byte // the encoded clusterpb.Answer
 	err     error
-	state   atomic.Int32
+	closed  bool          // answered by peerQueue.close
+	gen     uint64        // this use of the pooled pendingAsk (Transport.gens)
+	state   atomic.Uint64 // gen<<2 | one of askWaiting...
 	done    chan struct{}
 }
 
@@ -359,7 +540,7 @@ func (p *pendingAsk) wait(timeout time.Duration, timers *sync.Pool) bool {
 	case <-p.done:
 		return true
 	case <-t.C:
-		if p.state.CompareAndSwap(askWaiting, askAbandoned) {
+		if p.state.CompareAndSwap(p.gen<<2|askWaiting, p.gen<<2|askAbandoned) {
 			return false
 		}
 		<-p.done // answered meanwhile
@@ -367,15 +548,24 @@ func (p *pendingAsk) wait(timeout time.Duration, timers *sync.Pool) bool {
 	}
 }
 
-// answer hands p its answer unless it was abandoned.
+// answer hands p its answer unless it was abandoned or answered already
+// (the sender and the queue's close may both try).
 func (p *pendingAsk) answer(out []byte, err error) {
-	if p.state.Load() != askWaiting {
+	p.settle(p.gen, out, err, false)
+}
+
+// settle answers use gen of p. It does nothing when that use was answered
+// or abandoned already, or p has been reused since: peerQueue.close
+// answers the asks of the frame in flight by the generation it recorded
+// when the frame was taken, while the sender may answer them too and
+// their callers reuse them.
+func (p *pendingAsk) settle(gen uint64, out []byte, err error, closed bool) {
+	if !p.state.CompareAndSwap(gen<<2|askWaiting, gen<<2|askAnswering) {
 		return
 	}
-	p.out, p.err = append(p.out[:0], out...), err
-	if p.state.CompareAndSwap(askWaiting, askAnswered) {
-		p.done <- struct{}{}
-	}
+	p.out, p.err, p.closed = append(p.out[:0], out...), err, closed
+	p.state.Store(gen<<2 | askAnswered)
+	p.done <- struct{}{}
 }
 
 // peerQueue coalesces the asks to one peer. One sender goroutine per peer
@@ -388,20 +578,26 @@ func (p *pendingAsk) answer(out []byte, err error) {
 // the peer transport (HTTP framing, syscalls, goroutine wakes on both
 // nodes) are paid per frame, not per ask.
 type peerQueue struct {
-	t      *Transport
-	addr   string
-	mu     sync.Mutex
-	queue  []*pendingAsk
-	spare  []*pendingAsk
-	wake   chan struct{}
-	stop   chan struct{}
-	frame  []byte
-	answer []byte
-	legacy time.Time // until then the peer gets one ask per request
+	t        *Transport
+	addr     string
+	mu       sync.Mutex
+	queue    []*pendingAsk
+	spare    []*pendingAsk
+	inflight []*pendingAsk // the frame being sent (the sender's batch)
+	inGens   []uint64      // the generations of inflight's asks
+	closed   error         // set by close: pushes fail at once with it
+	wake     chan struct{}
+	stop     chan struct{}
+	frame    []byte
+	answer   []byte
+	legacy   time.Time // until then the peer gets one ask per request
 }
 
 // maxFrameAsks bounds the asks of one frame.
 const maxFrameAsks = 256
+
+// replicaQueue is the key of a peer's queue for replica asks.
+func replicaQueue(addr string) string { return "replica " + addr }
 
 // queue is the peer's queue for owner asks, or with replica its queue
 // for replica asks. They are two because serving an owner ask may need a
@@ -410,10 +606,10 @@ const maxFrameAsks = 256
 // timed out (every replicated use unavailable while two nodes ask each
 // other; TestReplicatedAsksInBothDirectionsDoNotWaitOnEachOther). A
 // replica ask never waits on another node, so its frames always finish.
-func (t *Transport) queue(addr string, replica bool) (*peerQueue, error) { //nolint:unparam // kept for a closed transport
+func (t *Transport) queue(addr string, replica bool) (*peerQueue, error) {
 	key := addr
 	if replica {
-		key = "replica " + addr
+		key = replicaQueue(addr)
 	}
 	t.mu.RLock()
 	q := t.queues[key]
@@ -423,6 +619,9 @@ func (t *Transport) queue(addr string, replica bool) (*peerQueue, error) { //nol
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if err := t.usable(addr); err != nil {
+		return nil, err
+	}
 	if q = t.queues[key]; q == nil {
 		q = &peerQueue{t: t, addr: addr, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 		t.queues[key] = q
@@ -433,6 +632,11 @@ func (t *Transport) queue(addr string, replica bool) (*peerQueue, error) { //nol
 
 func (q *peerQueue) push(p *pendingAsk) {
 	q.mu.Lock()
+	if err := q.closed; err != nil {
+		q.mu.Unlock()
+		p.settle(p.gen, nil, err, true)
+		return
+	}
 	q.queue = append(q.queue, p)
 	q.mu.Unlock()
 	select {
@@ -452,12 +656,37 @@ func (q *peerQueue) take() []*pendingAsk {
 	q.queue = q.queue[:rest]
 	live := batch[:0]
 	for _, p := range batch {
-		if p.state.Load() == askWaiting {
+		if p.state.Load() == p.gen<<2|askWaiting {
 			live = append(live, p)
 		}
 	}
 	clear(batch[len(live):])
+	q.inflight, q.inGens = live, q.inGens[:0]
+	for _, p := range live {
+		q.inGens = append(q.inGens, p.gen)
+	}
 	return live
+}
+
+// close stops the queue: every ask queued or in the frame in flight is
+// answered err at once, and later pushes are too.
+func (q *peerQueue) close(err error) {
+	q.mu.Lock()
+	if q.closed != nil {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = err
+	for _, p := range q.queue {
+		p.settle(p.gen, nil, err, true) // queued: answered by nobody else
+	}
+	for i, p := range q.inflight {
+		p.settle(q.inGens[i], nil, err, true)
+	}
+	clear(q.queue)
+	q.queue = q.queue[:0]
+	q.mu.Unlock()
+	close(q.stop)
 }
 
 func (q *peerQueue) send() {
@@ -465,9 +694,6 @@ func (q *peerQueue) send() {
 		select {
 		case <-q.wake:
 		case <-q.stop:
-			for _, p := range q.take() {
-				p.answer(nil, errors.New("transport closed"))
-			}
 			return
 		}
 		for {
@@ -481,9 +707,9 @@ func (q *peerQueue) send() {
 				break
 			}
 			q.flush(batch)
-			clear(batch)
 			q.mu.Lock()
-			q.spare = batch[:0]
+			clear(batch)
+			q.spare, q.inflight = batch[:0], nil
 			q.mu.Unlock()
 		}
 	}
@@ -559,21 +785,29 @@ func nextField(b []byte) (v, rest []byte, ok bool) {
 	return v, b[n+m:], true
 }
 
-// Close drops every peer connection.
+// Close drops every peer connection and fails every waiting ask; later
+// calls and asks fail at once.
 func (t *Transport) Close() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.clients = map[string]*fasthttp.PipelineClient{}
-	for _, c := range t.hosts {
-		c.CloseIdleConnections()
-	}
-	t.hosts = map[string]*fasthttp.HostClient{}
-	for _, q := range t.queues {
-		close(q.stop)
-	}
+	t.closed = true
+	qs, cs := t.queues, []map[string]*fasthttp.HostClient{t.clients, t.hosts}
 	t.queues = map[string]*peerQueue{}
+	t.clients, t.hosts = map[string]*fasthttp.HostClient{}, map[string]*fasthttp.HostClient{}
+	t.mu.Unlock()
+	for _, q := range qs {
+		q.close(errTransportClosed)
+	}
+	for _, m := range cs {
+		for _, c := range m {
+			c.CloseIdleConnections()
+		}
+	}
 }
 
+// validToken reports whether got is the token derived from the cluster
+// key. Without a key there is no valid token: a peer listener is never
+// open to anyone (node.Start always has a key, generated when none was
+// given).
 func validToken(want string, got []byte) bool {
-	return want == "" || subtle.ConstantTimeCompare([]byte(want), got) == 1
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), got) == 1
 }

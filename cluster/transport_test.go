@@ -114,30 +114,38 @@ func TestAPeerWithoutFramesGetsOneAskPerRequest(t *testing.T) {
 	}
 }
 
-// A node whose ring just shrank to itself alone (every peer looked dead:
-// a starved node can see that while its peers serve) refuses single use
-// for a grace period rather than deciding a first use without a replica.
-func TestANodeLeftAloneAMomentAgoRefusesSingleUse(t *testing.T) {
+// An owner decides only while its liveness right (renewed through the
+// quorum) stands and only for partitions it holds: a node cut off from
+// the quorum, or one that gained a partition a moment ago, answers
+// unavailable and leaves no use behind.
+func TestAnOwnerDecidesOnlyWhileLiveAndHolding(t *testing.T) {
 	p := mustNewPair(t)
-	key := p.keyOwnedBy("b")
+	key := p.keyOwnedBy("a")
 	exp := time.Now().Add(time.Minute).UnixNano()
-	p.a.SetRing(NewRing(5, p.a.Ring().Members[:1], "a"))
-	op := &actors.Consume{ID: key, Expires: exp}
-	if err := p.a.Ask(key, op); !errors.Is(err, ErrUnavailable) {
-		t.Fatalf("consume alone right after the peers vanished: first=%v err=%v, want unavailable", op.First, err)
+	consume := func() (*actors.Consume, error) {
+		op := &actors.Consume{ID: key, Expires: exp}
+		return op, p.a.Ask(key, op)
+	}
+	// lapsed: the last renewal's right ended a moment ago
+	p.a.renew(time.Now().Add(-time.Millisecond))
+	if op, err := consume(); !errors.Is(err, ErrUnavailable) || !errors.Is(err, errLapsed) {
+		t.Fatalf("consume with a lapsed liveness: first=%v err=%v, want unavailable (lapsed)", op.First, err)
 	}
 	seen := &actors.Seen{ID: key}
 	if err := p.a.AskLocal(Partition(key), seen); err != nil || seen.Used {
 		t.Fatalf("the refused consume left a use: used=%v err=%v", seen.Used, err)
 	}
-	// Soft state is not single use: a bucket still answers.
-	if err := p.a.Ask(key, &actors.Reserve{Key: key, Bucket: ratelimit.BucketConfig{Capacity: 1, RefillAmount: 1, RefillInterval: 1}, Cost: 1}); err != nil {
-		t.Fatalf("reserve alone: %v", err)
+	// renewed, but under a ring whose partitions are not held yet
+	p.a.renew(time.Now().Add(time.Minute))
+	unheld := NewRing(p.a.Ring().Epoch+1, p.a.Ring().Members, "a")
+	if !p.a.publish(unheld) {
+		t.Fatal("newer ring not installed")
 	}
-	// After the grace, a node alone is a single node.
-	p.a.soloSince.Store(time.Now().Add(-soloGrace - time.Second).UnixNano())
-	op = &actors.Consume{ID: key, Expires: exp}
-	if err := p.a.Ask(key, op); err != nil || !op.First {
-		t.Fatalf("consume alone after the grace: first=%v err=%v", op.First, err)
+	if op, err := consume(); !errors.Is(err, errNotHeld) {
+		t.Fatalf("consume of a partition not yet held: first=%v err=%v, want unavailable (not held)", op.First, err)
+	}
+	unheld.hold(Partition(key))
+	if op, err := consume(); err != nil || !op.First {
+		t.Fatalf("consume once held and live: first=%v err=%v", op.First, err)
 	}
 }

@@ -9,8 +9,10 @@
 # Nodes talk to each other over mutual TLS with certificates of the
 # cluster's own CA, made here with trustctl on first start ($dir/tls).
 #
-# Node i (1-based) listens on http 8079+i, ops 9189+i, gossip 7945+i,
-# peer 8189+i and raft 8299+i; set BASE_OFFSET to shift every port. State
+# Node i (1-based) listens on http 8180+i, ops 9180+i, gossip 7980+i,
+# peer 8280+i and raft 8380+i (8181, 9181, 7981, 8281, 8381 for node 1): none
+# collides with a quick-start node (8080, 9090, 7946, 8090, 8300). Set
+# BASE_OFFSET to shift every port. State
 # lives in ${CLUSTER_DIR:-./cluster-data}/node-i, logs in node-i.log.
 set -euo pipefail
 
@@ -38,29 +40,29 @@ start() {
   for i in $(seq 1 "$n"); do
     [ -f "$dir/tls/node-$i.pem" ] || "$ctl" tls cert create --node "node-$i" --out-dir "$dir/tls" >/dev/null
     local join=""
-    [ "$i" -gt 1 ] && join="127.0.0.1:$(port 7945 1)"
+    [ "$i" -gt 1 ] && join="127.0.0.1:$(port 7980 1)"
     mkdir -p "$dir/node-$i"
     TRUSTD_ADMIN_TOKEN=$token TRUSTD_CLUSTER_KEY=$key "$bin" \
       --node-id "node-$i" --data-dir "$dir/node-$i" \
-      --http-addr "127.0.0.1:$(port 8079 "$i")" --ops-addr "127.0.0.1:$(port 9189 "$i")" \
-      --gossip-addr "127.0.0.1:$(port 7945 "$i")" --peer-addr "127.0.0.1:$(port 8189 "$i")" \
-      --raft-addr "127.0.0.1:$(port 8299 "$i")" --join "$join" \
+      --http-addr "127.0.0.1:$(port 8180 "$i")" --ops-addr "127.0.0.1:$(port 9180 "$i")" \
+      --gossip-addr "127.0.0.1:$(port 7980 "$i")" --peer-addr "127.0.0.1:$(port 8280 "$i")" \
+      --raft-addr "127.0.0.1:$(port 8380 "$i")" --join "$join" \
       --tls-ca "$dir/tls/cluster-ca.pem" --tls-cert "$dir/tls/node-$i.pem" --tls-key "$dir/tls/node-$i-key.pem" \
       >"$dir/node-$i.log" 2>&1 &
     echo $! >"$dir/node-$i.pid"
     # The founder must lead before others join; each joiner must be ready
     # before the next so Raft grows one voter at a time.
     for _ in $(seq 1 100); do
-      curl -fs "http://127.0.0.1:$(port 9189 "$i")/readyz" >/dev/null 2>&1 && break
+      curl -fs "http://127.0.0.1:$(port 9180 "$i")/readyz" >/dev/null 2>&1 && break
       sleep 0.2
     done
-    echo "node-$i  api http://127.0.0.1:$(port 8079 "$i")  pid $(cat "$dir/node-$i.pid")"
+    echo "node-$i  api http://127.0.0.1:$(port 8180 "$i")  pid $(cat "$dir/node-$i.pid")"
   done
   echo "admin token in $dir/admin-token"
 }
 
 status() {
-  "$ctl" --addr "http://127.0.0.1:$(port 8079 1)" --admin-token "$(cat "$dir/admin-token")" cluster status
+  "$ctl" --addr "http://127.0.0.1:$(port 8180 1)" --admin-token "$(cat "$dir/admin-token")" cluster status
 }
 
 stop() {

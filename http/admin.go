@@ -331,8 +331,9 @@ var sites = &resource[catalog.Site, SiteInput, SiteView, SiteList]{
 	what: "site", path: "/workspaces/{workspace_id}/sites", param: "site_id", id: "Site", ids: "Sites",
 	summary: map[string]string{"create": "Create a site; the answer holds its secret, once.", "list": "List a workspace's sites.",
 		"update": "Change a site."},
-	// a branding profile that is missing or another workspace's
-	createErrors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}),
+	// a branding profile that is missing or another workspace's; the
+	// workspace at catalog.MaxSitesPerWorkspace (409)
+	createErrors: withModuleCodes([]ErrorCode{ErrConflict}, []*errcode.Code{branding.ErrNotFound}),
 	updateErrors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}),
 	table:        func(c *catalog.Catalog) map[string]*catalog.Site { return c.Sites },
 	owner:        func(st *catalog.Site) string { return st.WorkspaceID },
@@ -561,8 +562,10 @@ var credentials = &resource[catalog.Credential, CredentialInput, CredentialView,
 	what: "credential", path: "/workspaces/{workspace_id}/credentials", param: "credential_id", id: "Credential", ids: "Credentials",
 	noGet:   true,
 	summary: map[string]string{"create": "Create a scoped server credential; the answer holds it, once.", "list": "List credentials."},
-	table:   func(c *catalog.Catalog) map[string]*catalog.Credential { return c.Credentials },
-	owner:   func(cr *catalog.Credential) string { return cr.WorkspaceID },
+	// the workspace at catalog.MaxCredentialsPerWorkspace
+	createErrors: []ErrorCode{ErrConflict},
+	table:        func(c *catalog.Catalog) map[string]*catalog.Credential { return c.Credentials },
+	owner:        func(cr *catalog.Credential) string { return cr.WorkspaceID },
 	build: func(c *Call, in *CredentialInput, _ *catalog.Credential, workspaceID string) (catalog.Credential, string, error) {
 		if err := validName("name", &in.Name); err != nil {
 			return catalog.Credential{}, "", err

@@ -1,10 +1,12 @@
 package http_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/node"
 )
 
@@ -142,6 +144,13 @@ func TestAdminErrors(t *testing.T) {
 		{"a duplicate key is refused", "POST", "/workspaces", "", `{"name":"a","name":"b"}`, 400, "malformed-json"},
 		{"a case-insensitive key is refused", "POST", "/workspaces", "", `{"Name":"a"}`, 400, "unknown-field"},
 		{"trailing data is refused", "POST", "/workspaces", "", `{"name":"a"}x`, 400, "malformed-json"},
+		// A JSON null is no object: it is not an empty change (issue 24).
+		{"a null PATCH of a workspace is refused", "PATCH", base, "", `null`, 400, "malformed-json"},
+		{"a null PATCH with spaces around it is refused", "PATCH", base, "", " null\n", 400, "malformed-json"},
+		{"a null PUT of the messaging policy is refused", "PUT", base + "/messaging/policy", "", `null`, 400, "malformed-json"},
+		{"a messaging policy PUT without its policy is refused", "PUT", base + "/messaging/policy", "", `{}`, 400, "invalid-field"},
+		{"a messaging policy PUT with a null policy is refused", "PUT", base + "/messaging/policy", "", `{"policy":null}`, 400, "invalid-field"},
+		{"a null create of a workspace is refused", "POST", "/workspaces", "", `null`, 400, "malformed-json"},
 		{"a site needs hostnames", "POST", base + "/sites", "", map[string]any{"name": "x"}, 400, "invalid-field"},
 		{"a wildcard hostname is invalid", "POST", base + "/sites", "", map[string]any{"name": "x", "hostnames": []string{"*.example.com"}}, 400, "invalid-field"},
 		{"a hostname with a scheme is invalid", "POST", base + "/sites", "", map[string]any{"name": "x", "hostnames": []string{"https://a.com"}}, 400, "invalid-field"},
@@ -227,5 +236,31 @@ func TestTheOnlyMemberRefusesToLeaveTheCluster(t *testing.T) {
 	}
 	if r := tn.do("GET", "/v1/", "", nil); r.status != 200 {
 		t.Fatalf("the node no longer answers: %d", r.status)
+	}
+}
+
+// A workspace's credentials are capped (issue 24): the one past
+// catalog.MaxCredentialsPerWorkspace is 409 conflict, and a delete makes
+// room again.
+func TestAWorkspaceCannotCreateCredentialsPastItsCap(t *testing.T) {
+	tn := mustStartNode(t)
+	var ws wsView
+	tn.mustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
+	base := "/workspaces/" + ws.WorkspaceID + "/credentials"
+	var first struct {
+		ID string `json:"credential_id"`
+	}
+	for i := 0; i < catalog.MaxCredentialsPerWorkspace; i++ {
+		tn.mustCreate(base, map[string]any{"name": fmt.Sprint("c", i), "scopes": []string{"site.verify"}}, &first)
+	}
+	r := tn.admin("POST", base, map[string]any{"name": "one too many", "scopes": []string{"site.verify"}})
+	if r.status != 409 || r.errorCode(t) != "conflict" {
+		t.Fatalf("credential %d: %d %s", catalog.MaxCredentialsPerWorkspace+1, r.status, r.body)
+	}
+	if r := tn.admin("DELETE", base+"/"+first.ID, nil); r.status != 200 && r.status != 204 {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	if r := tn.admin("POST", base, map[string]any{"name": "room again", "scopes": []string{"site.verify"}}); r.status != 201 {
+		t.Fatalf("after a delete: %d %s", r.status, r.body)
 	}
 }

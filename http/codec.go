@@ -25,8 +25,13 @@ func (e *decodeError) Error() string { return e.Code.Code + ": " + e.Msg }
 // DecodeStrict decodes body into v (a pointer to a struct) under the strict
 // options. It never panics, whatever the input.
 func DecodeStrict(body []byte, v any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
+	switch trimmed := bytes.TrimSpace(body); {
+	case len(trimmed) == 0:
 		return &decodeError{ErrMalformedJSON, "the body is empty; a JSON object is required"}
+	case string(trimmed) == "null":
+		// The decoder leaves v untouched for null, which would make a
+		// PATCH or PUT an empty change instead of an error.
+		return &decodeError{ErrMalformedJSON, "the body is null; a JSON object is required"}
 	}
 	err := json.Unmarshal(body, v, strict)
 	if err == nil {

@@ -159,31 +159,20 @@ func principal(u *catalog.ConsoleUser) console.Principal {
 	return console.Principal{UserID: u.ID, Email: u.Email, WorkspaceID: u.WorkspaceID, Role: u.Role}
 }
 
-// consoleLoginBuckets are the login budgets: per client address 20
-// attempts at once then one every 3 seconds (an office behind one NAT
-// shares it); per account 5 at once then one every 12 seconds, whatever
-// the address (guessing one password from many addresses).
-var (
-	consoleLoginIP   = ratelimit.BucketConfig{Capacity: 20, RefillAmount: 1, RefillInterval: int64(3 * time.Second)}
-	consoleLoginUser = ratelimit.BucketConfig{Capacity: 5, RefillAmount: 1, RefillInterval: int64(12 * time.Second)}
-)
-
-// AllowLogin takes one token from the key's bucket on its owner node: the
-// same bucket op (actors.Reserve) the rate-limit check uses, so a login
-// budget is shared by every node of the cluster.
-func (b consoleBackend) AllowLogin(key string) (bool, time.Duration, error) {
-	cfg := consoleLoginIP
-	if strings.HasPrefix(key, "user/") {
-		cfg = consoleLoginUser
-	}
-	op := &actors.Reserve{Key: "console-login/" + key, Bucket: cfg, Cost: 1}
+// TakeLogin takes cost tokens (0: reads) from the console sign-in
+// guard's bucket key on its owner node: the same bucket op
+// (actors.Reserve) the rate-limit check uses, so a login budget is shared
+// by every node of the cluster. The policy is the guard's
+// (console/login).
+func (b consoleBackend) TakeLogin(key string, cfg ratelimit.BucketConfig, cost int64) (bool, int64, time.Duration, error) {
+	op := &actors.Reserve{Key: "console-login/" + key, Bucket: cfg, Cost: cost}
 	if err := b.s.router.Ask(op.Key, op); err != nil {
-		return false, 0, err
+		return false, 0, 0, err
 	}
 	if op.OK {
-		return true, 0, nil
+		return true, op.Remaining, 0, nil
 	}
-	return false, time.Duration(op.RetryAfterNs), nil
+	return false, op.Remaining, time.Duration(op.RetryAfterNs), nil
 }
 
 // Audit records a console login: consoleLogin (password or admin token,
@@ -197,15 +186,30 @@ func (b consoleBackend) Audit(actor, operation, workspaceID string) {
 		Method: "POST", Path: path, WorkspaceID: workspaceID, Status: 303})
 }
 
-// HumanSite is the site key of the console's login widget: the site
-// ConsoleSiteID names, read from the catalog at each login page.
-func (b consoleBackend) HumanSite() (string, bool) {
-	id := b.s.cfg.ConsoleSiteID
-	if id == "" {
-		return "", false
+// consoleSite is the site whose widget guards the console login: the
+// one ConsoleSiteID names or, on a dev node without one, the dev site
+// (seeded for localhost), so a dev account past its failures can still
+// be challenged. nil when there is none, or it is a sandbox site.
+func (b consoleBackend) consoleSite(cat *catalog.Catalog) *catalog.Site {
+	var site *catalog.Site
+	if id := b.s.cfg.ConsoleSiteID; id != "" {
+		site = cat.Sites[id]
+	} else if b.s.cfg.Dev {
+		if key, _ := b.s.demoSite(); key != "" {
+			site = cat.SiteByKey(key)
+		}
 	}
-	site := b.s.store.Catalog().Sites[id]
 	if site == nil || site.Sandbox() {
+		return nil
+	}
+	return site
+}
+
+// HumanSite is the site key of the console's login widget, read from the
+// catalog at each login page.
+func (b consoleBackend) HumanSite() (string, bool) {
+	site := b.consoleSite(b.s.store.Catalog())
+	if site == nil {
 		return "", false
 	}
 	return site.SiteKey, true
@@ -217,8 +221,8 @@ func (b consoleBackend) HumanSite() (string, bool) {
 // cannot answer.
 func (b consoleBackend) VerifyHuman(response, remoteIP string) (bool, error) {
 	cat := b.s.store.Catalog()
-	site := cat.Sites[b.s.cfg.ConsoleSiteID]
-	if site == nil || site.Sandbox() || response == "" || len(response) > 4096 {
+	site := b.consoleSite(cat)
+	if site == nil || response == "" || len(response) > 4096 {
 		return false, nil
 	}
 	var scratch [1024]byte

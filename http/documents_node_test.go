@@ -188,10 +188,17 @@ func TestDocumentsSupported(t *testing.T) {
 			Type  string   `json:"document_type"`
 			Sides []string `json:"sides"`
 		} `json:"documents"`
-		Formats []string `json:"formats"`
+		Formats      []string `json:"formats"`
+		Budget       int64    `json:"decode_budget_bytes"`
+		BudgetWaitMS int64    `json:"decode_budget_wait_ms"`
+		Cost         string   `json:"decode_cost"`
 	}
 	r.decode(t, &s)
 	if r.status != 200 || len(s.Documents) != len(documents.Supported) || len(s.Formats) != 3 {
 		t.Fatalf("%d %s", r.status, r.body)
+	}
+	// The decode limits are stated (issue 24 item 5).
+	if s.Budget != documents.DefaultDecodeBudget || s.BudgetWaitMS != documents.DefaultBudgetWait.Milliseconds() || !strings.Contains(s.Cost, "16-bit PNG 0") {
+		t.Fatalf("decode limits not stated: %s", r.body)
 	}
 }

@@ -48,7 +48,7 @@ var (
 	ErrForbidden       = ErrorCode{"forbidden", 403, "The credential may not perform this operation."}
 	ErrNotFound        = ErrorCode{"not-found", 404, "No such path, or the named resource does not exist."}
 	ErrMethod          = ErrorCode{"method-not-allowed", 405, "The path exists but not with this method; see the Allow header."}
-	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state."}
+	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state: a name or registration already in use, a version changed meanwhile, or the workspace already holds the most records the collection allows per workspace: sites 500, mobile apps 100, credentials 100, concurrency constraints 200, dependencies 200, rate-limit and API Protection policies 200 each, agents 200, trust policies 64, journeys 64, webhook endpoints 16, branding profiles 16, console users 100)."}
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
 	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry. For /siteverify: the token's owner did not confirm an answer in time, so the token may or may not have been consumed (fail closed); a retry with the same idempotency_key gets the first answer back, or 503 again while it is still unknown, never timeout-or-duplicate for its own first use. For an admin create: it may have been committed; retry it with the same Idempotency-Key to get the record it created instead of a second one."}
 	// The secret errors of spec sections 7.2 and 7.3 (siteverify and the

@@ -16,7 +16,7 @@ import (
 // MessagingPolicyInput sets a workspace's messaging policy; 0 or an
 // absent field means the default (shown in effective_policy).
 type MessagingPolicyInput struct {
-	Policy catalog.MessagingPolicy `json:"policy" required:"true" doc:"Knobs of the preflight; 0 keeps a knob's default. Ranges: limits ≥ 1, windows 60 to 86400 s (conversion 600 to 86400), prefix_block_factor 2 to 100, conversion_min_sends ≥ 5, conversion_min_percent 1 to 100, block_seconds 300 to 172800; countries ISO 3166-1 alpha-2; channels sms, voice, whatsapp."`
+	Policy *catalog.MessagingPolicy `json:"policy" required:"true" doc:"Knobs of the preflight; 0 keeps a knob's default. Ranges: limits ≥ 1, windows 60 to 86400 s (conversion 600 to 86400), prefix_block_factor 2 to 100, conversion_min_sends ≥ 5, conversion_min_percent 1 to 100, block_seconds 300 to 172800; countries ISO 3166-1 alpha-2; channels sms, voice, whatsapp."`
 }
 
 // MessagingRotateInput rotates the messaging signing secret.
@@ -133,7 +133,12 @@ func (s *Server) putMessagingPolicy(c *Call) {
 	if w == nil || !c.decode(&in) {
 		return
 	}
-	p, err := messaging.ValidatePolicy(in.Policy)
+	if in.Policy == nil {
+		// A replace names the whole policy; {} as policy keeps every default.
+		c.fail(ErrInvalidField, "policy: required (an object; {} keeps every default)")
+		return
+	}
+	p, err := messaging.ValidatePolicy(*in.Policy)
 	if err != nil {
 		c.failErr(err)
 		return

@@ -268,6 +268,9 @@ func (s *Server) openAPI() map[string]any {
 			if r.Form {
 				content["application/x-www-form-urlencoded"] = map[string]any{"schema": g.ref(r.Body)}
 			}
+			if r.Multipart != nil {
+				content["multipart/form-data"] = map[string]any{"schema": g.ref(r.Multipart)}
+			}
 			op["requestBody"] = map[string]any{"required": true, "content": content}
 		}
 		responses := map[string]any{}

@@ -4,15 +4,27 @@ import (
 	"sync"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/trustd/trustd/docs"
 )
 
 // ServiceInfo is the answer of GET /.
 type ServiceInfo struct {
-	Service string `json:"service" required:"true"`
-	Version string `json:"version" required:"true" doc:"API version."`
-	Status  string `json:"status" required:"true" enum:"ok|degraded"`
-	BaseURL string `json:"base_url" required:"true" doc:"Canonical API base."`
-	Node    string `json:"node" doc:"The node that answered."`
+	Service string       `json:"service" required:"true"`
+	Version string       `json:"version" required:"true" doc:"API version."`
+	Status  string       `json:"status" required:"true" enum:"ok|degraded"`
+	BaseURL string       `json:"base_url" required:"true" doc:"Canonical API base."`
+	Node    string       `json:"node" doc:"The node that answered."`
+	Links   ServiceLinks `json:"links" required:"true" doc:"Where the contract and the documentation are, on this node."`
+}
+
+// ServiceLinks are the absolute URLs of the documents about the API.
+type ServiceLinks struct {
+	OpenAPI   string `json:"openapi" required:"true" doc:"The contract, OpenAPI 3.1."`
+	OpenAPI30 string `json:"openapi_3_0" required:"true" doc:"The same contract as OpenAPI 3.0.3."`
+	Postman   string `json:"postman_collection" required:"true" doc:"A Postman v2.1 collection of every operation."`
+	Changelog string `json:"changelog" required:"true" doc:"The contract's changelog."`
+	Docs      string `json:"docs" required:"true" doc:"The user guide (Markdown): concepts, each module's calls, errors, operations."`
 }
 
 // Changelog is the answer of GET /changelog.json.
@@ -56,6 +68,8 @@ var changelog = Changelog{
 			"Signed webhooks: admin operations for endpoints, events, deliveries, redelivery and alerts.",
 			"Lease and admission tokens use the service's one token format: tokens issued by an earlier build are refused (invalid-lease, invalid-admission); acquire a new lease.",
 			"rate-limiting-unavailable now means only that the node has not loaded its configuration; a Raft leader election no longer stops checks.",
+			"POST /documents/verify also takes multipart/form-data (the images as files).",
+			"GET / links the contracts, the Postman collection, the changelog and the user guide, served at GET /docs/{page}.",
 		}},
 	},
 }
@@ -91,8 +105,11 @@ func (s *Server) platformRoutes() []Route {
 				if !s.store.Ready() {
 					status = "degraded"
 				}
+				base := s.cfg.BaseURL + PublicBase
 				c.ok(&ServiceInfo{Service: ServiceName, Version: APIVersion, Status: status,
-					BaseURL: s.cfg.BaseURL + PublicBase, Node: s.cfg.NodeID})
+					BaseURL: base, Node: s.cfg.NodeID, Links: ServiceLinks{OpenAPI: base + "/openapi.json",
+						OpenAPI30: base + "/openapi-3.0.json", Postman: base + "/postman-collection.json",
+						Changelog: base + "/changelog.json", Docs: base + "/docs/" + docs.Index}})
 			}},
 		{Method: "GET", Path: "/openapi.json", ID: "getOpenAPI", Tag: "Platform", Summary: "The OpenAPI 3.1 contract of every operation this node serves.",
 			ContentType: "application/json", Handle: func(c *Call) {
@@ -113,5 +130,18 @@ func (s *Server) platformRoutes() []Route {
 			}},
 		{Method: "GET", Path: "/changelog.json", ID: "getChangelog", Tag: "Platform", Summary: "Machine-readable contract changelog.",
 			Result: &Changelog{}, Handle: func(c *Call) { c.ok(&changelog) }},
+		{Method: "GET", Path: "/docs/{page}", ID: "getDocsPage", Tag: "Platform",
+			Summary:     "A page of the user guide, Markdown (start at README.md): concepts, each module's calls, errors, operations.",
+			ContentType: "text/markdown", Errors: []ErrorCode{ErrNotFound}, Handle: func(c *Call) {
+				b, ok := docs.Page(c.Param("page"))
+				if !ok {
+					c.fail(ErrNotFound, "no page "+c.Param("page")+" in the guide; start at "+docs.Index)
+					return
+				}
+				c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
+				c.Ctx.SetStatusCode(200)
+				c.Ctx.SetContentType("text/markdown; charset=utf-8")
+				c.Ctx.SetBody(b)
+			}},
 	}
 }

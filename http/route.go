@@ -50,6 +50,9 @@ type Route struct {
 	Body any
 	// Form reports that the body may also be form-encoded.
 	Form bool
+	// Multipart, a pointer to a type, documents a multipart/form-data
+	// form of the body (file fields tagged format:"binary").
+	Multipart any
 	// Status and Result describe the success answer.
 	Status int
 	Result any

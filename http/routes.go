@@ -58,6 +58,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.signingKeyRoutes()...)
 	rs = append(rs, s.widgetRoutes()...)
 	rs = append(rs, s.clusterRoutes()...)
+	rs = append(rs, s.snapshotRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.apiProtectionRoutes()...)
 	rs = append(rs, s.verifyRoutes()...)

@@ -73,6 +73,15 @@ func TestPreclearanceBindingAndExpiry(t *testing.T) {
 		{"a missing device is refused", with("X-Service-Device", ""), "", 401},
 		{"a pinned site key of another site is refused", good, "?sitekey=site_other", 401},
 		{"the right pinned site key is allowed", good, "?sitekey=site_pub", 200},
+		// What an origin strips, splits or folds differently (issue 24):
+		// path parameters, encoded separators, look-alike dots.
+		{"a dot-dot with a path parameter is refused", with("X-Forwarded-Uri", "/checkout/..;/admin"), "", 401},
+		{"an encoded dot-dot with a named path parameter is refused", with("X-Forwarded-Uri", "/checkout/%2e%2e;x=1/admin"), "", 401},
+		{"an encoded question mark before a dot-dot is refused", with("X-Forwarded-Uri", "/admin%3f/../checkout"), "", 401},
+		{"an encoded hash before a dot-dot is refused", with("X-Forwarded-Uri", "/admin%23/../checkout"), "", 401},
+		{"overlong UTF-8 dots are refused", with("X-Forwarded-Uri", "/checkout/%c0%ae%c0%ae/admin"), "", 401},
+		{"full-width dots are refused", with("X-Forwarded-Uri", "/checkout/%ef%bc%8e%ef%bc%8e/admin"), "", 401},
+		{"a two-dot leader is refused", with("X-Forwarded-Uri", "/checkout/%e2%80%a5/admin"), "", 401},
 		{"a forged clearance is refused", with("X-Service-Clearance", pv.Clearance[:len(pv.Clearance)-2]+"AA"), "", 401},
 	}
 	for _, tc := range tests {

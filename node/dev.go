@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	nethttp "net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 )
@@ -40,11 +43,11 @@ func (n *Node) seedDev(ctx context.Context) (*DevCredentials, error) {
 			return nil, fmt.Errorf("read %s: %w", path, err)
 		}
 		if _, ok := n.store.Catalog().Workspaces[d.WorkspaceID]; ok {
-			d.APIBase = n.APIURL() + "/v1"
+			d.APIBase = n.publicBase() + "/v1"
 			return &d, nil
 		}
 	}
-	d := &DevCredentials{AdminToken: n.adminTok, APIBase: n.APIURL() + "/v1", MobilePlatform: "android", MobileAppID: "com.example.trustd.dev"}
+	d := &DevCredentials{AdminToken: n.adminTok, APIBase: n.publicBase() + "/v1", MobilePlatform: "android", MobileAppID: "com.example.trustd.dev"}
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
@@ -87,6 +90,29 @@ func (n *Node) seedDev(ctx context.Context) (*DevCredentials, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// publicBase is the URL the node announces to clients (links, the
+// person pages of journeys, the WebAuthn origin, the dev banner):
+// --base-url, or else http://<the API listener>. A --dev node on a
+// loopback address announces it as localhost: browsers treat localhost as
+// a secure context and WebAuthn accepts it as a relying party id, which an
+// IP address never is, so the quick start's own journeys (passkeys) work.
+// The dev sites list both localhost and 127.0.0.1.
+func (n *Node) publicBase() string {
+	if n.cfg.BaseURL != "" {
+		return strings.TrimRight(n.cfg.BaseURL, "/")
+	}
+	return defaultBaseURL(n.cfg.Dev, n.apiLn.Addr())
+}
+
+// defaultBaseURL is the announced URL of a node without --base-url.
+func defaultBaseURL(dev bool, addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if dev && ok && tcp.IP.IsLoopback() {
+		return "http://" + net.JoinHostPort("localhost", strconv.Itoa(tcp.Port))
+	}
+	return "http://" + addr.String()
 }
 
 // demoSite gives the demo page the dev site's key and secret once seeded.

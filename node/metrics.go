@@ -1,6 +1,9 @@
 package node
 
 import (
+	"math"
+	"time"
+
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/trustd/trustd/actors"
@@ -10,8 +13,10 @@ import (
 type raftCollector struct {
 	n                        *Node
 	state, last, applied, ix *prometheus.Desc
+	contact                  *prometheus.Desc
 	panics, held             *prometheus.Desc
 	frames, frameAsks        *prometheus.Desc
+	dials                    *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -20,11 +25,15 @@ func (n *Node) raftCollector() prometheus.Collector {
 		last:    prometheus.NewDesc("trustd_raft_last_index", "Last Raft log index.", nil, nil),
 		applied: prometheus.NewDesc("trustd_raft_applied_index", "Last applied Raft index.", nil, nil),
 		ix:      prometheus.NewDesc("trustd_catalog_index", "Raft index of the catalog served.", nil, nil),
-		held:    prometheus.NewDesc("trustd_actor_held_keys", "Keys held per kind of actor table on this node (at the last sweep); each table of each shard is capped by --max-keys-per-table.", []string{"table"}, nil),
-		panics:  prometheus.NewDesc("trustd_actor_op_panics_total", "Ops that panicked in a shard actor; each failed its request closed and the shard kept its state.", nil, nil),
-		frames:  prometheus.NewDesc("trustd_peer_frames_total", "Ask frames this node sent to the keys' owners (one request of the peer transport each).", nil, nil),
+		contact: prometheus.NewDesc("trustd_raft_last_contact_seconds",
+			"Seconds since this follower last heard from the Raft leader (0 on the leader, +Inf when never): a follower no longer replicated to grows it.", nil, nil),
+		held:   prometheus.NewDesc("trustd_actor_held_keys", "Keys held per kind of actor table on this node (at the last sweep); each table of each shard is capped by --max-keys-per-table.", []string{"table"}, nil),
+		panics: prometheus.NewDesc("trustd_actor_op_panics_total", "Ops that panicked in a shard actor; each failed its request closed and the shard kept its state.", nil, nil),
+		frames: prometheus.NewDesc("trustd_peer_frames_total", "Ask frames this node sent to the keys' owners (one request of the peer transport each).", nil, nil),
 		frameAsks: prometheus.NewDesc("trustd_peer_frame_asks_total",
 			"Asks those frames carried: divided by trustd_peer_frames_total, how well forwarded asks share a frame.", nil, nil),
+		dials: prometheus.NewDesc("trustd_peer_dials_total",
+			"Connections this node tried to open to peers; a steady rate on an idle cluster is a peer dialled in a loop.", nil, nil),
 	}
 }
 
@@ -33,10 +42,12 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.last
 	ch <- c.applied
 	ch <- c.ix
+	ch <- c.contact
 	ch <- c.panics
 	ch <- c.held
 	ch <- c.frames
 	ch <- c.frameAsks
+	ch <- c.dials
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -52,14 +63,32 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.last, prometheus.GaugeValue, float64(r.LastIndex()))
 	ch <- prometheus.MustNewConstMetric(c.applied, prometheus.GaugeValue, float64(r.AppliedIndex()))
 	ch <- prometheus.MustNewConstMetric(c.ix, prometheus.GaugeValue, float64(c.n.store.Catalog().Index))
+	if cur != raft.Shutdown {
+		ch <- prometheus.MustNewConstMetric(c.contact, prometheus.GaugeValue, lastContactSeconds(cur, r.LastContact(), time.Now()))
+	}
 	ch <- prometheus.MustNewConstMetric(c.panics, prometheus.CounterValue, float64(c.n.actors.Panics()))
 	frames, asks := c.n.trans.Frames()
 	ch <- prometheus.MustNewConstMetric(c.frames, prometheus.CounterValue, float64(frames))
 	ch <- prometheus.MustNewConstMetric(c.frameAsks, prometheus.CounterValue, float64(asks))
+	ch <- prometheus.MustNewConstMetric(c.dials, prometheus.CounterValue, float64(c.n.trans.Dials()))
 	held := c.n.actors.HeldKeys()
 	for k, name := range actors.KindNames {
 		if name != "" {
 			ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(held[k]), name)
 		}
 	}
+}
+
+// lastContactSeconds is trustd_raft_last_contact_seconds: how long ago a
+// follower last heard from its leader (issue 23: a follower that stops
+// receiving entries must be noticed). The leader is in contact with
+// itself; a node that never heard from a leader reports +Inf.
+func lastContactSeconds(state raft.RaftState, last, now time.Time) float64 {
+	switch {
+	case state == raft.Leader:
+		return 0
+	case last.IsZero():
+		return math.Inf(1)
+	}
+	return now.Sub(last).Seconds()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -85,10 +84,13 @@ type Config struct {
 	// ReapAfter is how long a failed node stays a Raft member.
 	ReapAfter time.Duration
 	// TLSFiles are the cluster CA certificate and this node's certificate
-	// and key (trustctl tls …); TLS, when set, is used instead (tests).
-	// With either, Raft and peer forwarding run over mutual TLS. A node
-	// refuses to start with an internal listener on a non-loopback address
-	// unless it has both mutual TLS and a cluster key.
+	// and key (trustctl tls …; the certificate names the node id); TLS,
+	// when set, is used instead (tests). Raft and peer forwarding always
+	// run over mutual TLS: a node given neither makes local credentials
+	// that trust it alone (credentials.go). A node refuses to start with
+	// an internal listener on a non-loopback address unless it was given
+	// both mutual TLS and a cluster key, and refuses to join a cluster
+	// without them.
 	TLSFiles mtls.Files
 	TLS      *mtls.Config
 	// Webhooks tunes webhook delivery (events.Config); the node sets its
@@ -177,13 +179,6 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err := os.Chmod(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("node: data dir: %w", err)
 	}
-	if cfg.NodeID == "" {
-		id, err := loadOrCreate(filepath.Join(cfg.DataDir, "node-id"), func() string { return "node-" + uuid.NewString()[:8] })
-		if err != nil {
-			return nil, err
-		}
-		cfg.NodeID = id
-	}
 	if cfg.RaftAddr == "" {
 		cfg.RaftAddr = "127.0.0.1:8300"
 	}
@@ -193,24 +188,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.PeerAddr == "" {
 		cfg.PeerAddr = "127.0.0.1:0"
 	}
-	if cfg.TLS == nil && cfg.TLSFiles.Set() {
-		c, err := mtls.Load(cfg.TLSFiles)
-		if err != nil {
-			return nil, fmt.Errorf("node: cluster TLS: %w", err)
-		}
-		cfg.TLS = c
+	internalKey, err := cfg.internalCredentials(time.Now())
+	if err != nil {
+		return nil, err
 	}
-	if err := mtls.CheckExposure(map[string]string{"raft": cfg.RaftAddr, "peer": cfg.PeerAddr, "gossip": cfg.GossipAddr},
-		cfg.TLS != nil, cfg.ClusterKey != ""); err != nil {
-		return nil, fmt.Errorf("node: %w", err)
-	}
-	var serverTLS, clientTLS *tls.Config
-	if cfg.TLS != nil {
-		serverTLS, clientTLS = cfg.TLS.Server(), cfg.TLS.Client()
-	}
+	serverTLS, clientTLS := cfg.TLS.Server(), cfg.TLS.Client()
 	founding := len(cfg.Join) == 0
 	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3)}
-	var err error
 	n.store, err = persistence.Open(persistence.Config{DataDir: cfg.DataDir, NodeID: cfg.NodeID,
 		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, Bootstrap: founding, Fast: cfg.FastRaft, Logger: cfg.Logger,
 		ServerTLS: serverTLS, ClientTLS: clientTLS})
@@ -218,7 +202,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, MaxKeysPerTable: cfg.MaxKeysPerTable, Logger: cfg.Logger}, nil)
-	trans := cluster.NewTransport(cfg.ClusterKey, clientTLS)
+	trans := cluster.NewTransport(internalKey, clientTLS)
+	trans.SetNodeID(cfg.NodeID)
 	n.trans = trans
 	if cfg.AskTimeout <= 0 {
 		cfg.AskTimeout = 500 * time.Millisecond
@@ -233,7 +218,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if apiAddr == "" {
 		apiAddr = n.apiLn.Addr().String()
 	}
-	n.cluster, err = cluster.Start(cluster.Config{NodeID: cfg.NodeID, Name: cfg.ClusterName, Key: cfg.ClusterKey, ServerTLS: serverTLS,
+	n.cluster, err = cluster.Start(cluster.Config{NodeID: cfg.NodeID, Name: cfg.ClusterName, Key: internalKey, ServerTLS: serverTLS,
 		GossipAddr: cfg.GossipAddr, AdvertiseGossip: cfg.AdvertiseGossip, PeerAddr: cfg.PeerAddr, AdvertisePeer: cfg.AdvertisePeer,
 		APIAddr: apiAddr, RaftAddr: n.store.RaftAddr(), Join: cfg.Join, PeersFile: filepath.Join(cfg.DataDir, "cluster-peers"),
 		Version: api.ContractVersion + "+" + api.Build, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,
@@ -276,13 +261,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		return fail(fmt.Errorf("node: password corpus: %w", err))
 	}
 
-	base := cfg.BaseURL
-	if base == "" {
-		base = "http://" + n.apiLn.Addr().String()
-	}
+	base := n.publicBase()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(n.raftCollector())
+	reg.MustRegister(n.raftCollector(), n.opsCollector())
 	whCfg := cfg.Webhooks
 	whCfg.SealKey = cfg.ClusterKey
 	whCfg.AllowLoopback = whCfg.AllowLoopback || cfg.Dev
@@ -303,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks:  n.webhooks,
+		Webhooks: n.webhooks, Snapshots: n.store,
 		Passwords: n.passwords,
 		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
 	}, n.store, n.router, reg, cfg.Logger)
@@ -497,8 +479,21 @@ func (n *Node) opsPrivate(h nethttp.HandlerFunc) nethttp.Handler {
 
 // Close shuts down gracefully: stop accepting, finish in-flight requests,
 // snapshot the catalog, close the stores.
+//
+// Every step has a bound, so Close never waits for ever (issue 23): the
+// listeners drain within ctx (drainBound when it has no deadline); the
+// background loops (webhooks, identity
+// sweeps, the face sidecar) get stepBound each; the core (cluster, shards,
+// Raft) gets coreBound, inside which Raft has its own 10 s. A step that
+// does not finish in its bound is logged, left behind, and Close returns
+// ErrStopForced.
 func (n *Node) Close(ctx context.Context) error {
 	var errs []error
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, drainBound)
+		defer cancel()
+	}
 	if n.api != nil {
 		if err := n.api.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("api listener: %w", err))
@@ -513,14 +508,41 @@ func (n *Node) Close(ctx context.Context) error {
 		// Attempts in flight are cancelled and not recorded: they stay due
 		// for the next leader (at least once).
 		n.stopWebhooks()
-		<-n.webhooksDone
+		errs = append(errs, n.stopStep("webhook delivery", stepBound, func() error { <-n.webhooksDone; return nil }))
 		if n.identityDone != nil {
-			<-n.identityDone
+			errs = append(errs, n.stopStep("identity sweep", stepBound, func() error { <-n.identityDone; return nil }))
 		}
 	}
-	n.closeFace()
-	errs = append(errs, n.closeCore())
+	errs = append(errs, n.stopStep("face sidecar", stepBound, func() error { n.closeFace(); return nil }))
+	errs = append(errs, n.stopStep("cluster and raft", coreBound, n.closeCore))
 	return errors.Join(errs...)
+}
+
+// Bounds of Close's steps: the listeners' drain when the caller's
+// context has no deadline, then each step after it.
+const (
+	drainBound = 30 * time.Second
+	stepBound  = 5 * time.Second
+	coreBound  = 20 * time.Second
+)
+
+// ErrStopForced is returned by Close when a step of the stop did not
+// finish within its bound and was left behind.
+var ErrStopForced = errors.New("node: stop forced")
+
+// stopStep runs one step of Close and waits up to bound for it.
+func (n *Node) stopStep(name string, bound time.Duration, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		n.log.Error("stop forced: a step did not finish within its bound and is left behind", "step", name, "bound", bound)
+		return fmt.Errorf("%w: %s did not finish within %v", ErrStopForced, name, bound)
+	}
 }
 
 func (n *Node) closeCore() error {

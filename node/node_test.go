@@ -93,7 +93,7 @@ func TestOpsListener(t *testing.T) {
 	get(t, n.APIURL()+"/v1/")
 	code, body := get(t, ops+"/metrics")
 	for _, want := range []string{`trustd_http_requests_total{operation="getServiceInfo",status="200"} 1`, `trustd_raft_state{state="Leader"} 1`, "trustd_http_request_duration_seconds_bucket", "go_goroutines",
-		"trustd_peer_frames_total 0", "trustd_peer_frame_asks_total 0"} {
+		"trustd_peer_frames_total 0", "trustd_peer_frame_asks_total 0", "trustd_raft_last_contact_seconds 0"} {
 		if code != 200 || !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

@@ -94,7 +94,10 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if err := gproto.Unmarshal(l.Data, &b); err != nil {
 		return []result{{err: fmt.Errorf("persistence: undecodable log entry %d: %w", l.Index, err)}}
 	}
-	tx := catalog.Begin(f.cur.Load())
+	tx := catalog.BeginAt(f.cur.Load(), l.Index)
+	if onlyMembership(&b) {
+		tx = catalog.BeginMembership(f.cur.Load(), l.Index)
+	}
 	out := make([]result, len(b.Commands))
 	for i, c := range b.Commands {
 		cmd, err := catalog.Decode(c.Kind, c.Body)
@@ -107,6 +110,19 @@ func (f *fsm) Apply(l *raft.Log) any {
 	f.cur.Store(tx.Commit(l.Index))
 	f.deliver(&b, out)
 	return out
+}
+
+// onlyMembership reports whether every command of b is a liveness
+// renewal or another membership change (catalog.BeginMembership). An
+// empty batch (a follower's read barrier, backup.go) counts as one: it
+// changes no configuration, so caches keyed on ConfigIndex stay valid.
+func onlyMembership(b *raftpb.Batch) bool {
+	for _, c := range b.Commands {
+		if !catalog.IsMembership(c.Kind) {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {

@@ -29,6 +29,11 @@ var ErrNotLeader = errors.New("persistence: not the raft leader")
 // ErrClosed is returned by Apply after Close.
 var ErrClosed = errors.New("persistence: store closed")
 
+// ErrStopForced is returned by Close when Raft did not stop within
+// Config.CloseTimeout: Close returned anyway (logged), leaving Raft's
+// stuck goroutines behind.
+var ErrStopForced = errors.New("persistence: raft did not stop in time; stop forced")
+
 // Config configures a Store.
 type Config struct {
 	DataDir string
@@ -50,6 +55,13 @@ type Config struct {
 	// present this node's (see cluster/mtls). Without them Raft speaks
 	// plain TCP, which node.Start allows only on loopback.
 	ServerTLS, ClientTLS *tls.Config
+	// CloseTimeout bounds Close (default 10s): a Raft that has not shut
+	// down by then is left behind and Close returns ErrStopForced.
+	CloseTimeout time.Duration
+
+	// maxRPCsInFlight overrides the Raft transport's (1: no pipelined
+	// replication; see newRaftTransport). Benchmarks only.
+	maxRPCsInFlight int
 }
 
 // Forwarder carries an encoded batch of commands from a follower to the
@@ -134,15 +146,7 @@ func Open(cfg Config) (*Store, error) {
 	if advAddr.Port != 0 { // bound to :0 (tests): advertise what the listener got
 		advertise = advAddr
 	}
-	var trans *raft.NetworkTransport
-	if cfg.ServerTLS != nil {
-		var stream *tlsStream
-		if stream, err = newTLSStream(cfg.BindAddr, advertise, cfg.ServerTLS, cfg.ClientTLS); err == nil {
-			trans = raft.NewNetworkTransport(stream, 3, 10*time.Second, out)
-		}
-	} else {
-		trans, err = raft.NewTCPTransport(cfg.BindAddr, advertise, 3, 10*time.Second, out)
-	}
+	trans, err := newRaftTransport(cfg, advertise, out)
 	if err != nil {
 		logs.Close()
 		return nil, fmt.Errorf("persistence: raft transport on %s: %w", cfg.BindAddr, err)
@@ -153,6 +157,9 @@ func Open(cfg Config) (*Store, error) {
 		trans.Close()
 		logs.Close()
 		return nil, fmt.Errorf("persistence: start raft: %w", err)
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = 10 * time.Second
 	}
 	s := &Store{cfg: cfg, raft: r, fsm: f, logs: logs, trans: trans,
 		applyCh: make(chan *pending, 1024), done: make(chan struct{}), log: cfg.Logger}
@@ -176,6 +183,35 @@ func Open(cfg Config) (*Store, error) {
 	s.seq.Store(uint64(time.Now().UnixNano()))
 	go s.batchLoop()
 	return s, nil
+}
+
+// newRaftTransport opens Raft's network transport, over mutual TLS when
+// configured, with pipelined replication off (MaxRPCsInFlight 1).
+//
+// Pipelining is what wedged a graceful leave for 30 minutes (issue 23):
+// with a follower that stalls or answers Success=false, hashicorp/raft's
+// pipelineReplicate can park in netPipeline.AppendEntries, which it alone
+// would close, so Raft's shutdown never completes (hashicorp/raft issue
+// 612; Grafana Pyroscope turned pipelining off for the same symptom). The
+// writes this group carries are configuration-sized and packed into
+// batches (batchLoop), so the round trip per batch pipelining would hide
+// is not where their throughput comes from; measured in DESIGN.md.
+func newRaftTransport(cfg Config, advertise net.Addr, logOut io.Writer) (*raft.NetworkTransport, error) {
+	inFlight := cfg.maxRPCsInFlight
+	if inFlight <= 0 {
+		inFlight = 1
+	}
+	tc := &raft.NetworkTransportConfig{MaxPool: 3, Timeout: 10 * time.Second, MaxRPCsInFlight: inFlight,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "raft-net", Output: logOut, Level: hclog.DefaultLevel})}
+	if cfg.ServerTLS != nil {
+		stream, err := newTLSStream(cfg.BindAddr, advertise, cfg.ServerTLS, cfg.ClientTLS)
+		if err != nil {
+			return nil, err
+		}
+		tc.Stream = stream
+		return raft.NewNetworkTransportWithConfig(tc), nil
+	}
+	return raft.NewTCPTransportWithConfig(cfg.BindAddr, advertise, tc)
 }
 
 // SetForwarder installs the way writes on a follower reach the leader.
@@ -384,8 +420,15 @@ func (s *Store) Stats() Stats {
 	}
 }
 
-// Close snapshots the state, leaves Raft running no more, and closes the
-// stores. It is safe to call more than once.
+// Close snapshots the state, stops Raft and closes the stores, within
+// Config.CloseTimeout. It is safe to call more than once.
+//
+// The Raft transport is closed before Raft's shutdown is waited for (as
+// Consul and InfluxDB do), so replication goroutines blocked on a peer's
+// connection fail instead of holding the shutdown. Should Raft still not
+// stop within the bound, Close logs it, leaves it behind and returns
+// ErrStopForced: a node's stop never waits for ever (issue 23: a graceful
+// leave hung 30 minutes in Raft's waitShutdown).
 func (s *Store) Close() error {
 	select {
 	case <-s.done:
@@ -393,24 +436,59 @@ func (s *Store) Close() error {
 	default:
 	}
 	close(s.done)
+	start := time.Now()
+	deadline := start.Add(s.cfg.CloseTimeout)
 	var errs []error
 	// The snapshot on close only shortens the next start's log replay;
 	// every committed entry is in the log already. Raft refuses it while
 	// a configuration change is unapplied (as right after this node left
-	// the cluster), which is no reason to fail a clean stop.
+	// the cluster), which is no reason to fail a clean stop. It gets half
+	// the bound: a Raft too stuck to snapshot is too stuck to wait for.
 	if s.raft.State() != raft.Shutdown && s.raft.AppliedIndex() > 0 {
-		if err := s.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		ok, err := within(s.cfg.CloseTimeout/2, s.raft.Snapshot().Error)
+		switch {
+		case !ok:
+			s.log.Warn("persistence: no snapshot on close within its bound; the next start replays the log", "bound", s.cfg.CloseTimeout/2)
+		case err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot):
 			s.log.Info("persistence: no snapshot on close; the next start replays the log", "reason", err)
 		}
 	}
-	if err := s.raft.Shutdown().Error(); err != nil {
-		errs = append(errs, err)
-	}
+	s.trans.CloseStreams()
 	if err := s.trans.Close(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := s.logs.Close(); err != nil {
+	shutdown := s.raft.Shutdown()
+	ok, err := within(time.Until(deadline), shutdown.Error)
+	if !ok {
+		s.log.Error("persistence: raft did not stop within the close bound; stop forced, its goroutines left behind",
+			"bound", s.cfg.CloseTimeout, "waited", time.Since(start).Round(time.Millisecond))
+		errs = append(errs, fmt.Errorf("%w (after %v)", ErrStopForced, s.cfg.CloseTimeout))
+	} else if err != nil {
+		errs = append(errs, err)
+	}
+	// The log store is closed even after a forced stop, so the data dir's
+	// lock is released (a stuck Raft holds no bolt transaction while it
+	// waits on the network); bounded all the same.
+	if ok, err := within(max(time.Until(deadline), time.Second), s.logs.Close); !ok {
+		s.log.Error("persistence: the raft log store did not close in time")
+		errs = append(errs, fmt.Errorf("%w: log store still open", ErrStopForced))
+	} else if err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// within runs f and waits up to d for its error; ok is false when f had
+// not returned by then (it goes on running).
+func within(d time.Duration, f func() error) (ok bool, err error) {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	t := time.NewTimer(max(d, 0))
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return true, err
+	case <-t.C:
+		return false, nil
+	}
 }

@@ -234,6 +234,7 @@ type clusterView struct {
 		State          string  `json:"state"`
 		Health         string  `json:"health"`
 		OwnershipShare float64 `json:"ownership_share"`
+		RaftRole       string  `json:"raft_role"`
 	} `json:"nodes"`
 }
 
@@ -247,8 +248,8 @@ func status(p *proc) (clusterView, error) {
 }
 
 // waitMembers waits until every live process reports exactly the live
-// processes as ready, healthy members owning shares within tolerance of
-// an even split, and a leader.
+// processes as ready, healthy, voting members owning shares within
+// tolerance of an even split, and a leader.
 func (c *procCluster) waitMembers(within time.Duration) clusterView {
 	c.t.Helper()
 	var last clusterView
@@ -263,6 +264,11 @@ func (c *procCluster) waitMembers(within time.Duration) clusterView {
 			for _, n := range v.Nodes {
 				if n.State != "ready" || n.Health != "ok" {
 					continue
+				}
+				// Nodes join Raft as non-voters and vote once caught up; a
+				// test that kills one needs the others counted in the quorum.
+				if n.RaftRole != "leader" && n.RaftRole != "voter" {
+					return fmt.Errorf("%s sees %s as raft %s", p.id, n.NodeID, n.RaftRole)
 				}
 				ready++
 				if even := 1 / float64(len(live)); n.OwnershipShare < even*0.6 || n.OwnershipShare > even*1.4 {

@@ -34,9 +34,25 @@ type writer struct{ b []byte }
 func (w *writer) u8(v byte)        { w.b = append(w.b, v) }
 func (w *writer) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *writer) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *writer) fixed(p []byte)   { w.b = append(w.b, p...) }
-func (w *writer) str(s string)     { w.uvarint(uint64(len(s))); w.b = append(w.b, s...) }
-func (w *writer) flag(v bool)      { w.u8(b2u(v)) }
+
+// uvarintWidth writes v as a uvarint of exactly width bytes, padding it
+// with continuation bytes (a non-minimal uvarint that reader.uvarint and
+// encoding/binary read as v). A v wider than 7*width bits is written
+// minimally (longer) rather than cut.
+func (w *writer) uvarintWidth(v uint64, width int) {
+	if v>>(7*width) != 0 {
+		w.uvarint(v)
+		return
+	}
+	for i := 0; i < width-1; i++ {
+		w.b = append(w.b, byte(v)|0x80)
+		v >>= 7
+	}
+	w.b = append(w.b, byte(v))
+}
+func (w *writer) fixed(p []byte) { w.b = append(w.b, p...) }
+func (w *writer) str(s string)   { w.uvarint(uint64(len(s))); w.b = append(w.b, s...) }
+func (w *writer) flag(v bool)    { w.u8(b2u(v)) }
 func b2u(v bool) byte {
 	if v {
 		return 1

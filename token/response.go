@@ -111,12 +111,28 @@ func (t *Response) appendBody(w *writer) {
 	w.fixed(t.IPHash[:])
 	w.u8(byte(t.Mode))
 	w.str(t.Variant)
-	w.uvarint(uint64(t.Score))
-	w.uvarint(uint64(t.Reasons))
+	// The verdict has one width whatever it says (see verdictWidth).
+	w.uvarintWidth(uint64(t.Score), scoreWidth)
+	w.uvarintWidth(uint64(t.Reasons), reasonsWidth)
 	w.varint(t.Issued)
 	w.varint(t.Expires)
 	w.u8(t.Scenario)
 }
+
+// The sealed body holds the score and the reason set as varints padded to
+// a fixed width: the longest either can take (a score up to 1000 needs 2
+// bytes, a 32-bit reason set 5). With minimal varints a scripted client's
+// token, whose reasons carry high bits, was longer than a browser's, and
+// a bot operator read its verdict from the length. Now every verdict
+// seals to one length; what still varies (site id, hostname, action,
+// cdata, variant) is what the client itself sent or chose. The padded
+// form is an ordinary varint to every reader, so nodes of the earlier
+// build verify these tokens and tokens of that build verify here: no
+// version change, no trailing padding an earlier reader would refuse.
+const (
+	scoreWidth   = 2
+	reasonsWidth = 5
+)
 
 // gcmNonce is the nonce size of the sealing AEAD: the first bytes of the
 // token's id.

@@ -202,3 +202,86 @@ func TestVersionOneTokensStillVerifyDuringAnUpgrade(t *testing.T) {
 		t.Fatalf("a version 1 token: %+v %v", got, err)
 	}
 }
+
+// A bot operator must not read its verdict from the length of its token:
+// every score and every reason set seals to the same length (issue 24:
+// a scripted client's token was one byte longer than a browser's).
+func TestEveryVerdictSealsToOneLength(t *testing.T) {
+	k, keys := mustKeys(t)
+	reasonSets := []uint32{0, 0xffffffff, 0x7f, 0x80, 0x3fff, 0x4000, 0x1fffff, 0x200000, 0xfffffff, 0x10000000}
+	for bit := 0; bit < 32; bit++ {
+		reasonSets = append(reasonSets, 1<<bit, ^uint32(0)>>bit)
+	}
+	for a := 0; a < 32; a++ {
+		for b := a + 1; b < 32; b++ {
+			reasonSets = append(reasonSets, 1<<a|1<<b)
+		}
+	}
+	for _, prefix := range []string{LivePrefix, SandboxPrefix} {
+		want := -1
+		check := func(score uint16, reasons uint32) {
+			t.Helper()
+			tr := sampleResponse()
+			tr.Score, tr.Reasons = score, reasons
+			text := tr.Sign(k, prefix)
+			if want < 0 {
+				want = len(text)
+			}
+			if len(text) != want {
+				t.Fatalf("%s: score %d with reasons %#x seals to %d characters, others to %d", prefix, score, reasons, len(text), want)
+			}
+			got, err := DecodeResponse(text, prefix, keys, nil)
+			if err != nil || got.Score != score || got.Reasons != reasons {
+				t.Fatalf("%s: score %d reasons %#x decode as %d %#x: %v", prefix, score, reasons, got.Score, got.Reasons, err)
+			}
+		}
+		for score := uint16(0); score <= 1000; score++ {
+			check(score, uint32(score)*0x10001)
+		}
+		for _, reasons := range reasonSets {
+			for _, score := range []uint16{0, 1, 127, 128, 500, 999, 1000} {
+				check(score, reasons)
+			}
+		}
+	}
+}
+
+// Tokens sealed before the verdict had a fixed width (minimal varints)
+// still verify, and tokens sealed now verify on a node of the earlier
+// build: the padded varints are ordinary varints to any reader.
+func TestTokensSealedBeforeTheFixedWidthStillVerify(t *testing.T) {
+	k, keys := mustKeys(t)
+	for _, v := range []struct {
+		score   uint16
+		reasons uint32
+	}{{0, 0}, {870, 0b1010}, {1000, 0xffffffff}, {5, 1 << 31}} {
+		tr := sampleResponse()
+		tr.Score, tr.Reasons = v.score, v.reasons
+		// The earlier build's Sign: minimal varints for score and reasons.
+		w := writer{}
+		w.str(k.ID)
+		w.u8(responseVersion)
+		w.fixed(tr.ID[:])
+		head := len(w.b)
+		b := writer{}
+		b.str(tr.SiteID)
+		b.str(tr.Hostname)
+		b.str(tr.Action)
+		b.str(tr.CData)
+		b.flag(tr.HasIP)
+		b.fixed(tr.IPHash[:])
+		b.u8(byte(tr.Mode))
+		b.str(tr.Variant)
+		b.uvarint(uint64(tr.Score))
+		b.uvarint(uint64(tr.Reasons))
+		b.varint(tr.Issued)
+		b.varint(tr.Expires)
+		b.u8(tr.Scenario)
+		w.b = k.aead.Seal(w.b[:head], tr.ID[:12], b.b, w.b[:head])
+		got, err := DecodeResponse(seal(k, LivePrefix, w.b), LivePrefix, keys, nil)
+		tr.KeyID = k.ID
+		if err != nil || got != tr {
+			t.Fatalf("a token of the earlier build: %+v %v", got, err)
+		}
+	}
+}

@@ -186,3 +186,48 @@ func TestAnOutageNeverMakesChallengesCheaper(t *testing.T) {
 		t.Fatalf("redeem with the marker owner down: %v", err)
 	}
 }
+
+// A client reads nothing of its verdict from its token's length: a
+// scripted client's token is as long as a browser's (issue 24: 162
+// against 161 characters, reasons and score being minimal varints).
+func TestEveryVerdictGivesATokenOfOneLength(t *testing.T) {
+	e := mustNewEnv(t)
+	clients := []struct {
+		name    string
+		headers bool
+		signals RedeemSignals
+	}{
+		{"a browser", true, human},
+		{"a webdriver", true, RedeemSignals{Webdriver: true, Interaction: true, Visible: true, ElapsedMS: 4000}},
+		{"a headless script", false, RedeemSignals{Webdriver: true, Headless: true}},
+		{"a client without interaction", true, RedeemSignals{Visible: true, ElapsedMS: 50}},
+		{"a hidden page", false, RedeemSignals{Interaction: true, ElapsedMS: 3_600_000}},
+		{"no signals at all", false, RedeemSignals{}},
+	}
+	want, scores := 0, map[uint16]bool{}
+	for _, c := range clients {
+		b := Browser{Host: testHost, Addr: testAddr, Headers: c.headers}
+		cv, err := e.m.Challenge(e.cat, b, &ChallengeInput{Sitekey: "site_pub", Action: "login"}, "/p/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rv, err := e.m.Redeem(e.cat, b, &RedeemInput{Challenge: cv.Challenge, Nonce: solve(t, cv), Signals: c.signals})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		tok, err := token.DecodeResponse(rv.Token, token.LivePrefix, func(string) *token.Key { return e.live }, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		scores[tok.Score] = true
+		if want == 0 {
+			want = len(rv.Token)
+		}
+		if len(rv.Token) != want {
+			t.Fatalf("%s (score %d, reasons %#x): a token of %d characters, the browser's has %d", c.name, tok.Score, tok.Reasons, len(rv.Token), want)
+		}
+	}
+	if len(scores) < 3 {
+		t.Fatalf("the clients should get different verdicts: %v", scores)
+	}
+}

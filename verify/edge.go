@@ -4,6 +4,10 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
@@ -186,10 +190,26 @@ func pathWithin(raw, bound string) bool {
 }
 
 // canonicalPath decodes a request path once and resolves its dot
-// segments. It refuses what an origin might decode or split differently
-// from us: encoded slashes and backslashes (%2F, %5C), literal
-// backslashes, NUL and other control bytes, and any percent sign left
-// after one decoding (double encoding such as %252e).
+// segments. It refuses what an origin might decode, strip or split
+// differently from us:
+//   - encoded slashes and backslashes (%2F, %5C), literal backslashes, NUL
+//     and other control bytes, and any percent sign left after one
+//     decoding (double encoding such as %252e);
+//   - a ";" in any segment, literal or encoded: Tomcat, Jetty and Spring
+//     drop ";params" from a segment before resolving "..", so
+//     /checkout/..;/admin is /admin to them;
+//   - a "?" or "#" after decoding (%3F, %23): an origin that decodes first
+//     splits the path there, so /admin%3f/../checkout is /admin to it;
+//   - bytes that are not UTF-8, overlong forms included (%c0%ae is a dot
+//     to a lax decoder), and any non-ASCII character that Unicode
+//     compatibility normalisation or a look-alike turns into a dot, a
+//     slash or one of the separators above (full-width dots U+FF0E, the
+//     leaders U+2024 and U+2025, U+FE52, the ideographic full stop,
+//     division and fraction slashes, the Greek question mark), and the
+//     invisible characters a normaliser may drop (soft hyphen, zero-width
+//     space, byte-order mark, variation selectors, C1 controls).
+//
+// Other non-ASCII letters stay a path: /checkout/über is below /checkout.
 func canonicalPath(raw string) (string, bool) {
 	if raw == "" || raw[0] != '/' {
 		return "", false
@@ -199,19 +219,70 @@ func canonicalPath(raw string) (string, bool) {
 		return "", false
 	}
 	dec, err := url.PathUnescape(raw)
-	if err != nil {
+	if err != nil || !utf8.ValidString(dec) {
 		return "", false
 	}
+	ascii := true
 	for i := 0; i < len(dec); i++ {
-		if c := dec[i]; c < 0x20 || c == 0x7f || c == '\\' || c == '%' {
+		switch c := dec[i]; {
+		case c < 0x20 || c == 0x7f || c == '\\' || c == '%' || c == ';' || c == '?' || c == '#':
 			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
+	}
+	if !ascii && !plainRunes(dec) {
+		return "", false
 	}
 	clean := path.Clean(dec)
 	if strings.HasSuffix(dec, "/") && clean != "/" {
 		clean += "/"
 	}
 	return clean, true
+}
+
+// plainRunes reports whether no non-ASCII character of s is, or
+// normalises (NFKC) to, a dot, a slash, a backslash or a separator that
+// canonicalPath refuses.
+func plainRunes(s string) bool {
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			continue
+		}
+		if lookAlike(r) || ignorable(r) {
+			return false
+		}
+		for _, c := range norm.NFKC.String(string(r)) {
+			if c < utf8.RuneSelf && strings.ContainsRune("./\\;?#%", c) || c < 0x20 || lookAlike(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ignorable reports the characters a normaliser may drop or a reader not
+// see: format characters (soft hyphen, zero-width space and joiners, the
+// byte-order mark, bidirectional marks), variation selectors, C1 controls
+// and the Hangul fillers. "..\u00ad" is ".." once the soft hyphen goes.
+func ignorable(r rune) bool {
+	switch r {
+	case '\u034f', '\u115f', '\u1160', '\u17b4', '\u17b5', '\u3164', '\uffa0':
+		return true
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.IsControl(r)
+}
+
+// lookAlike reports the dots and slashes that NFKC leaves alone but a
+// reader (or an IDNA-style mapping) takes for "." or "/".
+func lookAlike(r rune) bool {
+	switch r {
+	case '\u3002', '\uff61', // ideographic and half-width ideographic full stops
+		'\u2215', '\u2044', '\u29f8', // division slash, fraction slash, big solidus
+		'\u2216', '\u29f5', '\u29f9': // set minus and reverse solidus operators
+		return true
+	}
+	return false
 }
 
 func isCanonical(p string) bool {

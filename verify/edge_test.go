@@ -32,6 +32,41 @@ func TestPathWithin(t *testing.T) {
 		{"dot-dot above the root", "/../../checkout/pay", "/checkout/pay", true},
 		{"a relative path", "checkout/pay", "/checkout/pay", false},
 		{"malformed escapes", "/checkout/pay/%zz", "/checkout/pay", false},
+		// Path parameters: Tomcat, Jetty and Spring strip ";params" from a
+		// segment and then resolve "..", the classic bypass behind an
+		// auth_request proxy. A ";" in any segment, literal or encoded,
+		// is refused.
+		{"a dot-dot with an empty path parameter", "/checkout/..;/admin", "/checkout", false},
+		{"an encoded dot-dot with a path parameter", "/checkout/%2e%2e;/admin", "/checkout", false},
+		{"a dot-dot with a named path parameter", "/checkout/..;x=1/admin", "/checkout", false},
+		{"a dot with a path parameter then a dot-dot", "/checkout/.;/../admin", "/checkout", false},
+		{"an encoded semicolon", "/checkout/..%3b/admin", "/checkout", false},
+		{"a path parameter on an ordinary segment", "/checkout;jsessionid=1/pay", "/checkout", false},
+		// A decoded "?" or "#" that an origin splits on.
+		{"an encoded question mark before a dot-dot", "/admin%3f/../checkout", "/checkout", false},
+		{"an encoded hash before a dot-dot", "/admin%23/../checkout", "/checkout", false},
+		{"an upper-case encoded question mark", "/admin%3F/../checkout", "/checkout", false},
+		{"a literal question mark that reached the decision", "/admin?/../checkout", "/checkout", false},
+		// Look-alike dots: overlong UTF-8 and characters that a Unicode
+		// normalisation (NFKC) turns into dots, slashes or separators.
+		{"overlong UTF-8 dots", "/checkout/%c0%ae%c0%ae/admin", "/checkout", false},
+		{"an overlong UTF-8 slash", "/checkout/..%c0%afadmin", "/checkout", false},
+		{"full-width dots", "/checkout/%ef%bc%8e%ef%bc%8e/admin", "/checkout", false},
+		{"a two-dot leader", "/checkout/%e2%80%a5/admin", "/checkout", false},
+		{"a one-dot leader", "/checkout/%e2%80%a4%e2%80%a4/admin", "/checkout", false},
+		{"a small full stop", "/checkout/%ef%b9%92%ef%b9%92/admin", "/checkout", false},
+		{"a full-width slash", "/checkout/..%ef%bc%8fadmin", "/checkout", false},
+		{"a full-width semicolon", "/checkout/..%ef%bc%9b/admin", "/checkout", false},
+		{"a Greek question mark (canonically a semicolon)", "/checkout/..%cd%be/admin", "/checkout", false},
+		{"invalid UTF-8", "/checkout/%ff/admin", "/checkout", false},
+		{"a soft hyphen after a dot-dot", "/checkout/..%c2%ad/admin", "/checkout", false},
+		{"a zero-width space between dots", "/checkout/.%e2%80%8b./admin", "/checkout", false},
+		{"a byte-order mark after a dot-dot", "/checkout/..%ef%bb%bf/admin", "/checkout", false},
+		{"a variation selector after a dot-dot", "/checkout/..%ef%b8%8f/admin", "/checkout", false},
+		{"a C1 control", "/checkout/%c2%85/admin", "/checkout", false},
+		{"raw full-width dots", "/checkout/\uff0e\uff0e/admin", "/checkout", false},
+		{"non-ASCII letters are still a path", "/checkout/%c3%bcber", "/checkout", true},
+		{"raw non-ASCII letters are still a path", "/checkout/\u00fcber", "/checkout", true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

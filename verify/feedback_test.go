@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/trustd/trustd/catalog"
 )
 
 func TestFeedbackIsTakenOncePerAssessment(t *testing.T) {
@@ -52,7 +54,9 @@ func TestFeedbackIsTakenOncePerAssessment(t *testing.T) {
 	if _, err := e.m.Feedback(ctx, site, in); code(err) != "conflict" {
 		t.Fatalf("a retry after the window: %v", err)
 	}
-	// A mobile app labels any assessment of its workspace.
+	// A mobile app labels any assessment of its workspace (a registered
+	// app: a tally belongs to a live site or app).
+	e.apply(&catalog.CreateMobileApp{App: catalog.MobileApp{ID: "app-1", WorkspaceID: "ws1", Platform: "ios", AppID: "com.example"}})
 	v2, _ := e.siteverify(Request{Response: []byte(e.mint(nil))})
 	if _, err := e.m.Feedback(ctx, Labeller{WorkspaceID: "ws1", MobileAppID: "app-1"}, FeedbackRequest{AssessmentID: v2.AssessmentID, Label: "legitimate"}); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ package challenge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/pbkdf2"
 	"crypto/sha256"
@@ -99,6 +100,9 @@ type Minter struct {
 	origin  string
 	sitekey string
 	hc      *http.Client
+	// Action is the action each token is bound to ("bench" when empty);
+	// a siteverify naming another action refuses the token.
+	Action string
 	// spread mints each token from its own loopback source address
 	// (127.x.y.z), as real traffic comes from many clients: the server
 	// raises proof-of-work difficulty for an address that asks for many
@@ -171,7 +175,7 @@ func (m *Minter) Mint(ctx context.Context) (string, error) {
 	hc, done := m.clientFor()
 	defer done()
 	var ch Challenge
-	if err := m.post(ctx, hc, "/v1/challenge", map[string]string{"sitekey": m.sitekey, "action": "bench"}, &ch); err != nil {
+	if err := m.post(ctx, hc, "/v1/challenge", map[string]string{"sitekey": m.sitekey, "action": cmp.Or(m.Action, "bench")}, &ch); err != nil {
 		return "", fmt.Errorf("challenge: %w", err)
 	}
 	n, err := Solve(ctx, ch.PoW)

@@ -6,17 +6,19 @@ package clustertest
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	nethttp "net/http"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/raft"
+
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/clustertest/deadline"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/node"
 )
@@ -36,6 +38,13 @@ type Cluster struct {
 	CA mtls.PEM
 	// mutate, when set (StartWith), adjusts each node's configuration.
 	mutate func(*node.Config)
+	// started: Start has returned; Add then waits for the new node's vote.
+	started   bool
+	closeOnce sync.Once
+	// name is this cluster's own gossip label: nodes keep joining failed
+	// members' addresses (cluster/reconnect.go), and a loopback port a
+	// killed node of another test's cluster held may be reused.
+	name string
 }
 
 // AskTimeout bounds the asks of every node the helper starts: longer than
@@ -53,18 +62,28 @@ func Start(t testing.TB, n int) *Cluster {
 
 // StartWith is Start with mutate applied to every node's configuration
 // (this one's and those Add starts later).
+//
+// The test gets a deadline (deadline.Default, 5 minutes, or
+// TRUSTD_TEST_DEADLINE): past it every goroutine's stack goes to the
+// test log, the test fails and its nodes are closed, so a hung cluster
+// test reports where it hangs instead of hanging the suite.
 func StartWith(t testing.TB, n int, mutate func(*node.Config)) *Cluster {
 	t.Helper()
 	ca, err := mtls.CreateCA("clustertest", time.Hour, time.Now())
 	if err != nil {
 		t.Fatalf("cluster CA: %v", err)
 	}
-	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate}
+	c := &Cluster{t: t, down: map[int]bool{}, CA: ca, mutate: mutate, name: "clustertest-" + rand.Text()[:10]}
+	deadline.Arm(t, 0, c.closeAll) // before closeAll's cleanup: it runs last, still armed while they run
 	t.Cleanup(c.closeAll)
 	for i := 0; i < n; i++ {
 		c.Add()
 	}
 	c.WaitRing(n)
+	c.WaitVoters()
+	c.mu.Lock()
+	c.started = true
+	c.mu.Unlock()
 	return c
 }
 
@@ -91,7 +110,7 @@ func (c *Cluster) Add() int {
 		TLS:     tlsCfg,
 		DataDir: c.t.TempDir(), NodeID: fmt.Sprintf("node-%d", i),
 		HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", GossipAddr: "127.0.0.1:0", PeerAddr: "127.0.0.1:0",
-		Join: join, ClusterName: "clustertest", ClusterKey: "clustertest-key", AdminToken: AdminToken,
+		Join: join, ClusterName: c.name, ClusterKey: "clustertest-key", AdminToken: AdminToken,
 		FastRaft: true, ReapAfter: time.Minute,
 		// Race-instrumented nodes sharing two cores with their tests can
 		// take longer than production's 500ms bound to answer an ask;
@@ -107,7 +126,11 @@ func (c *Cluster) Add() int {
 	}
 	c.mu.Lock()
 	c.Nodes = append(c.Nodes, n)
+	started := c.started
 	c.mu.Unlock()
+	if started {
+		c.WaitVoters()
+	}
 	return i
 }
 
@@ -166,11 +189,13 @@ func (c *Cluster) Leave(i int) {
 }
 
 func (c *Cluster) closeAll() {
-	for _, i := range c.Live() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = c.Nodes[i].Close(ctx)
-		cancel()
-	}
+	c.closeOnce.Do(func() {
+		for _, i := range c.Live() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			_ = c.Nodes[i].Close(ctx)
+			cancel()
+		}
+	})
 }
 
 // Owner returns the index of the node owning key in node from's ring.
@@ -225,8 +250,50 @@ func (c *Cluster) WaitLeader() int {
 	return l
 }
 
+// WaitVoters waits until the leader's Raft configuration holds every
+// live node, the first cluster.MaxVoters of them as voters. Members join
+// Raft as non-voters and are promoted once caught up (cluster/voters.go),
+// so a test that kills a node right after the ring formed would otherwise
+// find a quorum that does not count the newest members yet.
+func (c *Cluster) WaitVoters() {
+	c.t.Helper()
+	Eventually(c.t, 20*time.Second, func() error {
+		l := c.Leader()
+		if l < 0 {
+			return fmt.Errorf("no leader among %v", c.Live())
+		}
+		f := c.Nodes[l].Store().Raft().GetConfiguration()
+		if err := f.Error(); err != nil {
+			return err
+		}
+		role := map[string]raft.ServerSuffrage{}
+		for _, s := range f.Configuration().Servers {
+			role[string(s.ID)] = s.Suffrage
+		}
+		live := c.Live()
+		voters := 0
+		for _, i := range live {
+			id := c.Nodes[i].Cluster().NodeID()
+			s, ok := role[id]
+			if !ok {
+				return fmt.Errorf("%s is not in the raft configuration %v", id, role)
+			}
+			if s == raft.Voter {
+				voters++
+			}
+		}
+		if voters < min(len(live), cluster.MaxVoters) {
+			return fmt.Errorf("%d of %d live nodes vote: %v", voters, len(live), role)
+		}
+		return nil
+	})
+}
+
+// Name is the cluster's gossip label.
+func (c *Cluster) Name() string { return c.name }
+
 // WaitRing waits until every live node's ring holds exactly the live
-// nodes, want of them.
+// nodes, want of them, and every node holds the partitions it owns.
 func (c *Cluster) WaitRing(want int) {
 	c.t.Helper()
 	Eventually(c.t, 15*time.Second, func() error {
@@ -245,6 +312,9 @@ func (c *Cluster) WaitRing(want int) {
 			}
 			if !slices.Equal(got, ids) {
 				return fmt.Errorf("node-%d ring %v, want %v", i, got, ids)
+			}
+			if !c.Nodes[i].Router().Ring().HeldAll() {
+				return fmt.Errorf("node-%d does not hold all its partitions yet", i)
 			}
 		}
 		return nil
@@ -312,7 +382,7 @@ func (c *Cluster) DoWith(i int, method, path, bearer string, body []byte, header
 func (c *Cluster) MustCreate(i int, path, body string) []byte {
 	c.t.Helper()
 	var out []byte
-	key := map[string]string{"Idempotency-Key": "clustertest-" + strconv.FormatUint(rand.Uint64(), 36)}
+	key := map[string]string{"Idempotency-Key": "clustertest-" + rand.Text()}
 	Eventually(c.t, 10*time.Second, func() error {
 		st, b, err := c.DoWith(i, "POST", path, AdminToken, []byte(body), key)
 		if err != nil || st != 201 {

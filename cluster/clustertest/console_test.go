@@ -7,12 +7,14 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/trustd/trustd/http/console"
 	"github.com/trustd/trustd/node"
 )
 
@@ -58,9 +60,9 @@ func (b *consoleBrowser) post(page, action string, form url.Values) (int, string
 
 // Console users live in Raft: a user created through one node logs in on
 // another; a one-time link posted through all three nodes at once logs in
-// exactly once; and the per-account login budget is one cluster-wide
-// bucket, so wrong passwords spread over the nodes are limited after five
-// in all, not five per node.
+// exactly once; and an account's failed sign-ins count in one
+// cluster-wide bucket, so wrong passwords spread over the nodes make it
+// ask for the widget after five in all, not five per node.
 func TestConsoleUsersAcrossThreeNodes(t *testing.T) {
 	// Dev mode: the console login carries no widget (the widget-protected
 	// login of production is tested in http/console_node_test.go).
@@ -119,25 +121,29 @@ func TestConsoleUsersAcrossThreeNodes(t *testing.T) {
 		t.Fatalf("one link logged in %d times through three nodes (%v), want once", ok, codes)
 	}
 
-	limitedAt := 0
-	for i := 0; i < 9 && limitedAt == 0; i++ {
-		st, _ := newConsoleBrowser(t, c.Nodes[i%3].APIURL()).post("/console/login", "/console/login",
+	// Wrong passwords spread over the nodes count in one cluster-wide
+	// bucket per account: past 5 failures in all (not 5 per node) the
+	// account's sign-ins ask for the widget, on every node, and are never
+	// refused (issue 24: nobody locks a user out by guessing wrong).
+	// Joined dev nodes have no dev site to show the widget (503, saying
+	// so); node-0 seeded it.
+	challengedAt := 0
+	for i := 0; i < 9 && challengedAt == 0; i++ {
+		st, body := newConsoleBrowser(t, c.Nodes[i%3].APIURL()).post("/console/login", "/console/login",
 			url.Values{"email": {"ann@x.io"}, "password": {"wrong password " + fmt.Sprint(i)}})
-		switch st {
-		case 429:
-			limitedAt = i + 1
-		case 401:
+		switch {
+		case (st == 401 || st == 503) && strings.Contains(body, console.ChallengeRequired):
+			challengedAt = i + 1
+		case st == 401:
 		default:
 			t.Fatalf("wrong password via node-%d: %d", i%3, st)
 		}
 	}
-	// The account bucket holds 5; the first successful login above took
-	// one, so the 5th wrong attempt overall is refused, whichever node.
-	if limitedAt == 0 || limitedAt > 5 {
-		t.Fatalf("wrong passwords across three nodes were limited at attempt %d, want by the 5th", limitedAt)
+	if challengedAt != 6 {
+		t.Fatalf("wrong passwords across three nodes challenged at attempt %d, want the 6th (after 5 failures in all)", challengedAt)
 	}
-	if st, _ := newConsoleBrowser(t, c.Nodes[0].APIURL()).post("/console/login", "/console/login",
-		url.Values{"email": {"ann@x.io"}, "password": {"a long password"}}); st != 429 {
-		t.Fatalf("the right password while the account is limited: %d, want 429", st)
+	if st, body := newConsoleBrowser(t, c.Nodes[0].APIURL()).post("/console/login", "/console/login",
+		url.Values{"email": {"ann@x.io"}, "password": {"a long password"}}); st != 401 || !strings.Contains(body, console.ChallengeRequired) {
+		t.Fatalf("the right password while the account is challenged: %d, want 401 %q (never 429)", st, console.ChallengeRequired)
 	}
 }

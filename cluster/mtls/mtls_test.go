@@ -2,8 +2,10 @@ package mtls
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +132,76 @@ func TestNewRefusesACertificateOfAnotherCA(t *testing.T) {
 	}
 	if _, err := CreateNodeCert(PEM{Cert: []byte("junk"), Key: []byte("junk")}, NodeRequest{NodeID: "n"}, time.Now()); err == nil {
 		t.Fatal("junk was used as a CA")
+	}
+}
+
+func TestLocalCredentialsTrustThisNodeAloneAndAreReused(t *testing.T) {
+	dir := t.TempDir() + "/local"
+	now := time.Now()
+	first, err := LoadOrCreateLocal(dir, "n1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.NodeID() != "n1" {
+		t.Fatalf("local certificate names %q", first.NodeID())
+	}
+	for _, f := range []string{dir, dir + "/" + LocalCAFile, dir + "/" + LocalCertFile, dir + "/" + LocalKeyFile} {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v: others can read it", f, st.Mode().Perm())
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 3 {
+		t.Fatalf("%d files in %s, want the CA certificate, the node certificate and its key (never the CA key)", len(entries), dir)
+	}
+	again, err := LoadOrCreateLocal(dir, "n1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.cert.Leaf.Equal(first.cert.Leaf) {
+		t.Fatal("a restart made new local credentials instead of reusing them")
+	}
+	renamed, err := LoadOrCreateLocal(dir, "n2", now)
+	if err != nil || renamed.NodeID() != "n2" {
+		t.Fatalf("credentials for another node id: %v, %v", renamed, err)
+	}
+	// Credentials that expire within LocalRenewBefore are made anew.
+	shortCA, _ := CreateCA("short", 24*time.Hour, now)
+	short, _ := CreateNodeCert(shortCA, NodeRequest{NodeID: "n2"}, now)
+	for f, b := range map[string][]byte{LocalCAFile: shortCA.Cert, LocalCertFile: short.Cert, LocalKeyFile: short.Key} {
+		if err := os.WriteFile(dir+"/"+f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	renewed, err := LoadOrCreateLocal(dir, "n2", now)
+	if err != nil || time.Until(renewed.cert.Leaf.NotAfter) < LocalRenewBefore {
+		t.Fatalf("credentials close to expiry were not made anew: %v", err)
+	}
+	// Nothing else chains to a local CA: a certificate of any other CA,
+	// even one naming this node, is refused.
+	ca, _ := CreateCA("other", time.Hour, now)
+	if err := verifyChain([]*x509.Certificate{mustNode(t, ca, "n2").cert.Leaf}, renewed.pool, x509.ExtKeyUsageClientAuth); err == nil {
+		t.Fatal("a certificate of another CA chains to the local CA")
+	}
+	if err := verifyChain([]*x509.Certificate{renewed.cert.Leaf}, renewed.pool, x509.ExtKeyUsageClientAuth); err != nil {
+		t.Fatalf("the node's own certificate does not chain to its local CA: %v", err)
+	}
+}
+
+func TestPeerNodeIDIsTheCertificatesCommonName(t *testing.T) {
+	ca, _ := CreateCA("a", time.Hour, time.Now())
+	c := mustNode(t, ca, "node-7")
+	if got := PeerNodeID(&tls.ConnectionState{PeerCertificates: []*x509.Certificate{c.cert.Leaf}}); got != "node-7" {
+		t.Fatalf("PeerNodeID = %q", got)
+	}
+	if got := PeerNodeID(&tls.ConnectionState{}); got != "" {
+		t.Fatalf("PeerNodeID without a certificate = %q", got)
+	}
+	if got := PeerNodeID(nil); got != "" {
+		t.Fatalf("PeerNodeID of no TLS = %q", got)
 	}
 }

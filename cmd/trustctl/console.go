@@ -24,6 +24,24 @@ const consoleUsage = `usage: trustctl console-users create --email E --role view
        trustctl console-users list | delete <id> | update <id> [--role R] [--password P] | link <id>  --workspace <id>
        trustctl audit list [--workspace <id>] [--limit N]`
 
+// linkNote follows a printed sign-in link: how long it lasts, said where
+// it is shown.
+const linkNote = "The sign-in link works once and expires 15 minutes after it was issued (sign_in_expires_at); issue a new one with: trustctl console-users link <id> --workspace <id>\n"
+
+// withLinkNote runs call and, on a table, says how long a sign-in link
+// lasts (a --password create issues none; --json output stays JSON).
+func (o *options) withLinkNote(out io.Writer, call func() error) error {
+	if err := call(); err != nil {
+		return err
+	}
+	if !o.asJSON {
+		if _, password := o.fields["password"]; !password {
+			fmt.Fprint(out, linkNote)
+		}
+	}
+	return nil
+}
+
 var auditCols = resource{cols: []string{"seq", "at", "actor", "via", "operation", "method", "path", "status"}}
 
 // consoleVerb runs the console-users and audit verbs that the generic
@@ -34,7 +52,13 @@ func (o *options) consoleVerb(noun, verb string, rest []string, coll string, res
 		if len(rest) != 1 {
 			return true, fmt.Errorf("%s", consoleUsage)
 		}
-		return true, o.call("POST", coll+"/"+rest[0]+"/sign-in-link", nil, res, out)
+		return true, o.withLinkNote(out, func() error { return o.call("POST", coll+"/"+rest[0]+"/sign-in-link", nil, res, out) })
+	case noun == "console-users" && verb == "create":
+		body, err := o.body(res)
+		if err != nil {
+			return true, err
+		}
+		return true, o.withLinkNote(out, func() error { return o.call("POST", coll, body, res, out) })
 	case noun == "console-users" && verb == "get":
 		return true, fmt.Errorf("console-users has no get; use list\n%s", consoleUsage)
 	case noun == "audit" && verb == "list":

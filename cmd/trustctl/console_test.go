@@ -13,8 +13,8 @@ func TestTrustctlConsoleUsersAndAudit(t *testing.T) {
 		ws = id
 	}
 	out := must("console-users", "create", "--workspace", ws, "--email", "ann@example.com", "--role", "approver")
-	if !strings.Contains(out, n.APIURL()+"/console/link?t=") {
-		t.Fatalf("create without a password prints a one-time link:\n%s", out)
+	if !strings.Contains(out, "/console/link?t=") || !strings.Contains(out, "expires 15 minutes after it was issued") {
+		t.Fatalf("create without a password prints a one-time link and how long it lasts:\n%s", out)
 	}
 	u := n.Store().Catalog().ConsoleUserByEmail("ann@example.com")
 	if u == nil || u.Role != "approver" || u.PasswordHash != "" {
@@ -23,7 +23,7 @@ func TestTrustctlConsoleUsersAndAudit(t *testing.T) {
 	if out := must("console-users", "list", "--workspace", ws); !strings.Contains(out, "ann@example.com") || strings.Contains(out, "/console/link") {
 		t.Fatalf("list shows the user and no link:\n%s", out)
 	}
-	if out := must("console-users", "link", u.ID, "--workspace", ws); !strings.Contains(out, "/console/link?t=") {
+	if out := must("console-users", "link", u.ID, "--workspace", ws); !strings.Contains(out, "/console/link?t=") || !strings.Contains(out, "15 minutes") {
 		t.Fatalf("link:\n%s", out)
 	}
 	must("console-users", "update", u.ID, "--workspace", ws, "--role", "viewer", "--password", "a long password")

@@ -48,7 +48,7 @@ var resources = map[string]resource{
 	"agents":                  {path: "/agents", scoped: true, cols: []string{"agent_id", "name", "status", "allowed_actions", "allowed_scopes", "secrets_valid", "secret"}, lists: []string{"allowed_actions", "allowed_scopes"}},
 	"webhooks":                {path: "/webhooks", scoped: true, cols: []string{"endpoint_id", "url", "status", "event_types", "secrets_valid", "consecutive_failures", "secret"}, lists: []string{"event_types"}},
 	"webhook-events":          {path: "/webhook-events", scoped: true, cols: []string{"event_id", "type", "subject", "sequence", "created_at"}},
-	"console-users":           {path: "/console-users", scoped: true, cols: []string{"console_user_id", "email", "role", "has_password", "sign_in_link_pending", "sign_in_url"}},
+	"console-users":           {path: "/console-users", scoped: true, cols: []string{"console_user_id", "email", "role", "has_password", "sign_in_link_pending", "sign_in_url", "sign_in_expires_at"}},
 	"audit":                   {path: "/audit", cols: []string{"seq", "at", "actor", "via", "operation", "path", "status"}},
 	"approvals":               {path: "/approvals", scoped: true, cols: []string{"approval_id", "agent_id", "action", "scope", "status", "consumed", "decided_by", "expires_at"}},
 	"branding-profiles":       {path: "/branding-profiles", scoped: true, cols: []string{"profile_id", "name", "colors", "logo", "updated_at"}},
@@ -56,9 +56,15 @@ var resources = map[string]resource{
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
 
+The node: --addr, else TRUSTD_ADDR, else http://127.0.0.1:8080 (the quick
+start's node). The admin token: --admin-token, else TRUSTD_ADMIN_TOKEN, else
+the file admin-token in --data-dir (default ./data, where the quick start's
+node keeps it): run from the folder you started trustd in, and nothing else
+is needed.
+
 resources: workspaces, sites, mobile-apps, credentials, policies, api-protection-policies,
            concurrency-constraints, dependencies, agents, approvals, signing-keys, webhooks, webhook-events, trust-policies,
-           console-users, audit
+           console-users, audit, branding-profiles, journeys, messaging
 verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate-secret <id>;
            agents suspend|activate <id>; approvals approve|deny <id> --by <who>;
            webhooks rotate-secret|test|deliveries <id>; webhooks alerts; webhook-events redeliver <id> [--endpoint-id E];
@@ -70,6 +76,7 @@ verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
            tls ca create | tls cert create --node <id> [--ip …] [--dns …] (local, see trustctl tls)
+           snapshot save|inspect|restore <file> (--passphrase-file F | --key-file F): encrypted backups, see trustctl snapshot.go
            passwords import --in PATH [--mode sha1|ntlm] | passwords verify (local, see trustctl passwords)
 Scoped resources need --workspace <id>. Fields are the API's JSON fields with
 dashes (--challenge-mode score_based); values that parse as JSON numbers,
@@ -77,10 +84,32 @@ booleans, arrays or objects are sent as such. --file F sends F as the body.
 `
 
 func main() {
+	if wantsHelp(os.Args[1:]) {
+		fmt.Print(usage)
+		return
+	}
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "trustctl:", err)
 		os.Exit(1)
 	}
+}
+
+// wantsHelp reports a request for the usage: help, -h or --help as the
+// first word, or -h/--help anywhere (never a field: no API field is named
+// help).
+func wantsHelp(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	if args[0] == "help" {
+		return true
+	}
+	for _, a := range args {
+		if a == "-h" || a == "--help" || a == "-help" {
+			return true
+		}
+	}
+	return false
 }
 
 type options struct {
@@ -144,6 +173,9 @@ func run(args []string, out io.Writer) error {
 	}
 	if len(o.positional) >= 1 && o.positional[0] == "tls" {
 		return o.tlsCmd(o.positional[1:], out, time.Now())
+	}
+	if len(o.positional) >= 1 && o.positional[0] == "snapshot" {
+		return o.snapshot(o.positional[1:], out)
 	}
 	if len(o.positional) >= 1 && o.positional[0] == "passwords" {
 		return o.passwordsCmd(o.positional[1:], out)

@@ -17,7 +17,9 @@ const tlsUsage = `usage:
   trustctl tls ca create [--out-dir D] [--name trustd] [--days 3650]
       writes D/cluster-ca.pem and D/cluster-ca-key.pem (0600)
   trustctl tls cert create --node <id> [--ip A[,B]] [--dns N[,M]] [--out-dir D] [--ca D/cluster-ca.pem] [--ca-key D/cluster-ca-key.pem] [--days 730]
-      writes D/<id>.pem and D/<id>-key.pem (0600), for trustd --tls-ca --tls-cert --tls-key`
+      writes D/<id>.pem and D/<id>-key.pem (0600), for trustd --tls-ca --tls-cert --tls-key;
+      the certificate names node <id>: only the node started as <id> (--node-id, or none) presents it,
+      and the Raft leader lets a node vote only after its ports presented a certificate naming it`
 
 // tlsCmd makes the cluster's CA and node certificates, locally: no node
 // is contacted and no key leaves this machine.
@@ -93,7 +95,7 @@ func (o *options) tlsCmd(rest []string, out io.Writer, now time.Time) error {
 	if err := writeNew(key, node.Key, 0o600); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "wrote %s and %s\nstart the node with --tls-ca %s --tls-cert %s --tls-key %s\n", cert, key, caCert, cert, key)
+	fmt.Fprintf(out, "wrote %s and %s\nstart the node with --node-id %s --tls-ca %s --tls-cert %s --tls-key %s\n", cert, key, id, caCert, cert, key)
 	return nil
 }
 

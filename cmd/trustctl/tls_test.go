@@ -25,8 +25,12 @@ func TestTLSCommandsMakeACAAndNodeCertificatesANodeLoads(t *testing.T) {
 			t.Fatalf("%s: %v, mode %v; want 0600", f, err, st.Mode().Perm())
 		}
 	}
-	if _, err := mtls.Load(mtls.Files{CA: filepath.Join(dir, "cluster-ca.pem"), Cert: filepath.Join(dir, "n1.pem"), Key: filepath.Join(dir, "n1-key.pem")}); err != nil {
+	loaded, err := mtls.Load(mtls.Files{CA: filepath.Join(dir, "cluster-ca.pem"), Cert: filepath.Join(dir, "n1.pem"), Key: filepath.Join(dir, "n1-key.pem")})
+	if err != nil {
 		t.Fatalf("the issued certificate does not load: %v", err)
+	}
+	if loaded.NodeID() != "n1" || !strings.Contains(out.String(), "--node-id n1") {
+		t.Fatalf("the certificate names %q (want n1); output %q", loaded.NodeID(), out.String())
 	}
 	if err := run([]string{"tls", "ca", "create", "--out-dir", dir}, &out); err == nil {
 		t.Fatal("a second CA overwrote the first")

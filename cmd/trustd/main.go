@@ -22,6 +22,23 @@ import (
 	"github.com/trustd/trustd/node"
 )
 
+// usageHead starts --help: what the command does, the ports a node takes
+// and where the flags' environment variables come from.
+const usageHead = `usage: trustd [flags]
+
+Runs one node of trustd. "trustd --dev" starts a single node with embedded
+storage in ./data and prints a dev workspace. A node listens on five ports:
+the API (--http-addr, 127.0.0.1:8080), ops: metrics, health, pprof
+(--ops-addr, 127.0.0.1:9090), gossip (--gossip-addr, 127.0.0.1:7946, TCP and
+UDP), peer forwarding (--peer-addr, 127.0.0.1:8090) and Raft (--raft-addr,
+127.0.0.1:8300); a second node on the same machine needs five other ports.
+Every flag is also an environment variable TRUSTD_<FLAG>
+(--http-addr: TRUSTD_HTTP_ADDR). Secrets come from the environment only:
+TRUSTD_ADMIN_TOKEN, TRUSTD_CLUSTER_KEY, TRUSTD_FACE_ENGINE_SECRET.
+
+flags:
+`
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "trustd:", err)
@@ -36,7 +53,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.DataDir, "data-dir", "data", "directory for the Raft log, snapshots and secrets")
 	fs.StringVar(&cfg.HTTPAddr, "http-addr", "127.0.0.1:8080", "API listen address")
 	fs.StringVar(&cfg.OpsAddr, "ops-addr", "127.0.0.1:9090", "metrics, health and pprof listen address (empty: off)")
-	fs.StringVar(&cfg.NodeID, "node-id", "", "stable node id (default: generated once and kept in the data dir)")
+	fs.StringVar(&cfg.NodeID, "node-id", "", "stable node id (default: the one --tls-cert names, else generated once and kept in the data dir); a node's certificate must name it")
 	fs.StringVar(&cfg.RaftAddr, "raft-addr", "127.0.0.1:8300", "Raft listen address")
 	fs.StringVar(&cfg.BaseURL, "base-url", "", "public base URL announced to clients (default: http://<http-addr>)")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
@@ -61,8 +78,8 @@ func run(args []string) error {
 	fs.StringVar(&cfg.AdvertisePeer, "advertise-peer-addr", "", "forwarding address other nodes dial (default: --peer-addr)")
 	fs.StringVar(&cfg.AdvertiseRaft, "advertise-raft-addr", "", "Raft address other nodes dial (default: --raft-addr)")
 	fs.StringVar(&cfg.AdvertiseHTTP, "advertise-http-addr", "", "API address shown to operators (default: --http-addr)")
-	fs.StringVar(&cfg.TLSFiles.CA, "tls-ca", "", "cluster CA certificate (PEM) for mutual TLS between nodes (trustctl tls ca create)")
-	fs.StringVar(&cfg.TLSFiles.Cert, "tls-cert", "", "this node's certificate (PEM), issued by the cluster CA (trustctl tls cert create)")
+	fs.StringVar(&cfg.TLSFiles.CA, "tls-ca", "", "cluster CA certificate (PEM) for mutual TLS between nodes (trustctl tls ca create; unset on a node alone: it makes its own in <data-dir>/local-credentials)")
+	fs.StringVar(&cfg.TLSFiles.Cert, "tls-cert", "", "this node's certificate (PEM), issued by the cluster CA for this node's id (trustctl tls cert create --node <id>)")
 	fs.StringVar(&cfg.TLSFiles.Key, "tls-key", "", "this node's private key (PEM)")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private-targets", false, "let webhook endpoints be private, loopback, link-local or reserved addresses (SSRF guard off; only for receivers on your own network)")
 	fs.StringVar(&cfg.PasswordsDir, "passwords-dir", "", "breached-password corpus files from trustctl passwords import (default: <data-dir>/passwords; without them the embedded default list answers)")
@@ -76,7 +93,19 @@ func run(args []string) error {
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageHead)
+		fs.PrintDefaults()
+	}
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" || a == "--h" {
+			fs.SetOutput(os.Stdout) // asked for: the usage is the answer, on stdout
+		}
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil // --help: the usage is printed, and asking for it is no failure
+		}
 		return err
 	}
 	cfg.AdminToken = os.Getenv("TRUSTD_ADMIN_TOKEN")
@@ -166,26 +195,26 @@ func newLogger(format, level string) (*slog.Logger, error) {
 }
 
 func printDev(d *node.DevCredentials, dataDir string) {
+	root := strings.TrimSuffix(d.APIBase, "/v1")
 	fmt.Printf(`
 trustd is running in dev mode. Your dev workspace (also in %s/dev-credentials.json):
 
   api_base          %s
-  admin_token       %s
-  workspace_id      %s
-  site_key          %s
-  secret            %s
+  admin_token       %s   (admin API and console; trustctl reads it from %s/admin-token)
+  workspace_id      %s   (the <id> of trustctl --workspace)
+  site_key          %s   (the widget's data-sitekey)
+  secret            %s   (the site's secret: $SECRET of /siteverify and the rate-limit check)
   sandbox_site_key  %s
-  sandbox_secret    %s
-  credential        %s
+  sandbox_secret    %s   (sandbox: POST /v1/sandbox/issue, then /v1/sandbox/siteverify)
+  credential        %s   (a server credential, Authorization: Bearer, scopes site.verify, identity.document.verify, identity.verify)
   mobile_platform   %s
   mobile_app_id     %s
   mobile_secret     %s
 
 Try:  curl -s %s/ | head
-      open %s/demo
+      open %s/demo      (tick the widget; the page shows the token, $TOKEN, and verifies it)
       open %s/console/   (the workspace console; log in with the admin_token)
 
-`, dataDir, d.APIBase, d.AdminToken, d.WorkspaceID, d.SiteKey, d.Secret, d.SandboxSiteKey, d.SandboxSecret,
-		d.Credential, d.MobilePlatform, d.MobileAppID, d.MobileSecret, d.APIBase, d.APIBase,
-		strings.TrimSuffix(d.APIBase, "/v1"))
+`, dataDir, d.APIBase, d.AdminToken, dataDir, d.WorkspaceID, d.SiteKey, d.Secret, d.SandboxSiteKey, d.SandboxSecret,
+		d.Credential, d.MobilePlatform, d.MobileAppID, d.MobileSecret, d.APIBase, d.APIBase, root)
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trustd/trustd/console/login"
 )
 
 // The login form is protected before any session exists by a double-submit
@@ -26,16 +28,28 @@ const loginTokenMaxAge = 3600
 type loginData struct {
 	Token string // the form's double-submit token
 	Link  string // the sign-in link's token (link page)
-	// SiteKey is the widget's site key when RequireHuman; Closed is set
-	// when RequireHuman and no console site is configured.
+	// SiteKey is the widget's site key when RequireHuman or Challenge;
+	// Closed is set when RequireHuman and no console site is configured.
 	SiteKey string
 	Closed  bool
 	Action  string
+	// AdminWidget puts the widget on the admin-token form too
+	// (RequireHuman); a challenge concerns the user form only.
+	AdminWidget bool
+	// Challenge: the email's account needs the widget (past its failures);
+	// Email refills the form.
+	Challenge bool
+	Email     string
 }
 
 // LoginAction is the action the login widget binds (verified by the
 // backend's siteverify).
 const LoginAction = "console-login"
+
+// ChallengeRequired starts the message of a login refused for want of the
+// widget's token on an account past its failures (HTTP 401): the page
+// shows the widget and the user signs in again with it.
+const ChallengeRequired = "Challenge required"
 
 func (c *Console) preLogin(r *req) string {
 	tok := randomToken()
@@ -43,7 +57,17 @@ func (c *Console) preLogin(r *req) string {
 	return tok
 }
 
+// loginView is what a login answer must show beyond its message.
+type loginView struct {
+	email     string
+	challenge bool // show the widget on the user form
+}
+
 func (c *Console) loginPage(r *req, status int, errMsg string) {
+	c.loginPageWith(r, status, errMsg, loginView{})
+}
+
+func (c *Console) loginPageWith(r *req, status int, errMsg string, v loginView) {
 	if r.sess == nil {
 		r.sess = c.sessions.get(string(r.ctx.Request.Header.Cookie(cookieSession)), r.now)
 	}
@@ -52,13 +76,13 @@ func (c *Console) loginPage(r *req, status int, errMsg string) {
 		return
 	}
 	r.sess = nil
-	d := loginData{Token: c.preLogin(r), Action: LoginAction}
+	d := loginData{Token: c.preLogin(r), Action: LoginAction, Email: v.email}
 	pd := pageData{Title: "Log in", Error: errMsg}
-	if c.cfg.RequireHuman {
+	if c.cfg.RequireHuman || v.challenge {
 		key, ok := c.b.HumanSite()
-		d.Closed, pd.Widget = !ok, ok
+		d.Closed, pd.Widget = !ok && c.cfg.RequireHuman, ok
 		if ok {
-			d.SiteKey = key
+			d.SiteKey, d.AdminWidget, d.Challenge = key, c.cfg.RequireHuman, v.challenge
 			// The widget's challenge is a same-origin POST that must carry
 			// the page's Origin; under no-referrer a browser sends "null".
 			pd.Referrer = "same-origin"
@@ -79,29 +103,18 @@ func (c *Console) validPreLogin(r *req) bool {
 	return true
 }
 
-// allowAttempt takes one attempt from each key's bucket: trustd's own
-// cluster-wide limiter first (a bucket op on the key's owner, so every
-// node shares one budget per key), the node-local limiter only when the
-// owner cannot be reached. It answers the wait when refused.
-func (c *Console) allowAttempt(r *req, keys ...string) (bool, time.Duration) {
-	for _, k := range keys {
-		ok, wait, err := c.b.AllowLogin(k)
-		if err != nil {
-			ok, wait = c.limiter.allow(k, r.now)
-		}
-		if !ok {
-			return false, wait
-		}
-	}
-	return true, 0
-}
-
 func (c *Console) refuseLimited(r *req, wait time.Duration, page func(int, string)) {
 	secs := int(wait/time.Second) + 1
 	r.ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
-	page(429, "Too many login attempts. Wait "+strconv.Itoa(secs)+" seconds and try again.")
+	page(429, "Too many login attempts from this address. Wait "+strconv.Itoa(secs)+" seconds and try again.")
 }
 
+// login signs in with the admin token or an email and password. The
+// sign-in guard (console/login) decides first: an address past its limit
+// is refused (429); an account past its failures needs trustd's widget
+// (401 "Challenge required" without a verified token), never a refusal,
+// so nobody can lock a user out by guessing wrong in their name. A wrong
+// password counts a failure for the account named.
 func (c *Console) login(r *req) {
 	if !c.validPreLogin(r) {
 		return
@@ -110,31 +123,43 @@ func (c *Console) login(r *req) {
 	token := string(form.Peek("token"))
 	email := strings.ToLower(strings.TrimSpace(string(form.Peek("email"))))
 	password := string(form.Peek("password"))
-	keys := []string{"ip/" + r.ctx.RemoteIP().String()}
+	account := ""
 	if token == "" && email != "" && len(email) <= 254 {
-		// A second budget per account: guessing one user's password from
-		// many addresses is limited too.
-		keys = append(keys, "user/"+email)
+		account = email
 	}
-	page := func(st int, msg string) { c.loginPage(r, st, msg) }
-	if ok, wait := c.allowAttempt(r, keys...); !ok {
-		c.refuseLimited(r, wait, page)
+	view := loginView{email: account}
+	page := func(st int, msg string) { c.loginPageWith(r, st, msg, view) }
+	ip := r.ctx.RemoteIP().String()
+	v := c.guard.Attempt(ip, account)
+	if v.Outcome == login.Limited {
+		c.refuseLimited(r, v.RetryAfter, page)
 		return
 	}
-	if c.cfg.RequireHuman && (token != "" || email != "") {
-		// trustd's own widget guards the form: its token is redeemed (once)
-		// before any credential is checked.
+	view.challenge = v.Outcome == login.Challenge
+	if view.challenge || c.cfg.RequireHuman && (token != "" || email != "") {
+		// trustd's own widget: its token is redeemed (once, for the
+		// console site and action, bound to this address) before any
+		// credential is checked.
 		if _, ok := c.b.HumanSite(); !ok {
-			c.loginPage(r, 503, "Console login is closed: this node is not in dev mode and no console site is configured (--console-site).")
+			if c.cfg.RequireHuman {
+				c.loginPage(r, 503, "Console login is closed: this node is not in dev mode and no console site is configured (--console-site).")
+			} else {
+				c.loginPage(r, 503, ChallengeRequired+", and this node has no site to show the human check: configure one with --console-site.")
+			}
 			return
 		}
-		ok, err := c.b.VerifyHuman(string(form.Peek("service-response")), r.ctx.RemoteIP().String())
+		response := string(form.Peek("service-response"))
+		if response == "" && view.challenge {
+			page(401, ChallengeRequired+": this account has had several failed sign-ins. Complete the human check below, then sign in again.")
+			return
+		}
+		ok, err := c.b.VerifyHuman(response, ip)
 		if err != nil {
-			c.loginPage(r, 503, "The human check could not be verified just now. Try again.")
+			page(503, "The human check could not be verified just now. Try again.")
 			return
 		}
 		if !ok {
-			c.loginPage(r, 401, "The human check was missing, expired or already used. Complete it and try again.")
+			page(401, "The human check was missing, expired or already used. Complete it and try again.")
 			return
 		}
 	}
@@ -154,11 +179,12 @@ func (c *Console) login(r *req) {
 			p, ok = c.b.UserLogin(email, password)
 		}
 		if !ok {
-			c.loginPage(r, 401, "Wrong email or password.")
+			view.challenge = c.guard.Failed(account)
+			page(401, "Wrong email or password.")
 			return
 		}
 	default:
-		c.loginPage(r, 401, "Enter an email and password, or the admin token.")
+		page(401, "Enter an email and password, or the admin token.")
 		return
 	}
 	c.startSession(r, p, "consoleLogin")
@@ -191,8 +217,8 @@ func (c *Console) linkLogin(r *req) {
 	if !c.validPreLogin(r) {
 		return
 	}
-	if ok, wait := c.allowAttempt(r, "ip/"+r.ctx.RemoteIP().String()); !ok {
-		c.refuseLimited(r, wait, func(st int, msg string) { c.linkPage(r, st, msg) })
+	if v := c.guard.Attempt(r.ctx.RemoteIP().String(), ""); v.Outcome == login.Limited {
+		c.refuseLimited(r, v.RetryAfter, func(st int, msg string) { c.linkPage(r, st, msg) })
 		return
 	}
 	t := string(r.ctx.PostArgs().Peek("link"))

@@ -6,7 +6,8 @@
 // table, validation, Raft commands and error codes as a curl call to
 // /admin/v1 — and the login checks the admin token with the admin API's own
 // check. What the console adds is the browser's security model: sessions,
-// CSRF tokens, a login limiter and strict response headers. See DESIGN.md.
+// CSRF tokens, the sign-in guard (console/login) and strict response headers.
+// See DESIGN.md.
 package console
 
 import (
@@ -21,7 +22,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/trustd/trustd/console/login"
 	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/ratelimit"
 )
 
 // Backend is what the console needs of the node's API server.
@@ -40,10 +43,11 @@ type Backend interface {
 	// User returns the console user id's current record (role changes
 	// and deletions take effect at a session's next request).
 	User(id string) (Principal, bool)
-	// AllowLogin takes one login attempt from the cluster-wide bucket of
-	// key (trustd's own limiter); err when the bucket's owner cannot be
-	// reached, and the console falls back to its node-local limiter.
-	AllowLogin(key string) (ok bool, retryAfter time.Duration, err error)
+	// TakeLogin takes cost tokens (0: only reads) from the cluster-wide
+	// bucket of key (trustd's own bucket op; login.Buckets); err when the
+	// bucket's owner cannot be reached, and the console falls back to its
+	// node-local limiter.
+	TakeLogin(key string, cfg ratelimit.BucketConfig, cost int64) (ok bool, remaining int64, retryAfter time.Duration, err error)
 	// Audit records a console event that is not an admin operation
 	// (a login).
 	Audit(actor, operation, workspaceID string)
@@ -51,9 +55,16 @@ type Backend interface {
 	// form (RequireHuman); false when no console site is configured.
 	HumanSite() (siteKey string, ok bool)
 	// VerifyHuman redeems the login form's widget token (siteverify of
-	// the console site, action console-login, bound to remoteIP); err when
-	// the verification could not be made.
+	// the console site, action console-login, bound to remoteIP, once);
+	// err when the verification could not be made.
 	VerifyHuman(response, remoteIP string) (bool, error)
+}
+
+// loginBuckets lets the sign-in guard count in the backend's buckets.
+type loginBuckets struct{ b Backend }
+
+func (l loginBuckets) Take(key string, cfg ratelimit.BucketConfig, cost int64) (bool, int64, time.Duration, error) {
+	return l.b.TakeLogin(key, cfg, cost)
 }
 
 // Principal is who a session acts as: the cluster admin (admin token), or
@@ -99,17 +110,17 @@ type Config struct {
 	// hours); MaxSessions bounds the sessions this node holds (default 256).
 	IdleTimeout, AbsoluteTimeout time.Duration
 	MaxSessions                  int
-	// LoginInterval and LoginBurst bound login attempts per client IP:
-	// LoginBurst at once, then one per LoginInterval (default 5, then one
-	// every 12 seconds).
-	LoginInterval time.Duration
-	LoginBurst    int
+	// Login is the sign-in guard's policy (default login.DefaultPolicy):
+	// attempts per client address, and the failures an account may have
+	// before its next sign-in needs trustd's widget.
+	Login login.Policy
 	// Clock is the time source (tests); default time.Now.
 	Clock func() time.Time
 	// RequireHuman puts trustd's own widget on the login form and has
 	// every password or admin-token login verify its token first (a node
 	// not in dev mode). Without a console site (Backend.HumanSite) the
-	// login form is closed.
+	// login form is closed. Without RequireHuman the widget is asked for
+	// only by an account past its failures (Login.Failures).
 	RequireHuman bool
 }
 
@@ -136,7 +147,7 @@ type Console struct {
 	cfg      Config
 	b        Backend
 	sessions *sessions
-	limiter  *loginLimiter
+	guard    *login.Guard
 	pages    map[string]*template.Template
 	static   map[string]asset
 }
@@ -158,18 +169,18 @@ func New(cfg Config, b Backend) *Console {
 	if cfg.MaxSessions <= 0 {
 		cfg.MaxSessions = 256
 	}
-	if cfg.LoginInterval <= 0 {
-		cfg.LoginInterval = 12 * time.Second
+	if cfg.Login.Address.Capacity <= 0 {
+		cfg.Login.Address = login.DefaultPolicy.Address
 	}
-	if cfg.LoginBurst <= 0 {
-		cfg.LoginBurst = 5
+	if cfg.Login.Failures.Capacity <= 0 {
+		cfg.Login.Failures = login.DefaultPolicy.Failures
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
 	c := &Console{cfg: cfg, b: b,
 		sessions: newSessions(cfg.MaxSessions, cfg.IdleTimeout, cfg.AbsoluteTimeout),
-		limiter:  newLoginLimiter(cfg.LoginInterval, cfg.LoginBurst, 10000),
+		guard:    login.New(loginBuckets{b}, cfg.Login, cfg.Clock),
 		pages:    parsePages(), static: loadStatic()}
 	return c
 }

@@ -14,6 +14,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 	"golang.org/x/net/html"
+
+	"github.com/trustd/trustd/console/login"
+	"github.com/trustd/trustd/ratelimit"
 )
 
 // fakeBackend answers the admin operations the pages use with fixed data
@@ -86,10 +89,10 @@ func (f *fakeBackend) User(id string) (Principal, bool) {
 	return Principal{}, false
 }
 
-// AllowLogin: the cluster bucket is "unreachable" here, so the console's
+// TakeLogin: the cluster bucket is "unreachable" here, so the console's
 // node-local fallback limiter is what the limiter tests exercise.
-func (f *fakeBackend) AllowLogin(key string) (bool, time.Duration, error) {
-	return false, 0, errors.New("no cluster in this test")
+func (f *fakeBackend) TakeLogin(string, ratelimit.BucketConfig, int64) (bool, int64, time.Duration, error) {
+	return false, 0, 0, errors.New("no cluster in this test")
 }
 
 // HumanSite and VerifyHuman: the console site "site_console" when
@@ -544,7 +547,7 @@ func withCSRF(v url.Values, tok string) url.Values {
 }
 
 func TestLoginRateLimit(t *testing.T) {
-	c, _, clk := newTestConsole(Config{LoginInterval: 10 * time.Second, LoginBurst: 3})
+	c, _, clk := newTestConsole(Config{Login: login.Policy{Address: ratelimit.BucketConfig{Capacity: 3, RefillAmount: 1, RefillInterval: int64(10 * time.Second)}}})
 	b := newBrowser(t, c)
 	for i := 0; i < 3; i++ {
 		if a, _ := b.login("wrong"); a.status != 401 {

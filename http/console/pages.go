@@ -279,9 +279,10 @@ type workspaceData struct {
 }
 
 // Previews reports whether a site's widget can run on this page: the
-// widget runs only on its site's hostnames.
+// widget runs only on its site's hostnames, and never for a sandbox site
+// (its tokens come from POST /sandbox/issue, not a challenge).
 func (d workspaceData) Previews(s siteView) bool {
-	return d.ConsoleHost != "" && slices.Contains(s.Hostnames, d.ConsoleHost)
+	return d.ConsoleHost != "" && s.Environment != "sandbox" && slices.Contains(s.Hostnames, d.ConsoleHost)
 }
 
 type siteForm struct {

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trustd/trustd/console/login"
 	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/ratelimit"
 )
 
 // Pages of the modules beside rate limiting: agents and the approval
@@ -318,7 +320,8 @@ func (c *Console) accountDefence(r *req) {
 }
 
 // myPassword lets a console user change their own password: the current
-// one is checked like a login (same limiter, same argon2id check), and the
+// one is checked under the address's login limit and a budget of the
+// user's own (passwordChangeBudget), with the same argon2id check, and the
 // new one is set with the admin API's PATCH (its validation, its hash).
 func (c *Console) myPassword(r *req) {
 	if r.sess.principal.Admin {
@@ -327,6 +330,10 @@ func (c *Console) myPassword(r *req) {
 	}
 	c.renderMyPassword(r, 200, "", "")
 }
+
+// passwordChangeBudget bounds a signed-in user's current-password checks:
+// 5 at once, then one every 12 s.
+var passwordChangeBudget = ratelimit.BucketConfig{Capacity: 5, RefillAmount: 1, RefillInterval: int64(12 * time.Second)}
 
 func (c *Console) renderMyPassword(r *req, status int, notice, errMsg string) {
 	c.render(r, status, "password", pageData{Title: "Change your password", Nav: "password", Notice: notice, Error: errMsg})
@@ -344,8 +351,18 @@ func (c *Console) changeMyPassword(r *req) {
 		c.renderMyPassword(r, 422, "", "The new password and its confirmation differ.")
 		return
 	}
-	if ok, wait := c.allowAttempt(r, "ip/"+r.ctx.RemoteIP().String(), "user/"+p.Email); !ok {
+	// The address's login budget, and the user's own budget for this form:
+	// only the user's sessions reach it, so nobody else can spend it (the
+	// account's sign-in failures are not used here).
+	limited := func(wait time.Duration) {
 		c.refuseLimited(r, wait, func(st int, msg string) { c.renderMyPassword(r, st, "", msg) })
+	}
+	if v := c.guard.Attempt(r.ctx.RemoteIP().String(), ""); v.Outcome == login.Limited {
+		limited(v.RetryAfter)
+		return
+	}
+	if ok, wait := c.guard.Limit("password-change/"+p.UserID, passwordChangeBudget); !ok {
+		limited(wait)
 		return
 	}
 	if len(cur) > 256 {

@@ -2,8 +2,13 @@ package console
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/trustd/trustd/console/login"
+	"github.com/trustd/trustd/ratelimit"
 )
 
 // TestLoginWithoutWidgetInDevMode: a dev node (RequireHuman off) shows no
@@ -97,7 +102,7 @@ func TestLoginClosedInProductionWithoutConsoleSite(t *testing.T) {
 // TestWidgetFailuresCountAgainstTheLoginLimit: attempts without a valid
 // widget token still take from the login budget.
 func TestWidgetFailuresCountAgainstTheLoginLimit(t *testing.T) {
-	c, fb, _ := newTestConsole(Config{RequireHuman: true, LoginBurst: 2})
+	c, fb, _ := newTestConsole(Config{RequireHuman: true, Login: login.Policy{Address: ratelimit.BucketConfig{Capacity: 2, RefillAmount: 1, RefillInterval: int64(12 * time.Second)}}})
 	fb.humanSite = true
 	b := newBrowser(t, c)
 	st := 0
@@ -107,5 +112,72 @@ func TestWidgetFailuresCountAgainstTheLoginLimit(t *testing.T) {
 	}
 	if st != 429 {
 		t.Fatalf("widget failures never limited: last %d", st)
+	}
+}
+
+// TestWrongPasswordsFromManyAddressesCannotLockAUserOut is issue 24 item
+// 4: the per-account limit refused (429) even the right password once 60
+// wrong ones had come from 60 addresses. Now the account's failures only
+// make its next sign-in ask for trustd's widget: without a token the
+// answer is "Challenge required" (401, the widget on the page, the email
+// kept), with a verified one the right password signs in; a single
+// address hammering is still 429.
+func TestWrongPasswordsFromManyAddressesCannotLockAUserOut(t *testing.T) {
+	c, fb, _ := newTestConsole(Config{})
+	fb.humanSite = true
+	post := func(ip string, form url.Values) answer {
+		b := newBrowser(t, c)
+		b.ip = ip
+		p := b.do("GET", "/console/login", nil)
+		form.Set("csrf", csrfOf(t, p.body))
+		return b.do("POST", "/console/login", form)
+	}
+	for i := 0; i < 60; i++ {
+		a := post("198.51.100."+strconv.Itoa(i+1), url.Values{"email": {"edit@x.io"}, "password": {"guess " + strconv.Itoa(i)}})
+		switch {
+		case i < 5 && a.status == 401 && strings.Contains(a.body, "Wrong email or password"):
+		case i >= 5 && a.status == 401 && strings.Contains(a.body, ChallengeRequired):
+		default:
+			t.Fatalf("wrong password %d from its own address: %d %s", i+1, a.status, a.body)
+		}
+	}
+	if len(fb.humanChecks) != 0 {
+		t.Fatalf("attempts without a widget token reached the verification: %v", fb.humanChecks)
+	}
+	right := url.Values{"email": {"edit@x.io"}, "password": {"editor-password!"}}
+	a := post("203.0.113.9", right)
+	if a.status != 401 || !strings.Contains(a.body, ChallengeRequired) || a.cookie[cookieSession] != nil {
+		t.Fatalf("the right password without the widget after 60 failures: %d, want 401 %q\n%s", a.status, ChallengeRequired, a.body)
+	}
+	for _, want := range []string{`id="widget-user" data-sitekey="site_console" data-action="console-login"`, `value="edit@x.io"`, `<script src="/v1/widget/api.js" async defer></script>`} {
+		if !strings.Contains(a.body, want) {
+			t.Fatalf("the challenge page lacks %q:\n%s", want, a.body)
+		}
+	}
+	if strings.Contains(a.body, `id="widget-admin"`) {
+		t.Fatal("a dev node's admin-token form asks for the widget")
+	}
+	bad := url.Values{"email": {"edit@x.io"}, "password": {"editor-password!"}, "service-response": {"forged"}}
+	if a := post("203.0.113.9", bad); a.status != 401 || !strings.Contains(a.body, "human check was missing") {
+		t.Fatalf("a widget token that does not verify: %d %s", a.status, a.body)
+	}
+	right.Set("service-response", "human-ok")
+	if a := post("203.0.113.9", right); a.status != 303 || a.cookie[cookieSession] == nil {
+		t.Fatalf("the right password with a verified widget token: %d %s", a.status, a.body)
+	}
+	if last := fb.humanChecks[len(fb.humanChecks)-1]; last != "human-ok 203.0.113.9" {
+		t.Fatalf("verified with %q: the token must be bound to the client's address", last)
+	}
+	// Another account is not affected.
+	if a := post("203.0.113.10", url.Values{"email": {"view@x.io"}, "password": {"viewer-password!"}}); a.status != 303 {
+		t.Fatalf("another account after the attack: %d", a.status)
+	}
+	// One address hammering is refused by its own limit (20 at once).
+	st := 0
+	for i := 0; i < 25 && st != 429; i++ {
+		st = post("192.0.2.99", url.Values{"email": {"nobody" + strconv.Itoa(i) + "@x.io"}, "password": {"guess"}}).status
+	}
+	if st != 429 {
+		t.Fatalf("one address's attempts were never limited: last %d", st)
 	}
 }

@@ -22,8 +22,11 @@
       method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body),
       credentials: 'omit', cache: 'no-store', redirect: 'error',
     });
-    const j = await r.json();
-    if (!r.ok) throw new Error(j.error || ('HTTP ' + r.status));
+    const j = await r.json().catch(() => ({}));
+    // The error's code and its reason (the message), so the person or the
+    // site's support can tell what is missing (for example a passkey page
+    // served at an IP address, which WebAuthn refuses as relying party).
+    if (!r.ok) throw new Error((j.error || ('HTTP ' + r.status)) + (j.message ? ': ' + j.message : ''));
     return j;
   };
 

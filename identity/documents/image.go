@@ -20,11 +20,33 @@ const (
 // Formats are the accepted encodings.
 var Formats = []string{"jpeg", "png", "webp"}
 
+// imageLimits are the header limits of one image.
+var imageLimits = raster.Limits{MaxBytes: MaxImageBytes, MaxSide: MaxImageSide, MaxPixels: MaxImagePixels, MinSide: MinImageSide}
+
+// inspect checks an image's limits on its header alone (no pixel decoded).
+func inspect(b []byte) (raster.Info, error) {
+	in, err := raster.Inspect(b, imageLimits)
+	return in, imageCodes.As(err)
+}
+
 // DecodeImage checks the limits on the header, refuses animation, decodes
 // and applies the JPEG EXIF orientation. The result is grey-scale, the only
-// form the checks use.
+// form the checks use. A 16-bit PNG is decoded straight to 8-bit grey
+// (raster.DecodeGray16), so it costs what an 8-bit one does.
 func DecodeImage(b []byte) (*image.Gray, error) {
-	img, format, err := raster.Decode(b, raster.Limits{MaxBytes: MaxImageBytes, MaxSide: MaxImageSide, MaxPixels: MaxImagePixels, MinSide: MinImageSide})
+	in, err := inspect(b)
+	if err != nil {
+		return nil, err
+	}
+	return decodeInspected(b, in)
+}
+
+func decodeInspected(b []byte, in raster.Info) (*image.Gray, error) {
+	if in.Format == "png" && in.BitDepth == 16 {
+		g, err := raster.DecodeGray16(b, in)
+		return g, imageCodes.As(err)
+	}
+	img, format, err := raster.Decode(b, imageLimits)
 	if err != nil {
 		return nil, imageCodes.As(err)
 	}
@@ -33,6 +55,32 @@ func DecodeImage(b []byte) (*image.Gray, error) {
 		g = orient(g, exifOrientation(b))
 	}
 	return g, nil
+}
+
+// DecodeCost is the memory, in bytes, that screening one image with header
+// in holds at most, read from the header before decoding: the decoder's
+// pixels (width × height × bytes per pixel by depth and channels,
+// raster.Info.DecodedBytes; two rows for a 16-bit PNG, which is streamed
+// to grey), the grey image (width × height; twice for JPEG, whose EXIF
+// orientation makes a rotated copy) and the page normalised to the
+// working width (1200 × the scaled height; a narrow tall image grows).
+func DecodeCost(in raster.Info) int64 {
+	w, h := int64(in.Width), int64(in.Height)
+	var pixels int64
+	if in.Format == "png" && in.BitDepth == 16 {
+		pixels = 2 * (8*w + 1)
+	} else {
+		pixels = in.DecodedBytes()
+	}
+	grey := w * h
+	if in.Format == "jpeg" {
+		grey *= 2
+	}
+	var norm int64
+	if w > 0 && w != WorkingWidth {
+		norm = WorkingWidth * max((h*WorkingWidth+w/2)/w, 1)
+	}
+	return pixels + grey + norm
 }
 
 func toGray(img image.Image) *image.Gray {

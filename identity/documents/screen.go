@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/trustd/trustd/raster"
 )
 
 // Provider names the screening engine in results.
@@ -119,18 +121,28 @@ type DocumentResult struct {
 // Screener runs the checks. OCR nil means no OCR engine: MRZ documents go
 // to review.
 type Screener struct {
-	OCR OCR
-	Now func() time.Time
-	sem chan struct{}
+	OCR    OCR
+	Now    func() time.Time
+	sem    chan struct{}
+	budget *budget
 }
 
 // NewScreener bounds concurrent screenings (decoding and OCR are CPU-heavy)
-// to parallel.
+// to parallel, and the memory they hold to DefaultDecodeBudget
+// (WithDecodeBudget changes it).
 func NewScreener(ocr OCR, parallel int) *Screener {
 	if parallel <= 0 {
 		parallel = 2
 	}
-	return &Screener{OCR: ocr, Now: time.Now, sem: make(chan struct{}, parallel)}
+	return &Screener{OCR: ocr, Now: time.Now, sem: make(chan struct{}, parallel), budget: newBudget(DefaultDecodeBudget, DefaultBudgetWait)}
+}
+
+// WithDecodeBudget sets the bytes all screenings may hold at once and how
+// long a screening waits for them before ErrBusy (0: it does not wait).
+// Call it before the first screening.
+func (s *Screener) WithDecodeBudget(bytes int64, wait time.Duration) *Screener {
+	s.budget = newBudget(bytes, wait)
+	return s
 }
 
 func validCountry(c string) bool {
@@ -202,12 +214,26 @@ type side struct {
 	decoded *image.Gray
 }
 
-func prepare(b64 string, portrait bool) (*side, error) {
+// upload is one image's bytes and header, priced before decoding.
+type upload struct {
+	raw  []byte
+	info raster.Info
+}
+
+func inspectB64(b64 string) (*upload, error) {
 	raw, err := decodeB64(b64)
 	if err != nil {
 		return nil, err
 	}
-	g, err := DecodeImage(raw)
+	in, err := inspect(raw)
+	if err != nil {
+		return nil, err
+	}
+	return &upload{raw: raw, info: in}, nil
+}
+
+func prepare(u *upload, portrait bool) (*side, error) {
+	g, err := decodeInspected(u.raw, u.info)
 	if err != nil {
 		return nil, err
 	}
@@ -226,19 +252,39 @@ func (s *Screener) Screen(ctx context.Context, r Request) (*DocumentResult, erro
 	if r.Sandbox {
 		return Simulate(r.Country)
 	}
+	// Headers first: a refused image costs no decode and no wait.
+	fu, err := inspectB64(r.Front)
+	if err != nil {
+		return nil, err
+	}
+	cost := DecodeCost(fu.info)
+	var bu *upload
+	if r.Back != "" {
+		if bu, err = inspectB64(r.Back); err != nil {
+			return nil, err
+		}
+		cost += DecodeCost(bu.info)
+	}
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	front, err := prepare(r.Front, r.RequirePortrait)
+	// Then the memory: both sides' bytes at once, so two screenings never
+	// each hold a front while waiting for a back.
+	release, err := s.budget.acquire(ctx, cost)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	front, err := prepare(fu, r.RequirePortrait)
 	if err != nil {
 		return nil, err
 	}
 	var back *side
-	if r.Back != "" {
-		if back, err = prepare(r.Back, false); err != nil {
+	if bu != nil {
+		if back, err = prepare(bu, false); err != nil {
 			return nil, err
 		}
 	}

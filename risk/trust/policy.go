@@ -104,7 +104,7 @@ type RuleSet struct {
 
 // Rules returns the rules of workspace in cat, compiling through cache.
 func Rules(cache *Cache, cat *catalog.Catalog, workspace string) RuleSet {
-	cache.Prune(cat.Index, func(expr string) bool {
+	cache.Prune(cat.ConfigIndex, func(expr string) bool {
 		for _, b := range Builtins {
 			if b.Condition == expr {
 				return true

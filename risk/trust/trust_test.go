@@ -300,7 +300,7 @@ func TestRulesCacheCompilesOncePerCondition(t *testing.T) {
 	cat.TrustPolicies = map[string]*catalog.TrustPolicy{
 		"p1": {ID: "p1", WorkspaceID: "w", Name: "a", Condition: `risk.score > 0.5`, ReasonCode: "r", Outcome: Review, Mode: ModeObserve},
 	}
-	cat.Index = 7
+	cat.Index, cat.ConfigIndex = 7, 7
 	rs := Rules(cache, cat, "w")
 	if !rs.BuiltinsActive || len(rs.Rules) != 1+len(Builtins) {
 		t.Fatalf("an observe-only workspace keeps the built-ins: %+v", rs)
@@ -310,7 +310,7 @@ func TestRulesCacheCompilesOncePerCondition(t *testing.T) {
 		t.Error("the same condition was compiled twice")
 	}
 	next := *cat
-	next.Index = 8
+	next.Index, next.ConfigIndex = 8, 8
 	next.TrustPolicies = map[string]*catalog.TrustPolicy{
 		"p1": {ID: "p1", WorkspaceID: "w", Name: "a", Condition: `risk.score > 0.6`, ReasonCode: "r", Outcome: Review, Mode: ModeEnforce},
 	}

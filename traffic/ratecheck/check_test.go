@@ -31,7 +31,7 @@ func testPolicy(id, pattern, scope string, capacity int64) *catalog.RateLimitPol
 // testCatalog is a catalog of one workspace holding policies, at index.
 func testCatalog(index uint64, policies ...*catalog.RateLimitPolicy) *catalog.Catalog {
 	cat := catalog.Empty()
-	cat.Index = index
+	cat.Index, cat.ConfigIndex = index, index
 	ws := &catalog.Workspace{ID: wsID, Name: "w", Settings: catalog.DefaultSettings(), ScopeKey: []byte("k")}
 	cat.Workspaces = map[string]*catalog.Workspace{ws.ID: ws}
 	cat.RateLimitPolicies = map[string]*catalog.RateLimitPolicy{}

@@ -170,15 +170,15 @@ func New(cfg Config) *Module {
 // matchers returns the compiled policies of cat, building them once per
 // catalog version.
 func (m *Module) matchers(cat *catalog.Catalog) *matcherSet {
-	if cur := m.cur.Load(); cur != nil && cur.index == cat.Index {
+	if cur := m.cur.Load(); cur != nil && cur.index == cat.ConfigIndex {
 		return cur
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur := m.cur.Load(); cur != nil && cur.index == cat.Index {
+	if cur := m.cur.Load(); cur != nil && cur.index == cat.ConfigIndex {
 		return cur
 	}
-	set := &matcherSet{index: cat.Index, byWS: map[string]*workspaceMatcher{}}
+	set := &matcherSet{index: cat.ConfigIndex, byWS: map[string]*workspaceMatcher{}}
 	for _, p := range cat.RateLimitPolicies {
 		ws := cat.Workspaces[p.WorkspaceID]
 		if ws == nil {

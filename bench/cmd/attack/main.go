@@ -2,7 +2,9 @@
 // scripts from people: a scripted solver over HTTP (no browser, claiming
 // every human signal, from spread source addresses), headless Chromium
 // driven by a script, and a headed Chromium driven with human-like input
-// (mouse curves, pauses, a key press; under xvfb-run). Each run's tokens
+// (mouse curves, pauses, a key press), under a virtual display (xvfb-run,
+// Debian's xvfb) when installed, else on $DISPLAY; with neither, the
+// headed run is skipped and says so. Each run's tokens
 // are verified at /siteverify and the score distribution is printed.
 //
 //	go run ./cmd/trustd --dev &
@@ -112,11 +114,22 @@ func run() error {
 	if err := browser("scripted", *nHeadless); err != nil {
 		return err
 	}
-	wrap := []string{}
-	if _, err := exec.LookPath("xvfb-run"); err == nil {
-		wrap = []string{"xvfb-run", "-a"}
+	wrap, ok := display()
+	if !ok && *nHuman > 0 {
+		fmt.Printf("\nheaded Chromium, human-like input: skipped: it needs a display, and there is neither $DISPLAY nor xvfb-run (Debian: apt-get install xvfb; or pass --human 0)\n")
+		return nil
 	}
 	return browser("human", *nHuman, wrap...)
+}
+
+// display says how the headed run gets a display: a virtual one under
+// xvfb-run when installed (the same on a desktop and a server), else the
+// desktop's $DISPLAY; ok is false when there is neither.
+func display() (wrap []string, ok bool) {
+	if _, err := exec.LookPath("xvfb-run"); err == nil {
+		return []string{"xvfb-run", "-a"}, true
+	}
+	return nil, os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
 }
 
 // scores verifies every token and returns the scores.

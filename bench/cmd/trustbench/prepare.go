@@ -239,9 +239,10 @@ func prepareTrustd(ctx context.Context, o *options, p *prepared, log io.Writer) 
 	return nil
 }
 
-// tokenLifetime is how long a minted token stays valid (the redeem answer's
-// expires_in); a run that starts later than this verifies expired tokens.
-const tokenLifetime = 300 * time.Second
+// tokenLifetime is how long a minted token stays valid (the bench site's
+// token_ttl_seconds, the redeem answer's expires_in); a run that starts
+// later than this verifies expired tokens.
+const tokenLifetime = provision.BenchTokenTTLSeconds * time.Second
 
 func mint(ctx context.Context, o *options, env *provision.Env, p *prepared, log io.Writer) (*scenario.Tokens, error) {
 	want := o.tokens

@@ -1,13 +1,13 @@
-package console
+package login
 
 import (
 	"testing"
 	"time"
 )
 
-func TestLoginLimiterBurstIntervalAndCap(t *testing.T) {
+func TestLocalBurstIntervalAndCap(t *testing.T) {
 	t0 := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
-	l := newLoginLimiter(10*time.Second, 2, 2)
+	l := newLocal(2)
 	steps := []struct {
 		key  string
 		at   time.Duration
@@ -21,7 +21,7 @@ func TestLoginLimiterBurstIntervalAndCap(t *testing.T) {
 		{"c", 60 * time.Second, true},  // once a and b are back to a full burst, they are swept
 	}
 	for i, s := range steps {
-		ok, wait := l.allow(s.key, t0.Add(s.at))
+		ok, wait := l.take(s.key, 10*time.Second, 2, 1, t0.Add(s.at))
 		if ok != s.want {
 			t.Fatalf("step %d (%s at %v): allowed %v, want %v", i, s.key, s.at, ok, s.want)
 		}
