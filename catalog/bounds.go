@@ -65,4 +65,5 @@ var Bounds = []Bound{
 	{"journey_sessions", MaxJourneySessionsPerWorkspace, "finished sessions are pruned past half the limit, then " + refused},
 	{"passkeys", MaxPasskeysPerWorkspace, "also MaxPasskeysPerSubject; " + refused},
 	{"journey_faces", MaxFaceTemplatesPerWorkspace, "one template per subject; lapsed templates are reclaimed, then " + refused},
+	{"idempotency_keys", MaxIdempotencyKeysPerWorkspace, "admin creates' keys (workspace creation under \"\"); expired keys (IdempotencyRetention) are pruned, then the one that expires first leaves"},
 }

@@ -83,19 +83,27 @@ func TestAnIdempotentCreateRunsOncePerKey(t *testing.T) {
 func TestIdempotencyKeysAreBoundedPerWorkspaceAndGoWithIt(t *testing.T) {
 	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	c, _ := apply(t, Empty(), &CreateWorkspace{Workspace: Workspace{ID: "w1", Name: "acme"}})
+	// A workspace full of keys (the creates themselves would meet the
+	// workspace's site cap first), one of them expired.
 	tx := Begin(c)
-	for i := 0; i < MaxIdempotencyKeysPerWorkspace+5; i++ {
-		cmd := idemSite(t, fmt.Sprintf("k%d", i), fmt.Sprintf("s%d", i), HashSecret("r"), at.Add(time.Duration(i)*time.Second))
-		if _, err := cmd.Apply(tx); err != nil {
+	keys := tx.idempotencyKeysOf("w1")
+	for i := 0; i < MaxIdempotencyKeysPerWorkspace; i++ {
+		keys[fmt.Sprintf("k%d", i)] = &IdempotencyRecord{Expires: at.Add(IdempotencyRetention + time.Duration(i)*time.Second)}
+	}
+	keys["k7"].Expires = at
+	c = tx.Commit(2)
+	for i, k := range []string{"new-1", "new-2"} {
+		var err error
+		if c, _, err = applyIdem(t, c, idemSite(t, k, k, HashSecret("r"), at.Add(time.Duration(i)*time.Second))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c = tx.Commit(2)
 	if n := c.IdempotencyKeyCount("w1"); n != MaxIdempotencyKeysPerWorkspace {
 		t.Fatalf("%d keys, want the cap %d", n, MaxIdempotencyKeysPerWorkspace)
 	}
-	if c.IdempotencyKeys["w1"]["k0"] != nil || c.IdempotencyKeys["w1"]["k5"] == nil {
-		t.Fatal("the oldest keys were not the ones dropped")
+	got := c.IdempotencyKeys["w1"]
+	if got["k7"] != nil || got["k0"] != nil || got["k1"] == nil || got["new-1"] == nil || got["new-2"] == nil {
+		t.Fatal("not the expired key and then the oldest were dropped")
 	}
 	c, _ = apply(t, c, &DeleteWorkspace{ID: "w1"})
 	if c.IdempotencyKeyCount("w1") != 0 {
