@@ -66,7 +66,7 @@ func (s *Server) trustRoutes() []Route {
 			Body: &TrustReceiptVerifyInput{}, Result: &TrustReceiptVerifyResult{}, Errors: withModuleCodes(base, nil), Handle: s.trustReceiptVerify},
 		{Method: "POST", Path: "/trust/feedback", ID: "trustFeedback", Tag: tag, Auth: site, Summary: "Label a trust decision (exact retries within 5 minutes are de-duplicated); a fraudulent label raises the subject's later decisions.",
 			Body: &TrustFeedbackInput{}, Result: &TrustFeedbackResult{}, Errors: fbErr, Handle: s.trustFeedback},
-		{Method: "GET", Path: "/.well-known/jwks.json", ID: "trustJWKS", Tag: tag, Summary: "The Ed25519 public keys (JWK Set, RFC 7517/8037) that verify decision receipts.",
+		{Method: "GET", Path: "/.well-known/jwks.json", ID: "trustJWKS", Tag: tag, Summary: "The Ed25519 public keys (JWK Set, RFC 7517/8037) that verify decision receipts: each key twice, with alg Ed25519 (RFC 9864) and alg EdDSA, under one kid.",
 			Result: &JWKS{}, Handle: s.trustJWKS},
 	}
 }
@@ -384,7 +384,7 @@ func (s *Server) trustOrchestrate(c *Call) {
 		return
 	}
 	r, err := c.trustModule().Orchestrate(c.cat, who, trust.OrchestrateRequest{AssessmentID: in.AssessmentID, SubjectID: in.SubjectID,
-		Action: in.Action, OperationReference: in.OperationReference})
+		Action: in.Action, OperationReference: in.OperationReference, ReceiptAlg: in.ReceiptAlg})
 	if err != nil {
 		c.failErr(err)
 		return
@@ -440,7 +440,13 @@ func (s *Server) trustJWKS(c *Call) {
 	ids, pubs := trust.ReceiptKeys{Cat: c.cat}.All()
 	out := JWKS{Keys: []JWK{}}
 	for i, id := range ids {
-		out.Keys = append(out.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pubs[i]), Kid: id, Alg: "EdDSA", Use: "sig"})
+		// Each key twice, once per alg name (risk/trust/DESIGN.md, receipts):
+		// libraries that match a JWK's alg to the header's find the entry of
+		// the name the receipt carries, whichever it is.
+		x := base64.RawURLEncoding.EncodeToString(pubs[i])
+		for _, alg := range trust.ReceiptAlgs {
+			out.Keys = append(out.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: x, Kid: id, Alg: alg, Use: "sig"})
+		}
 	}
 	c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
 	c.ok(&out)
