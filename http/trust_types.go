@@ -112,6 +112,13 @@ type TrustOrchestrateInput struct {
 	ReceiptAlg         string `json:"receipt_alg,omitempty" enum:"Ed25519|EdDSA" doc:"The receipt's JWS alg: Ed25519 (RFC 9864, the default) or EdDSA (RFC 8037, deprecated by RFC 9864) for a JOSE library that predates RFC 9864. The signature is the same."`
 }
 
+// MobileTrustOrchestrateInput is the request of POST /mobile/trust/orchestrate.
+type MobileTrustOrchestrateInput struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	TrustOrchestrateInput
+}
+
 // TrustOrchestrateResult is the answer of POST /trust/orchestrate.
 type TrustOrchestrateResult struct {
 	TrustDecision
@@ -127,6 +134,13 @@ type TrustReceiptVerifyInput struct {
 	Action             string `json:"action,omitempty" doc:"When given, must equal the receipt's."`
 	OperationReference string `json:"operation_reference,omitempty" doc:"When given, must equal the receipt's."`
 	SubjectID          string `json:"subject_id,omitempty" doc:"When given, its keyed hash must equal the receipt's sub."`
+}
+
+// MobileTrustReceiptVerifyInput is the request of POST /mobile/trust/receipts/verify.
+type MobileTrustReceiptVerifyInput struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	TrustReceiptVerifyInput
 }
 
 // TrustReceiptClaims are a verified receipt's claims.
@@ -159,6 +173,13 @@ type TrustFeedbackInput struct {
 	DecisionID string `json:"decision_id" required:"true" format:"uuid"`
 	Label      string `json:"label" required:"true" enum:"legitimate|fraudulent"`
 	ReasonCode string `json:"reason_code" required:"true" enum:"passed_step_up|failed_step_up|customer_confirmed|account_takeover|chargeback|false_positive|other"`
+}
+
+// MobileTrustFeedbackInput is the request of POST /mobile/trust/feedback.
+type MobileTrustFeedbackInput struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	TrustFeedbackInput
 }
 
 // TrustFeedbackResult is the answer of POST /trust/feedback.
