@@ -220,7 +220,11 @@ func (v *Verifier) resolveKeyID(r SignedRequest, p sigParams, byThumbprint bool)
 	if len(ws) != 1 || ws[0] == "" {
 		return Identity{}, ErrHTTPSigKeyID.With("a JWK thumbprint keyid needs one %s header naming the agent's workspace", HeaderWorkspace)
 	}
-	found := v.Dir.AgentsByThumbprint(ws[0], p.keyid)
+	td, ok := v.Dir.(ThumbprintDirectory)
+	if !ok {
+		return Identity{}, ErrHTTPSigKeyID.With("this verifier resolves no JWK thumbprints: use the agent_id as keyid")
+	}
+	found := td.AgentsByThumbprint(ws[0], p.keyid)
 	switch len(found) {
 	case 0:
 		return Identity{}, ErrUnknownAgent

@@ -350,6 +350,25 @@ func TestVerifyHTTPSigWebBotAuthProfile(t *testing.T) {
 	}
 }
 
+// idOnly is a Directory that finds agents by id only.
+type idOnly struct{ d dir }
+
+func (o idOnly) Agent(id uuid.UUID) (Identity, bool) { return o.d.Agent(id) }
+
+func TestThumbprintKeyIDNeedsAThumbprintDirectory(t *testing.T) {
+	priv := rfcTestKey(t)
+	pub := priv.Public().(ed25519.PublicKey)
+	id := uuid.New()
+	now := time.Unix(1_800_000_000, 0)
+	v := Verifier{Dir: idOnly{dir{id: {ID: id, Workspace: "ws", Status: StatusActive, Ed25519: pub}}}, Nonces: &memNonces{m: map[string]int64{}},
+		Now: func() time.Time { return now }}
+	h := signWBA(priv, catalog.Ed25519Thumbprint(pub), "a.test", base64.StdEncoding.EncodeToString(make([]byte, 64)), now.Unix(), now.Unix()+60, "")
+	h.Set(HeaderWorkspace, "ws")
+	if _, err := v.VerifyHTTPSig(SignedRequest{Method: "POST", Authority: "a.test", Path: "/", Header: h}); !errors.Is(err, ErrHTTPSigKeyID) {
+		t.Fatalf("thumbprint keyid with an id-only directory: %v", err)
+	}
+}
+
 // build9421 signs with the reference signer (components "@authority"
 // "@path" "content-digest") under keyid.
 func build9421(t *testing.T, priv ed25519.PrivateKey, keyid, authority string, body []byte) SignedRequest {

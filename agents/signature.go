@@ -106,10 +106,15 @@ type Identity struct {
 	Profile string
 }
 
-// Directory finds agents by id, and by the RFC 7638 thumbprint of their
-// Ed25519 key among one workspace's agents.
+// Directory finds agents by id.
 type Directory interface {
 	Agent(id uuid.UUID) (Identity, bool)
+}
+
+// ThumbprintDirectory is a Directory that also finds the agents of one
+// workspace by the RFC 7638 thumbprint of their Ed25519 key (Web Bot Auth
+// keyids). A Verifier whose Dir is not one refuses thumbprint keyids.
+type ThumbprintDirectory interface {
 	AgentsByThumbprint(workspace, thumbprint string) []Identity
 }
 
