@@ -46,6 +46,14 @@ if [ -x agents/examples/webbotauth/setup.sh ]; then
   echo "== web-bot-auth signer setup"
   agents/examples/webbotauth/setup.sh || echo "== web-bot-auth setup failed: the RFC 9421 interop test will skip"
 fi
+if [ -x risk/trust/examples/jose/setup.sh ]; then
+  echo "== jose receipt verifier setup"
+  risk/trust/examples/jose/setup.sh || echo "== jose setup failed: the npm receipt verifier test will skip"
+fi
+if [ -x verify/examples/recaptcha/setup.sh ]; then
+  echo "== reCAPTCHA v3 backend (better-auth) setup"
+  verify/examples/recaptcha/setup.sh || echo "== better-auth setup failed: the reCAPTCHA backend test will skip"
+fi
 if [ -x face/sidecar/setup.sh ]; then
   echo "== face engine sidecar setup"
   face/sidecar/setup.sh || echo "== face sidecar setup failed: the real face engine tests will skip"

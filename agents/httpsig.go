@@ -27,6 +27,23 @@ import (
 // second way a registered agent with an ed25519_public_key signs its
 // requests. The contract's agent_http_signature scheme and DESIGN.md
 // ("Signature scheme v2") describe it for client authors.
+//
+// Two profiles, chosen per agent: ProfileWebBotAuth (the default) accepts
+// what the Web Bot Auth draft specifies and its signers send by default
+// (keyid the JWK thumbprint or the agent_id, "@authority" covered, plus
+// "signature-agent" when sent); ProfileStrict also requires "@path" and
+// "content-digest" and the agent_id as keyid, so the signature binds the
+// operation and the body as the HMAC scheme does.
+
+// The RFC 9421 profiles of an agent.
+const (
+	ProfileWebBotAuth = "web-bot-auth"
+	ProfileStrict     = "strict"
+)
+
+// HeaderWorkspace names the workspace whose agents a JWK thumbprint keyid
+// is looked up among (the workspace_id).
+const HeaderWorkspace = "X-Service-Workspace"
 
 // Headers of an RFC 9421 signed request.
 const (
@@ -48,10 +65,10 @@ var (
 	ErrHTTPSigInvalid      = errcode.New("agent-httpsig-invalid", errcode.Unauthenticated, "Signature-Input or Signature is missing or not an RFC 8941 dictionary, there is more than one signature tagged web-bot-auth, its Signature member is missing or not a byte sequence, or a covered component cannot be computed")
 	ErrHTTPSigTag          = errcode.New("agent-httpsig-tag-missing", errcode.Unauthenticated, "no signature in Signature-Input has tag=\"web-bot-auth\"")
 	ErrHTTPSigParams       = errcode.New("agent-httpsig-params-invalid", errcode.Unauthenticated, "the signature's parameters are not exactly created and expires (integers), keyid, nonce and tag (strings) and optionally alg=\"ed25519\"")
-	ErrHTTPSigKeyID        = errcode.New("agent-httpsig-keyid-invalid", errcode.Unauthenticated, "keyid is not an agent_id (a UUID in its 36-character form)")
+	ErrHTTPSigKeyID        = errcode.New("agent-httpsig-keyid-invalid", errcode.Unauthenticated, "keyid is neither an agent_id (a UUID in its 36-character form) nor an RFC 7638 JWK thumbprint (43 base64url characters) sent with X-Service-Workspace; or the thumbprint names more than one agent of the workspace; or the agent's profile is strict and keyid is not its agent_id")
 	ErrHTTPSigNonce        = errcode.New("agent-httpsig-nonce-invalid", errcode.Unauthenticated, "nonce is not 16–128 characters of A-Z a-z 0-9 + / = . _ ~ -")
-	ErrHTTPSigComponents   = errcode.New("agent-httpsig-components-missing", errcode.Unauthenticated, "the signature does not cover \"@authority\", \"@path\", \"content-digest\" (when there is a body) and \"signature-agent\" (when that header is present)")
-	ErrHTTPSigDigest       = errcode.New("agent-httpsig-digest-invalid", errcode.Unauthenticated, "Content-Digest is missing, sent more than once, not an RFC 8941 dictionary, or has no sha-256 or sha-512 byte sequence")
+	ErrHTTPSigComponents   = errcode.New("agent-httpsig-components-missing", errcode.Unauthenticated, "the signature does not cover \"@authority\" and \"signature-agent\" (when that header is present), or, for an agent with the strict profile, \"@path\" and \"content-digest\" (when there is a body)")
+	ErrHTTPSigDigest       = errcode.New("agent-httpsig-digest-invalid", errcode.Unauthenticated, "Content-Digest is covered or required (strict profile) but missing, sent more than once, not an RFC 8941 dictionary, or has no sha-256 or sha-512 byte sequence")
 	ErrHTTPSigDigestBody   = errcode.New("agent-httpsig-digest-mismatch", errcode.Unauthenticated, "Content-Digest does not match the body as received")
 	ErrHTTPSigNoKey        = errcode.New("agent-httpsig-no-key", errcode.Unauthenticated, "the agent has no ed25519_public_key registered, so it cannot sign with HTTP Message Signatures")
 	ErrHTTPSigStale        = errcode.New("agent-httpsig-created-stale", errcode.Unauthenticated, "the signature's created is older than the tolerance")
@@ -101,6 +118,7 @@ func NormalizeAuthority(host string) string {
 }
 
 type sigParams struct {
+	agent            uuid.UUID // keyid as an agent_id, when it is one
 	label            string
 	created, expires int64
 	keyid, nonce     string
@@ -186,6 +204,46 @@ func selectSignature(h http.Header) (sigParams, error) {
 	return p, nil
 }
 
+// resolveKeyID finds the agent keyid names: by agent_id, or by JWK
+// thumbprint among the agents of the workspace the request names in
+// X-Service-Workspace only, never across workspaces (a tenant may
+// register any public key on its own agents, public keys being public).
+func (v *Verifier) resolveKeyID(r SignedRequest, p sigParams, byThumbprint bool) (Identity, error) {
+	if !byThumbprint {
+		ag, ok := v.Dir.Agent(p.agent)
+		if !ok {
+			return Identity{}, ErrUnknownAgent
+		}
+		return ag, nil
+	}
+	ws := r.Header.Values(HeaderWorkspace)
+	if len(ws) != 1 || ws[0] == "" {
+		return Identity{}, ErrHTTPSigKeyID.With("a JWK thumbprint keyid needs one %s header naming the agent's workspace", HeaderWorkspace)
+	}
+	td, ok := v.Dir.(ThumbprintDirectory)
+	if !ok {
+		return Identity{}, ErrHTTPSigKeyID.With("this verifier resolves no JWK thumbprints: use the agent_id as keyid")
+	}
+	found := td.AgentsByThumbprint(ws[0], p.keyid)
+	switch len(found) {
+	case 0:
+		return Identity{}, ErrUnknownAgent
+	case 1:
+		return found[0], nil
+	}
+	return Identity{}, ErrHTTPSigKeyID.With("the thumbprint names %d agents of the workspace: use the agent_id as keyid", len(found))
+}
+
+// validThumbprint is the shape of an RFC 7638 SHA-256 thumbprint: 43
+// base64url characters (32 bytes, no padding).
+func validThumbprint(s string) bool {
+	if len(s) != 43 {
+		return false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
+}
+
 func validHTTPSigNonce(s string) bool {
 	if len(s) < 16 || len(s) > 128 {
 		return false
@@ -199,11 +257,17 @@ func validHTTPSigNonce(s string) bool {
 	return true
 }
 
-// requiredComponents are what a signature must cover for this request.
-func requiredComponents(r SignedRequest) []string {
-	req := []string{"@authority", "@path"}
-	if len(r.Body) > 0 {
-		req = append(req, "content-digest")
+// requiredComponents are what a signature must cover for this request
+// under profile: "@authority" (the Web Bot Auth draft's one required
+// component) and "signature-agent" when that header is sent; the strict
+// profile adds "@path" and, with a body, "content-digest".
+func requiredComponents(r SignedRequest, profile string) []string {
+	req := []string{"@authority"}
+	if profile == ProfileStrict {
+		req = append(req, "@path")
+		if len(r.Body) > 0 {
+			req = append(req, "content-digest")
+		}
 	}
 	if len(r.Header.Values(HeaderSignatureAgent)) > 0 {
 		req = append(req, "signature-agent")
@@ -267,36 +331,46 @@ func (v *Verifier) VerifyHTTPSig(r SignedRequest) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	id, err := uuid.Parse(p.keyid)
-	if err != nil || len(p.keyid) != 36 {
+	byThumbprint := false
+	if id, err := uuid.Parse(p.keyid); err == nil && len(p.keyid) == 36 {
+		p.agent = id
+	} else if validThumbprint(p.keyid) {
+		byThumbprint = true
+	} else {
 		return Identity{}, ErrHTTPSigKeyID
 	}
 	if !validHTTPSigNonce(p.nonce) {
 		return Identity{}, ErrHTTPSigNonce
 	}
-	covered := map[string]bool{}
-	for _, c := range p.components {
-		covered[c] = true
-	}
-	for _, c := range requiredComponents(r) {
-		if !covered[c] {
-			return Identity{}, ErrHTTPSigComponents.With("%q is not covered", c)
-		}
-	}
-	if covered["content-digest"] || len(r.Body) > 0 {
-		if err := checkDigest(r.Header, r.Body); err != nil {
-			return Identity{}, err
-		}
-	}
-	ag, ok := v.Dir.Agent(id)
-	if !ok {
-		return Identity{}, ErrUnknownAgent
+	ag, err := v.resolveKeyID(r, p, byThumbprint)
+	if err != nil {
+		return Identity{}, err
 	}
 	if ag.Status != StatusActive {
 		return Identity{}, ErrAgentSuspended
 	}
 	if len(ag.Ed25519) != ed25519.PublicKeySize {
 		return Identity{}, ErrHTTPSigNoKey
+	}
+	if byThumbprint && ag.Profile == ProfileStrict {
+		return Identity{}, ErrHTTPSigKeyID.With("the agent's profile is strict: keyid must be its agent_id")
+	}
+	covered := map[string]bool{}
+	for _, c := range p.components {
+		covered[c] = true
+	}
+	for _, c := range requiredComponents(r, ag.Profile) {
+		if !covered[c] {
+			return Identity{}, ErrHTTPSigComponents.With("%q is not covered", c)
+		}
+	}
+	// A covered digest must match the body; the strict profile requires
+	// one whenever there is a body. In the Web Bot Auth profile an
+	// uncovered body is not authenticated (DESIGN.md).
+	if covered["content-digest"] || (ag.Profile == ProfileStrict && len(r.Body) > 0) {
+		if err := checkDigest(r.Header, r.Body); err != nil {
+			return Identity{}, err
+		}
 	}
 	now := time.Now
 	if v.Now != nil {
@@ -315,10 +389,12 @@ func (v *Verifier) VerifyHTTPSig(r SignedRequest) (Identity, error) {
 	case !t.Before(expires):
 		return Identity{}, ErrHTTPSigExpired
 	}
-	if err := verifyRFC9421(r, p.label, ag); err != nil {
-		return Identity{}, err
+	if err := verifyRFC9421(r, p.label, p.keyid, ag); err != nil {
+		// The identity goes with a bad signature so the caller can count
+		// the failure against the agent, whatever form keyid had.
+		return Identity{ID: ag.ID, Workspace: ag.Workspace}, err
 	}
-	first, err := v.Nonces.Consume(NonceKey(id, p.nonce), created.Add(tol+NonceSkew).UnixNano())
+	first, err := v.Nonces.Consume(NonceKey(ag.ID, p.nonce), created.Add(tol+NonceSkew).UnixNano())
 	if err != nil {
 		return Identity{}, err
 	}
@@ -329,24 +405,28 @@ func (v *Verifier) VerifyHTTPSig(r SignedRequest) (Identity, error) {
 }
 
 // profileFor is the httpsig-go verification profile of the Web Bot Auth
-// profile: the chosen label, Ed25519 only, created/expires/keyid/nonce/tag
-// required, alg allowed. Time is enforced by VerifyHTTPSig itself, with the
+// profile: the chosen label, Ed25519 only, "@authority" and
+// created/expires/keyid/nonce/tag required, alg allowed (the strict
+// profile's further components are checked by VerifyHTTPSig). Time is enforced by VerifyHTTPSig itself, with the
 // same tolerance in both directions as the HMAC scheme (httpsig-go's own
 // window is one-sided: five minutes back, one minute ahead).
 func profileFor(label string) httpsig.VerifyProfile {
 	return httpsig.VerifyProfile{
 		SignatureLabel:         label,
 		AllowedAlgorithms:      []httpsig.Algorithm{httpsig.Algo_ED25519},
-		RequiredFields:         httpsig.Fields("@authority", "@path"),
+		RequiredFields:         httpsig.Fields("@authority"),
 		RequiredMetadata:       []httpsig.Metadata{httpsig.MetaCreated, httpsig.MetaExpires, httpsig.MetaKeyID, httpsig.MetaNonce, httpsig.MetaTag},
 		DisableTimeEnforcement: true,
 	}
 }
 
-type agentKey struct{ id Identity }
+type agentKey struct {
+	keyid string // as the signature names the agent: agent_id or thumbprint
+	id    Identity
+}
 
 func (k agentKey) FetchByKeyID(_ context.Context, _ http.Header, keyID string) (httpsig.KeySpecer, error) {
-	if keyID != k.id.ID.String() {
+	if keyID != k.keyid {
 		return nil, errors.New("keyid is not the agent verified")
 	}
 	return httpsig.KeySpec{KeyID: keyID, Algo: httpsig.Algo_ED25519, PubKey: ed25519.PublicKey(k.id.Ed25519)}, nil
@@ -358,11 +438,11 @@ func (k agentKey) Fetch(context.Context, http.Header, httpsig.MetadataProvider) 
 
 // verifyRFC9421 rebuilds the request for httpsig-go, which computes the
 // signature base (RFC 9421 section 2.5) and checks the Ed25519 signature.
-func verifyRFC9421(r SignedRequest, label string, ag Identity) error {
+func verifyRFC9421(r SignedRequest, label, keyid string, ag Identity) error {
 	req := &http.Request{Method: r.Method, Host: r.Authority, Header: r.Header.Clone(),
 		URL: &url.URL{Path: r.Path, RawQuery: r.RawQuery}, Body: io.NopCloser(bytes.NewReader(r.Body))}
 	req = req.WithContext(context.Background())
-	_, err := httpsig.Verify(req, agentKey{id: ag}, profileFor(label))
+	_, err := httpsig.Verify(req, agentKey{keyid: keyid, id: ag}, profileFor(label))
 	if err == nil {
 		return nil
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/remitly-oss/httpsig-go"
+
+	"github.com/trustd/trustd/catalog"
 )
 
 // The RFC 9421 appendix B.1.4 Ed25519 test key.
@@ -65,10 +67,12 @@ func TestVerifyHTTPSig(t *testing.T) {
 	active := uuid.MustParse("0b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
 	susp := uuid.MustParse("1b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
 	nokey := uuid.MustParse("2b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
+	// The strict profile: the table below is its contract; the Web Bot
+	// Auth default is TestVerifyHTTPSigWebBotAuthProfile.
 	d := dir{
-		active: {ID: active, Status: StatusActive, Ed25519: pub},
-		susp:   {ID: susp, Status: StatusSuspended, Ed25519: pub},
-		nokey:  {ID: nokey, Status: StatusActive},
+		active: {ID: active, Status: StatusActive, Ed25519: pub, Profile: ProfileStrict},
+		susp:   {ID: susp, Status: StatusSuspended, Ed25519: pub, Profile: ProfileStrict},
+		nokey:  {ID: nokey, Status: StatusActive, Profile: ProfileStrict},
 	}
 	body := []byte(`{"request_id":"r1"}`)
 	seq := 0
@@ -185,7 +189,7 @@ func TestVerifyHTTPSig(t *testing.T) {
 	// An HMAC request with the same nonce is a reuse too: one store.
 	ts := "1800000000"
 	hm := Request{Agent: active.String(), Timestamp: ts, Nonce: p.nonce, Body: body}
-	d[active] = Identity{ID: active, Status: StatusActive, Ed25519: pub, Keys: []Key{{Secret: []byte("k")}}}
+	d[active] = Identity{ID: active, Status: StatusActive, Ed25519: pub, Profile: ProfileStrict, Keys: []Key{{Secret: []byte("k")}}}
 	hm.Signature = Sign([]byte("k"), ts, hm.Nonce, body)
 	if _, err := v.Verify(hm); !errors.Is(err, ErrNonceReused) {
 		t.Fatalf("HMAC request reusing an RFC 9421 nonce: %v", err)
@@ -213,6 +217,170 @@ func TestVerifyHTTPSigFromHTTPSigGoSigner(t *testing.T) {
 	if got, err := v.VerifyHTTPSig(r); err != nil || got.ID != id {
 		t.Fatalf("httpsig-go signed request: %v (%s)", err, req.Header.Get("Signature-Input"))
 	}
+}
+
+// signWBA signs like web-bot-auth's signatureHeaders with its defaults:
+// only "@authority" (and "signature-agent" when sent) covered, no
+// Content-Digest, keyid as given (its signerFromJWK uses the thumbprint),
+// a 64-byte base64 nonce, alg and tag.
+func signWBA(priv ed25519.PrivateKey, keyid, authority, nonce string, created, expires int64, signatureAgent string) http.Header {
+	comps := `("@authority")`
+	base := `"@authority": ` + authority + "\n"
+	if signatureAgent != "" {
+		comps = `("@authority" "signature-agent")`
+		base += `"signature-agent": ` + signatureAgent + "\n"
+	}
+	params := comps + `;created=` + itoa(created) + `;keyid="` + keyid + `";alg="ed25519";expires=` + itoa(expires) + `;nonce="` + nonce + `";tag="web-bot-auth"`
+	base += `"@signature-params": ` + params
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	if signatureAgent != "" {
+		h.Set(HeaderSignatureAgent, signatureAgent)
+	}
+	h.Set(HeaderSignatureInput, "sig1="+params)
+	h.Set(HeaderSignatureRFC, "sig1=:"+b64std(ed25519.Sign(priv, []byte(base)))+":")
+	return h
+}
+
+func TestWebBotAuthThumbprintOfTheRFC9421TestKey(t *testing.T) {
+	// The thumbprint web-bot-auth's jwkToKeyID gives the RFC 9421 B.1.4 key.
+	if got := catalog.Ed25519Thumbprint(rfcTestKey(t).Public().(ed25519.PublicKey)); got != "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U" {
+		t.Fatalf("thumbprint %s", got)
+	}
+}
+
+func TestVerifyHTTPSigWebBotAuthProfile(t *testing.T) {
+	priv := rfcTestKey(t)
+	pub := priv.Public().(ed25519.PublicKey)
+	tp := catalog.Ed25519Thumbprint(pub)
+	now := time.Unix(1_800_000_000, 0)
+	mine := uuid.MustParse("3b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
+	strict := uuid.MustParse("4b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
+	thief := uuid.MustParse("5b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
+	twinA := uuid.MustParse("6b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
+	twinB := uuid.MustParse("7b6f3c2e-5d1a-4c7e-9a50-1f2e3d4c5b6a")
+	_, otherPriv, _ := ed25519.GenerateKey(nil)
+	otherPub := otherPriv.Public().(ed25519.PublicKey)
+	_, twinPriv, _ := ed25519.GenerateKey(nil)
+	twinPub := twinPriv.Public().(ed25519.PublicKey)
+	d := dir{
+		// ws-a's agent with the RFC key, default profile.
+		mine: {ID: mine, Workspace: "ws-a", Status: StatusActive, Ed25519: pub},
+		// ws-s's agent with another key, strict profile.
+		strict: {ID: strict, Workspace: "ws-s", Status: StatusActive, Ed25519: otherPub, Profile: ProfileStrict},
+		// ws-b registered ws-a's public key on its own agent.
+		thief: {ID: thief, Workspace: "ws-b", Status: StatusActive, Ed25519: pub},
+		// one key on two agents of ws-t.
+		twinA: {ID: twinA, Workspace: "ws-t", Status: StatusActive, Ed25519: twinPub, Profile: ProfileWebBotAuth},
+		twinB: {ID: twinB, Workspace: "ws-t", Status: StatusActive, Ed25519: twinPub, Profile: ProfileWebBotAuth},
+	}
+	v := Verifier{Dir: d, Nonces: &memNonces{m: map[string]int64{}}, Now: func() time.Time { return now }}
+	seq := 0
+	nonce := func() string {
+		seq++
+		return base64.StdEncoding.EncodeToString([]byte(strings.Repeat(string(rune('a'+seq%26)), 40) + uuid.NewString()[:24]))
+	}
+	const authority = "trustd.test:8443"
+	body := []byte(`{"request_id":"r1"}`)
+	req := func(h http.Header, ws string) SignedRequest {
+		if ws != "" {
+			h.Set(HeaderWorkspace, ws)
+		}
+		return SignedRequest{Method: "POST", Authority: authority, Path: "/v1/agents/decision", Header: h, Body: body}
+	}
+	c, e := now.Unix()-1, now.Unix()+60
+	tests := []struct {
+		name string
+		req  SignedRequest
+		want uuid.UUID
+		err  error
+	}{
+		{"web-bot-auth's defaults with the thumbprint keyid resolve in the named workspace", req(signWBA(priv, tp, authority, nonce(), c, e, ""), "ws-a"), mine, nil},
+		{"the same key named in the other workspace is that workspace's agent, never ws-a's", req(signWBA(priv, tp, authority, nonce(), c, e, ""), "ws-b"), thief, nil},
+		{"a signed Signature-Agent is accepted", req(signWBA(priv, tp, authority, nonce(), c, e, `"https://bot.example"`), "ws-a"), mine, nil},
+		{"the agent_id as keyid needs no workspace header", req(signWBA(priv, mine.String(), authority, nonce(), c, e, ""), ""), mine, nil},
+		{"a thumbprint without X-Service-Workspace is refused", req(signWBA(priv, tp, authority, nonce(), c, e, ""), ""), uuid.Nil, ErrHTTPSigKeyID},
+		{"a thumbprint unknown in the named workspace is agent-unknown", req(signWBA(priv, tp, authority, nonce(), c, e, ""), "ws-s"), uuid.Nil, ErrUnknownAgent},
+		{"a thumbprint naming two agents of the workspace is ambiguous", req(signWBA(twinPriv, catalog.Ed25519Thumbprint(twinPub), authority, nonce(), c, e, ""), "ws-t"), uuid.Nil, ErrHTTPSigKeyID},
+		{"a keyid that is neither form is refused", req(signWBA(priv, "not-a-key", authority, nonce(), c, e, ""), "ws-a"), uuid.Nil, ErrHTTPSigKeyID},
+		{"a strict agent refuses its thumbprint", req(signWBA(otherPriv, catalog.Ed25519Thumbprint(otherPub), authority, nonce(), c, e, ""), "ws-s"), uuid.Nil, ErrHTTPSigKeyID},
+		{"a strict agent refuses web-bot-auth's default components", req(signWBA(otherPriv, strict.String(), authority, nonce(), c, e, ""), ""), uuid.Nil, ErrHTTPSigComponents},
+		{"an uncovered Signature-Agent is refused", func() SignedRequest {
+			r := req(signWBA(priv, tp, authority, nonce(), c, e, ""), "ws-a")
+			r.Header.Set(HeaderSignatureAgent, `"https://bot.example"`)
+			return r
+		}(), uuid.Nil, ErrHTTPSigComponents},
+		{"another authority breaks the signature", func() SignedRequest {
+			r := req(signWBA(priv, tp, authority, nonce(), c, e, ""), "ws-a")
+			r.Authority = "evil.test"
+			return r
+		}(), uuid.Nil, ErrHTTPSigSignature},
+		{"a signature by another key under the thumbprint fails", req(signWBA(otherPriv, tp, authority, nonce(), c, e, ""), "ws-a"), uuid.Nil, ErrHTTPSigSignature},
+		{"expired", req(signWBA(priv, tp, authority, nonce(), now.Unix()-30, now.Unix()-1, ""), "ws-a"), uuid.Nil, ErrHTTPSigExpired},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := v.VerifyHTTPSig(tc.req)
+			if tc.err == nil {
+				if err != nil || got.ID != tc.want {
+					t.Fatalf("got %v %v, want agent %v", got.ID, err, tc.want)
+				}
+				return
+			}
+			if !errors.Is(err, tc.err) {
+				t.Fatalf("got %v, want %v", err, tc.err)
+			}
+		})
+	}
+	// A covered Content-Digest is checked; replay is refused in the same
+	// nonce store, keyed by the agent_id whatever form keyid had.
+	dr := build9421(t, priv, tp, authority, body)
+	dr.Header.Set(HeaderWorkspace, "ws-a")
+	if _, err := v.VerifyHTTPSig(dr); err != nil {
+		t.Fatalf("thumbprint keyid with a covered digest: %v", err)
+	}
+	if _, err := v.VerifyHTTPSig(dr); !errors.Is(err, ErrNonceReused) {
+		t.Fatalf("replay: %v", err)
+	}
+	dr = build9421(t, priv, tp, authority, body)
+	dr.Header.Set(HeaderWorkspace, "ws-a")
+	dr.Body = []byte(`{"request_id":"r2"}`)
+	if _, err := v.VerifyHTTPSig(dr); !errors.Is(err, ErrHTTPSigDigestBody) {
+		t.Fatalf("covered digest, other body: %v", err)
+	}
+}
+
+// idOnly is a Directory that finds agents by id only.
+type idOnly struct{ d dir }
+
+func (o idOnly) Agent(id uuid.UUID) (Identity, bool) { return o.d.Agent(id) }
+
+func TestThumbprintKeyIDNeedsAThumbprintDirectory(t *testing.T) {
+	priv := rfcTestKey(t)
+	pub := priv.Public().(ed25519.PublicKey)
+	id := uuid.New()
+	now := time.Unix(1_800_000_000, 0)
+	v := Verifier{Dir: idOnly{dir{id: {ID: id, Workspace: "ws", Status: StatusActive, Ed25519: pub}}}, Nonces: &memNonces{m: map[string]int64{}},
+		Now: func() time.Time { return now }}
+	h := signWBA(priv, catalog.Ed25519Thumbprint(pub), "a.test", base64.StdEncoding.EncodeToString(make([]byte, 64)), now.Unix(), now.Unix()+60, "")
+	h.Set(HeaderWorkspace, "ws")
+	if _, err := v.VerifyHTTPSig(SignedRequest{Method: "POST", Authority: "a.test", Path: "/", Header: h}); !errors.Is(err, ErrHTTPSigKeyID) {
+		t.Fatalf("thumbprint keyid with an id-only directory: %v", err)
+	}
+}
+
+// build9421 signs with the reference signer (components "@authority"
+// "@path" "content-digest") under keyid.
+func build9421(t *testing.T, priv ed25519.PrivateKey, keyid, authority string, body []byte) SignedRequest {
+	t.Helper()
+	now := time.Unix(1_800_000_000, 0)
+	dg, input, sig := SignHTTPSig(priv, HTTPSigInput{AgentID: keyid, Nonce: "digest-nonce-" + uuid.NewString()[:12], Created: now.Unix() - 1,
+		Expires: now.Unix() + 60, Authority: authority, Path: "/v1/agents/decision", Body: body})
+	h := http.Header{}
+	h.Set(HeaderContentDigest, dg)
+	h.Set(HeaderSignatureInput, input)
+	h.Set(HeaderSignatureRFC, sig)
+	return SignedRequest{Method: "POST", Authority: authority, Path: "/v1/agents/decision", Header: h, Body: body}
 }
 
 func TestNormalizeAuthority(t *testing.T) {

@@ -50,6 +50,7 @@ const (
 type Spec struct {
 	Name             string
 	Ed25519PublicKey string // base64url (no padding) of 32 bytes, or empty
+	HTTPSigProfile   string // ProfileWebBotAuth (or empty) or ProfileStrict
 	AllowedActions   []string
 	AllowedScopes    []string
 	ApprovalRules    []catalog.AgentRule
@@ -81,6 +82,9 @@ func (sp Spec) validate() ([]byte, error) {
 			return nil, ErrInvalidAgent.With("rule action %q is malformed", r.Action)
 		}
 	}
+	if sp.HTTPSigProfile != "" && sp.HTTPSigProfile != ProfileWebBotAuth && sp.HTTPSigProfile != ProfileStrict {
+		return nil, ErrInvalidAgent.With("httpsig_profile must be %s or %s", ProfileWebBotAuth, ProfileStrict)
+	}
 	if sp.Ed25519PublicKey == "" {
 		return nil, nil
 	}
@@ -110,7 +114,7 @@ func New(s *Sealer, workspace string, sp Spec, now time.Time) (catalog.Agent, st
 	return catalog.Agent{
 		ID: id, WorkspaceID: workspace, Name: sp.Name, Status: StatusActive,
 		Keys:             []catalog.AgentKey{{Sealed: s.seal(id, []byte(secret))}},
-		Ed25519PublicKey: pk, AllowedActions: nonNil(sp.AllowedActions), AllowedScopes: nonNil(sp.AllowedScopes),
+		Ed25519PublicKey: pk, HTTPSigProfile: profileOf(sp.HTTPSigProfile), AllowedActions: nonNil(sp.AllowedActions), AllowedScopes: nonNil(sp.AllowedScopes),
 		ApprovalRules: nonNilRules(sp.ApprovalRules), CreatedAt: now, UpdatedAt: now,
 	}, secret, nil
 }
@@ -121,7 +125,7 @@ func Update(a catalog.Agent, sp Spec, now time.Time) (catalog.Agent, error) {
 	if err != nil {
 		return a, err
 	}
-	a.Name, a.Ed25519PublicKey = sp.Name, pk
+	a.Name, a.Ed25519PublicKey, a.HTTPSigProfile = sp.Name, pk, profileOf(sp.HTTPSigProfile)
 	a.AllowedActions, a.AllowedScopes, a.ApprovalRules = nonNil(sp.AllowedActions), nonNil(sp.AllowedScopes), nonNilRules(sp.ApprovalRules)
 	a.UpdatedAt = now
 	return a, nil
@@ -170,13 +174,27 @@ func (d CatalogDirectory) Agent(id uuid.UUID) (Identity, bool) {
 	if a == nil {
 		return Identity{}, false
 	}
-	ident := Identity{ID: id, Workspace: a.WorkspaceID, Status: a.Status, Ed25519: a.Ed25519PublicKey}
+	ident := Identity{ID: id, Workspace: a.WorkspaceID, Status: a.Status, Ed25519: a.Ed25519PublicKey, Profile: a.HTTPSigProfile}
 	for _, k := range a.Keys {
 		if sec, ok := d.Sealer.open(a.ID, k.Sealed); ok {
 			ident.Keys = append(ident.Keys, Key{Secret: sec, NotAfter: k.NotAfter})
 		}
 	}
 	return ident, true
+}
+
+// AgentsByThumbprint implements Directory with the catalog's index. The
+// identities carry no HMAC secrets: only RFC 9421 verification asks.
+func (d CatalogDirectory) AgentsByThumbprint(workspace, thumbprint string) []Identity {
+	var out []Identity
+	for _, a := range d.Cat.AgentsByThumbprint(workspace, thumbprint) {
+		id, err := uuid.Parse(a.ID)
+		if err != nil {
+			continue
+		}
+		out = append(out, Identity{ID: id, Workspace: a.WorkspaceID, Status: a.Status, Ed25519: a.Ed25519PublicKey, Profile: a.HTTPSigProfile})
+	}
+	return out
 }
 
 func nonNil(s []string) []string {
@@ -191,4 +209,13 @@ func nonNilRules(s []catalog.AgentRule) []catalog.AgentRule {
 		return []catalog.AgentRule{}
 	}
 	return s
+}
+
+// profileOf is the stored name of a profile: the default stored as itself,
+// so an agent's record says what it gets.
+func profileOf(p string) string {
+	if p == "" {
+		return ProfileWebBotAuth
+	}
+	return p
 }

@@ -101,11 +101,21 @@ type Identity struct {
 	Keys      []Key
 	// Ed25519 is the agent's public key for RFC 9421 signatures, or nil.
 	Ed25519 []byte
+	// Profile is how its RFC 9421 signatures are checked: ProfileWebBotAuth
+	// (also when empty) or ProfileStrict.
+	Profile string
 }
 
 // Directory finds agents by id.
 type Directory interface {
 	Agent(id uuid.UUID) (Identity, bool)
+}
+
+// ThumbprintDirectory is a Directory that also finds the agents of one
+// workspace by the RFC 7638 thumbprint of their Ed25519 key (Web Bot Auth
+// keyids). A Verifier whose Dir is not one refuses thumbprint keyids.
+type ThumbprintDirectory interface {
+	AgentsByThumbprint(workspace, thumbprint string) []Identity
 }
 
 // Nonces consumes single-use ids cluster-wide. Consume reports whether this

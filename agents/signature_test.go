@@ -7,11 +7,23 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/trustd/trustd/catalog"
 )
 
 type dir map[uuid.UUID]Identity
 
 func (d dir) Agent(id uuid.UUID) (Identity, bool) { a, ok := d[id]; return a, ok }
+
+func (d dir) AgentsByThumbprint(ws, tp string) []Identity {
+	var out []Identity
+	for _, a := range d {
+		if a.Workspace == ws && catalog.Ed25519Thumbprint(a.Ed25519) == tp {
+			out = append(out, a)
+		}
+	}
+	return out
+}
 
 type memNonces struct {
 	mu sync.Mutex

@@ -1,6 +1,9 @@
 package catalog
 
 import (
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"time"
 )
@@ -42,6 +45,10 @@ type Agent struct {
 	Keys        []AgentKey `json:"keys"`
 	// Ed25519PublicKey (32 bytes) enables RFC 9421 HTTP Message Signatures.
 	Ed25519PublicKey []byte `json:"ed25519_public_key,omitempty"`
+	// HTTPSigProfile is how its RFC 9421 signatures are checked:
+	// "web-bot-auth" (empty: the Web Bot Auth draft) or "strict"
+	// (agents/httpsig.go).
+	HTTPSigProfile string `json:"httpsig_profile,omitempty"`
 	// AllowedActions and AllowedScopes bound what the agent may ask for
 	// (action globs; exact scopes). Empty AllowedActions allows nothing.
 	AllowedActions []string    `json:"allowed_actions"`
@@ -109,4 +116,38 @@ type DeleteAgentResult struct {
 
 func deleteAgentsOf(tx *Tx, workspaceID string) {
 	agentsTable.removeAllOf(tx, workspaceID)
+}
+
+// Ed25519Thumbprint is the RFC 7638 JWK SHA-256 thumbprint of an Ed25519
+// public key (RFC 8037 OKP members crv, kty, x in lexicographic order, no
+// white space), base64url without padding: the keyid the Web Bot Auth
+// draft and its signers (web-bot-auth's signerFromJWK) use.
+func Ed25519Thumbprint(pub []byte) string {
+	if len(pub) != ed25519.PublicKeySize {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(`{"crv":"Ed25519","kty":"OKP","x":"` + base64.RawURLEncoding.EncodeToString(pub) + `"}`))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// AgentsByThumbprint returns the agents of workspace whose Ed25519 key has
+// the RFC 7638 thumbprint tp: a Web Bot Auth keyid resolves only among the
+// agents of the workspace the request names, so registering another
+// tenant's public key on one's own agent captures nothing. More than one
+// is possible (one key on two agents of a workspace); the caller refuses
+// that as ambiguous.
+func (c *Catalog) AgentsByThumbprint(workspace, tp string) []*Agent {
+	return c.agentsByThumb[thumbKey{workspace, tp}]
+}
+
+type thumbKey struct{ workspace, thumbprint string }
+
+func (c *Catalog) reindexAgents() {
+	c.agentsByThumb = make(map[thumbKey][]*Agent)
+	for _, a := range c.Agents {
+		if tp := Ed25519Thumbprint(a.Ed25519PublicKey); tp != "" {
+			k := thumbKey{a.WorkspaceID, tp}
+			c.agentsByThumb[k] = append(c.agentsByThumb[k], a)
+		}
+	}
 }

@@ -252,6 +252,7 @@ type Catalog struct {
 	sitesBySecret map[Hash]*Site
 	appsBySecret  map[Hash]*MobileApp
 	credsByHash   map[Hash]*Credential
+	agentsByThumb map[thumbKey][]*Agent
 	// siteSecrets and appSecrets remember the secrets that matched in
 	// this version (secretcache.go); nil in a transaction's working copy.
 	siteSecrets, appSecrets *secretCache
@@ -293,6 +294,7 @@ func (c *Catalog) reindex() {
 	for _, cr := range c.Credentials {
 		c.credsByHash[cr.TokenHash] = cr
 	}
+	c.reindexAgents()
 	c.reindexTraffic()
 }
 

@@ -54,6 +54,7 @@ func agentErrors() []ErrorCode {
 type AgentInput struct {
 	Name             string              `json:"name" required:"true" doc:"1 to 64 bytes, unique in the workspace."`
 	Ed25519PublicKey string              `json:"ed25519_public_key,omitempty" doc:"base64url (no padding) of a 32-byte Ed25519 public key, for RFC 9421 signatures."`
+	HTTPSigProfile   string              `json:"httpsig_profile,omitempty" enum:"web-bot-auth|strict" doc:"How RFC 9421 signatures are checked: web-bot-auth (the default, the Web Bot Auth draft: keyid the JWK thumbprint or the agent_id, @authority covered) or strict (keyid the agent_id, @authority, @path and content-digest covered)."`
 	AllowedActions   []string            `json:"allowed_actions,omitempty" doc:"Action globs the agent may ask for (path.Match: * matches within a segment), at most 32."`
 	AllowedScopes    []string            `json:"allowed_scopes,omitempty" doc:"Scopes the agent may ask for, at most 32."`
 	ApprovalRules    []catalog.AgentRule `json:"approval_rules,omitempty" doc:"A request matching a rule's action glob and scope needs a human; a rule with risk_at_least needs one when the risk score reaches it."`
@@ -61,18 +62,20 @@ type AgentInput struct {
 
 // AgentView is an agent; Secret only in the create and rotate answers.
 type AgentView struct {
-	AgentID          string              `json:"agent_id" required:"true" format:"uuid"`
-	WorkspaceID      string              `json:"workspace_id" required:"true"`
-	Name             string              `json:"name" required:"true"`
-	Status           string              `json:"status" required:"true" enum:"active|suspended"`
-	Ed25519PublicKey string              `json:"ed25519_public_key,omitempty"`
-	AllowedActions   []string            `json:"allowed_actions" required:"true"`
-	AllowedScopes    []string            `json:"allowed_scopes" required:"true"`
-	ApprovalRules    []catalog.AgentRule `json:"approval_rules" required:"true"`
-	SecretsValid     int                 `json:"secrets_valid" required:"true" doc:"HMAC secrets currently accepted (more than one during a rotation's overlap)."`
-	Secret           string              `json:"secret,omitempty" doc:"The HMAC secret, shown once: its ASCII bytes are the HMAC-SHA-256 key."`
-	CreatedAt        time.Time           `json:"created_at" required:"true"`
-	UpdatedAt        time.Time           `json:"updated_at" required:"true"`
+	AgentID           string              `json:"agent_id" required:"true" format:"uuid"`
+	WorkspaceID       string              `json:"workspace_id" required:"true"`
+	Name              string              `json:"name" required:"true"`
+	Status            string              `json:"status" required:"true" enum:"active|suspended"`
+	Ed25519PublicKey  string              `json:"ed25519_public_key,omitempty"`
+	Ed25519Thumbprint string              `json:"ed25519_thumbprint,omitempty" doc:"RFC 7638 JWK thumbprint of ed25519_public_key: the keyid of Web Bot Auth signatures (with X-Service-Workspace)."`
+	HTTPSigProfile    string              `json:"httpsig_profile,omitempty" enum:"web-bot-auth|strict"`
+	AllowedActions    []string            `json:"allowed_actions" required:"true"`
+	AllowedScopes     []string            `json:"allowed_scopes" required:"true"`
+	ApprovalRules     []catalog.AgentRule `json:"approval_rules" required:"true"`
+	SecretsValid      int                 `json:"secrets_valid" required:"true" doc:"HMAC secrets currently accepted (more than one during a rotation's overlap)."`
+	Secret            string              `json:"secret,omitempty" doc:"The HMAC secret, shown once: its ASCII bytes are the HMAC-SHA-256 key."`
+	CreatedAt         time.Time           `json:"created_at" required:"true"`
+	UpdatedAt         time.Time           `json:"updated_at" required:"true"`
 }
 
 // AgentList lists a workspace's agents.
@@ -243,6 +246,11 @@ func agentView(a *catalog.Agent, secret string, now time.Time) AgentView {
 		Secret: secret, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
 	if len(a.Ed25519PublicKey) > 0 {
 		v.Ed25519PublicKey = base64.RawURLEncoding.EncodeToString(a.Ed25519PublicKey)
+		v.Ed25519Thumbprint = catalog.Ed25519Thumbprint(a.Ed25519PublicKey)
+		v.HTTPSigProfile = a.HTTPSigProfile
+		if v.HTTPSigProfile == "" {
+			v.HTTPSigProfile = agents.ProfileWebBotAuth
+		}
 	}
 	for _, k := range a.Keys {
 		if k.NotAfter.IsZero() || k.NotAfter.After(now) {
@@ -253,7 +261,7 @@ func agentView(a *catalog.Agent, secret string, now time.Time) AgentView {
 }
 
 func (in AgentInput) spec() agents.Spec {
-	return agents.Spec{Name: in.Name, Ed25519PublicKey: in.Ed25519PublicKey, AllowedActions: in.AllowedActions,
+	return agents.Spec{Name: in.Name, Ed25519PublicKey: in.Ed25519PublicKey, HTTPSigProfile: in.HTTPSigProfile, AllowedActions: in.AllowedActions,
 		AllowedScopes: in.AllowedScopes, ApprovalRules: in.ApprovalRules}
 }
 
@@ -371,6 +379,9 @@ func (c *Call) verifyAgent() (agents.Identity, bool) {
 		}
 		id, err = v.VerifyHTTPSig(req)
 		agentID = agents.HTTPSigKeyID(hdr)
+		if id.ID != uuid.Nil {
+			agentID = id.ID.String() // the keyid may be a thumbprint
+		}
 	} else {
 		req := agents.Request{Agent: string(h.Peek(agents.HeaderAgent)), Timestamp: string(h.Peek(agents.HeaderTimestamp)),
 			Nonce: string(h.Peek(agents.HeaderNonce)), Signature: string(h.Peek(agents.HeaderSignature)), Body: c.Ctx.Request.Body()}
@@ -513,8 +524,9 @@ const agentHTTPSigDoc = "An agent with a registered ed25519_public_key may sign 
 	"Headers: Content-Digest (RFC 9530) = sha-256=:<standard base64 of SHA-256(raw body)>: (sha-512 also accepted; every one sent must match); " +
 	"Signature-Input = <label>=(<components>);created=<Unix s>;expires=<Unix s>;keyid=\"<agent_id>\";nonce=\"<nonce>\";alg=\"ed25519\";tag=\"web-bot-auth\" (alg optional, no other parameter; exactly one signature tagged web-bot-auth, the label is free); " +
 	"Signature = <label>=:<standard base64 of the 64-byte Ed25519 signature>:. " +
-	"The components must include \"@authority\" (the Host header lowercased, without :80 or :443), \"@path\" (the request path as sent, without the query), \"content-digest\" when there is a body, and \"signature-agent\" when a Signature-Agent header is sent; others may be added. " +
-	"keyid is the agent_id (a UUID), not a JWK thumbprint: the key is found through the agent it was registered on. " +
+	"Two profiles, set per agent with httpsig_profile. web-bot-auth (the default) is the Web Bot Auth draft: the components must include \"@authority\" (the Host header lowercased, without :80 or :443) and \"signature-agent\" when a Signature-Agent header is sent; a covered content-digest must match the body, and a body not covered by the signature is not authenticated. " +
+	"strict also requires \"@path\" (the request path as sent, without the query) and \"content-digest\" when there is a body, so the signature binds the operation and the body. Others may be added in both. " +
+	"keyid is the agent_id (a UUID) or, in the web-bot-auth profile, the RFC 7638 JWK thumbprint of the agent's key (web-bot-auth's signerFromJWK) sent with the header X-Service-Workspace: <workspace_id>; a thumbprint is looked up only among that workspace's agents, so registering another tenant's public key captures nothing, and one naming two agents of the workspace is refused. " +
 	"nonce: 16 to 128 characters of A-Z a-z 0-9 + / = . _ ~ - (web-bot-auth's 64-byte base64 nonces fit), single use per agent in the same store as X-Service-Nonce. " +
 	"Time, with the same tolerance as X-Service-Timestamp (±300 s): created within ±tolerance of the server clock, created < expires <= created + tolerance, and the server clock before expires. " +
 	"Signature base (RFC 9421 section 2.5): for each component in order a line \"<name>\": <value>, then \"@signature-params\": <the Signature-Input member value>, lines joined by a line feed, no final line feed; the Ed25519 signature is over its bytes. " +

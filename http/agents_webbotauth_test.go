@@ -281,3 +281,123 @@ func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
 		}
 	}
 }
+
+// web-bot-auth signing exactly as its README shows (signerFromJWK, so the
+// keyid is the key's JWK thumbprint, and its default components, only
+// "@authority") is accepted for an agent of the workspace the request
+// names in X-Service-Workspace, and only there: another tenant that
+// registered the same public key never receives the request as its own.
+// An agent set to the strict profile refuses those defaults.
+func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
+	dir := "../agents/examples/webbotauth"
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed: run agents/examples/webbotauth/setup.sh (test.sh does)")
+	}
+	if _, err := os.Stat(dir + "/node_modules/web-bot-auth/package.json"); err != nil {
+		t.Skip("web-bot-auth is not installed: run agents/examples/webbotauth/setup.sh (test.sh does)")
+	}
+	tn := mustStartNode(t)
+	var wsA, wsB struct {
+		ID string `json:"workspace_id"`
+	}
+	tn.mustCreate("/workspaces", map[string]any{"name": "wba-a"}, &wsA)
+	tn.mustCreate("/workspaces", map[string]any{"name": "wba-b"}, &wsB)
+	a, _ := newRFCAgent(t, tn, wsA.ID, true)
+	// Tenant B registers A's public key on its own agent.
+	pub := base64.RawURLEncoding.EncodeToString(a.priv.Public().(ed25519.PublicKey))
+	var b struct {
+		ID         string `json:"agent_id"`
+		Thumbprint string `json:"ed25519_thumbprint"`
+		Profile    string `json:"httpsig_profile"`
+	}
+	tn.mustCreate("/workspaces/"+wsB.ID+"/agents", map[string]any{"name": "copycat", "ed25519_public_key": pub,
+		"allowed_actions": []string{"invoice.*"}, "allowed_scopes": []string{"billing"}}, &b)
+	if b.Profile != "web-bot-auth" || b.Thumbprint == "" {
+		t.Fatalf("agent view: %+v", b)
+	}
+	jwk, _ := json.Marshal(map[string]string{"kty": "OKP", "crv": "Ed25519",
+		"d": base64.RawURLEncoding.EncodeToString(a.priv.Seed()), "x": pub})
+	type out struct {
+		Headers map[string]string `json:"headers"`
+		Status  int               `json:"status"`
+		Body    string            `json:"body"`
+	}
+	run := func(env []string, args ...string) out {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{dir + "/sign.mjs"}, args...)...)
+		cmd.Env = append(append(os.Environ(), "TRUSTD_URL="+tn.n.APIURL(), "AGENT_ID="+a.id, "AGENT_JWK="+string(jwk)), env...)
+		out2, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("node sign.mjs %v: %v %s", args, err, out2)
+		}
+		var o out
+		if err := json.Unmarshal(out2, &o); err != nil {
+			t.Fatalf("node output %s: %v", out2, err)
+		}
+		return o
+	}
+	const path = "/v1/agents/decision"
+	agentOf := func(o out) string {
+		t.Helper()
+		var d struct {
+			AgentID          string `json:"agent_id"`
+			Decision         string `json:"decision"`
+			IdentityVerified bool   `json:"identity_verified"`
+		}
+		if o.Status != 200 || json.Unmarshal([]byte(o.Body), &d) != nil || !d.IdentityVerified {
+			t.Fatalf("web-bot-auth defaults: %d %s (headers %v)", o.Status, o.Body, o.Headers)
+		}
+		return d.AgentID
+	}
+
+	o := run([]string{"WBA_DEFAULTS=1", "WORKSPACE_ID=" + wsA.ID}, "--send", path, agentDecisionBody("d-1", "invoice.read"))
+	if got := agentOf(o); got != a.id {
+		t.Fatalf("workspace A's request was answered as agent %s, want %s", got, a.id)
+	}
+	in := o.Headers["Signature-Input"]
+	if !strings.HasPrefix(in, `sig1=("@authority");`) || !strings.Contains(in, `keyid="`+b.Thumbprint+`"`) || o.Headers["Content-Digest"] != "" {
+		t.Fatalf("not web-bot-auth's defaults with the thumbprint keyid %s: %v", b.Thumbprint, o.Headers)
+	}
+	if r := a.send(path, agentDecisionBody("d-1", "invoice.read"), o.Headers); r.status != 409 || r.errorCode(t) != "agent-nonce-reused" {
+		t.Fatalf("replay: %d %s", r.status, r.body)
+	}
+	// The same key, naming workspace B, is B's agent (B's rules, B's
+	// records), never A's.
+	o = run([]string{"WBA_DEFAULTS=1", "WORKSPACE_ID=" + wsB.ID}, "--send", path, agentDecisionBody("d-2", "invoice.read"))
+	if got := agentOf(o); got != b.ID {
+		t.Fatalf("workspace B's request was answered as agent %s, want B's own %s", got, b.ID)
+	}
+	// No workspace named: the thumbprint resolves nowhere.
+	o = run([]string{"WBA_DEFAULTS=1"}, "--send", path, agentDecisionBody("d-3", "invoice.read"))
+	if o.Status != 401 || !strings.Contains(o.Body, "agent-httpsig-keyid-invalid") {
+		t.Fatalf("thumbprint without X-Service-Workspace: %d %s", o.Status, o.Body)
+	}
+	// A workspace without that key: unknown.
+	var wsC struct {
+		ID string `json:"workspace_id"`
+	}
+	tn.mustCreate("/workspaces", map[string]any{"name": "wba-c"}, &wsC)
+	o = run([]string{"WBA_DEFAULTS=1", "WORKSPACE_ID=" + wsC.ID}, "--send", path, agentDecisionBody("d-4", "invoice.read"))
+	if o.Status != 401 || !strings.Contains(o.Body, "agent-unknown") {
+		t.Fatalf("thumbprint in a workspace without the key: %d %s", o.Status, o.Body)
+	}
+
+	// Agent A opts into the strict profile: the defaults are refused, the
+	// strict signer (agent_id, path and digest covered) still works.
+	if r := tn.admin("PUT", "/workspaces/"+wsA.ID+"/agents/"+a.id, map[string]any{"name": "strict-a", "ed25519_public_key": pub,
+		"httpsig_profile": "strict", "allowed_actions": []string{"invoice.*"}, "allowed_scopes": []string{"billing"}}); r.status != 200 ||
+		!strings.Contains(string(r.body), `"httpsig_profile":"strict"`) {
+		t.Fatalf("set strict: %d %s", r.status, r.body)
+	}
+	o = run([]string{"WBA_DEFAULTS=1", "WORKSPACE_ID=" + wsA.ID}, "--send", path, agentDecisionBody("d-5", "invoice.read"))
+	if o.Status != 401 || !strings.Contains(o.Body, "agent-httpsig-keyid-invalid") {
+		t.Fatalf("strict agent, thumbprint keyid: %d %s", o.Status, o.Body)
+	}
+	o = run(nil, "--send", path, agentDecisionBody("d-6", "invoice.read"))
+	if got := agentOf(o); got != a.id {
+		t.Fatalf("strict signer: %s", got)
+	}
+	if r := tn.admin("PUT", "/workspaces/"+wsA.ID+"/agents/"+a.id, map[string]any{"name": "strict-a", "httpsig_profile": "lax"}); r.status != 400 {
+		t.Fatalf("unknown profile: %d %s", r.status, r.body)
+	}
+}

@@ -70,6 +70,10 @@ var changelog = Changelog{
 			"rate-limiting-unavailable now means only that the node has not loaded its configuration; a Raft leader election no longer stops checks.",
 			"POST /documents/verify also takes multipart/form-data (the images as files).",
 			"GET / links the contracts, the Postman collection, the changelog and the user guide, served at GET /docs/{page}.",
+			"Agent Trust, RFC 9421: the Web Bot Auth draft is the default profile (keyid the JWK thumbprint, resolved only among the agents of the workspace named in X-Service-Workspace, or the agent_id; @authority covered); httpsig_profile strict per agent keeps @path and content-digest required; agents show ed25519_thumbprint.",
+			"Trust API: mobile counterparts POST /mobile/trust/orchestrate, /mobile/trust/receipts/verify and /mobile/trust/feedback (spec 4.9: server and mobile decision operations, receipt verification and feedback).",
+			"97 public operations: all 62 the specification names or implies, and 35 of trustd's own; the user guide (docs/README.md, How many operations) lists them and says why the rest of the reference contract's 121 are not operations here.",
+			"Decision receipts are signed with alg Ed25519 (RFC 9864) instead of the deprecated EdDSA; POST /trust/orchestrate takes receipt_alg EdDSA for older JOSE libraries; the JWKS lists each key under both names; /trust/receipts/verify accepts both.",
 		}},
 	},
 }

@@ -61,12 +61,18 @@ func (s *Server) trustRoutes() []Route {
 		{Method: "POST", Path: "/mobile/trust/siteverify", ID: "mobileTrustSiteverify", Tag: tag, Auth: mob, Summary: "POST /trust/siteverify for a registered mobile app (step-up proofs only): Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
 			Body: &MobileTrustSiteverifyInput{}, Result: &TrustSiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: asTrustMobile[TrustSiteverifyInput, MobileTrustSiteverifyInput]((*Call).trustSiteverify)},
 		{Method: "POST", Path: "/trust/orchestrate", ID: "trustOrchestrate", Tag: tag, Auth: site, Summary: "Combine a successful verification with the subject's signals into a decision for one operation, with a signed decision receipt when it is allow (once per verification).",
-			Body: &TrustOrchestrateInput{}, Result: &TrustOrchestrateResult{}, Errors: orErr, Handle: s.trustOrchestrate},
+			Body: &TrustOrchestrateInput{}, Result: &TrustOrchestrateResult{}, Errors: orErr, Handle: asTrust((*Call).orchestrate)},
+		{Method: "POST", Path: "/mobile/trust/orchestrate", ID: "mobileTrustOrchestrate", Tag: tag, Auth: mob, Summary: "POST /trust/orchestrate for a registered mobile app: Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
+			Body: &MobileTrustOrchestrateInput{}, Result: &TrustOrchestrateResult{}, Errors: append(orErr, ErrInvalidAppIdentity), Handle: asTrustMobile[TrustOrchestrateInput, MobileTrustOrchestrateInput]((*Call).orchestrate)},
 		{Method: "POST", Path: "/trust/receipts/verify", ID: "trustReceiptVerify", Tag: tag, Auth: site, Summary: "Verify a decision receipt's signature, lifetime, workspace and the bindings given.",
-			Body: &TrustReceiptVerifyInput{}, Result: &TrustReceiptVerifyResult{}, Errors: withModuleCodes(base, nil), Handle: s.trustReceiptVerify},
+			Body: &TrustReceiptVerifyInput{}, Result: &TrustReceiptVerifyResult{}, Errors: withModuleCodes(base, nil), Handle: asTrust((*Call).receiptVerify)},
+		{Method: "POST", Path: "/mobile/trust/receipts/verify", ID: "mobileTrustReceiptVerify", Tag: tag, Auth: mob, Summary: "POST /trust/receipts/verify for a registered mobile app: Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
+			Body: &MobileTrustReceiptVerifyInput{}, Result: &TrustReceiptVerifyResult{}, Errors: append(withModuleCodes(base, nil), ErrInvalidAppIdentity), Handle: asTrustMobile[TrustReceiptVerifyInput, MobileTrustReceiptVerifyInput]((*Call).receiptVerify)},
 		{Method: "POST", Path: "/trust/feedback", ID: "trustFeedback", Tag: tag, Auth: site, Summary: "Label a trust decision (exact retries within 5 minutes are de-duplicated); a fraudulent label raises the subject's later decisions.",
-			Body: &TrustFeedbackInput{}, Result: &TrustFeedbackResult{}, Errors: fbErr, Handle: s.trustFeedback},
-		{Method: "GET", Path: "/.well-known/jwks.json", ID: "trustJWKS", Tag: tag, Summary: "The Ed25519 public keys (JWK Set, RFC 7517/8037) that verify decision receipts.",
+			Body: &TrustFeedbackInput{}, Result: &TrustFeedbackResult{}, Errors: fbErr, Handle: asTrust((*Call).trustFeedback)},
+		{Method: "POST", Path: "/mobile/trust/feedback", ID: "mobileTrustFeedback", Tag: tag, Auth: mob, Summary: "POST /trust/feedback for a registered mobile app: Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
+			Body: &MobileTrustFeedbackInput{}, Result: &TrustFeedbackResult{}, Errors: append(fbErr, ErrInvalidAppIdentity), Handle: asTrustMobile[TrustFeedbackInput, MobileTrustFeedbackInput]((*Call).trustFeedback)},
+		{Method: "GET", Path: "/.well-known/jwks.json", ID: "trustJWKS", Tag: tag, Summary: "The Ed25519 public keys (JWK Set, RFC 7517/8037) that verify decision receipts: each key twice, with alg Ed25519 (RFC 9864) and alg EdDSA, under one kid.",
 			Result: &JWKS{}, Handle: s.trustJWKS},
 	}
 }
@@ -266,16 +272,26 @@ func asTrustMobile[In, M any, P interface {
 	}
 }
 
-func (in *TrustDecisionInput) siteSecret() string     { return in.Secret }
-func (in *TrustSiteverifyInput) siteSecret() string   { return in.Secret }
-func (in *JourneyStartInput) siteSecret() string      { return in.Secret }
-func (in *JourneySiteverifyInput) siteSecret() string { return in.Secret }
-func (in *JourneySessionInput) siteSecret() string    { return in.Secret }
-func (in *JourneyEscalateInput) siteSecret() string   { return in.Secret }
+func (in *TrustDecisionInput) siteSecret() string      { return in.Secret }
+func (in *TrustSiteverifyInput) siteSecret() string    { return in.Secret }
+func (in *TrustOrchestrateInput) siteSecret() string   { return in.Secret }
+func (in *TrustReceiptVerifyInput) siteSecret() string { return in.Secret }
+func (in *TrustFeedbackInput) siteSecret() string      { return in.Secret }
+func (in *JourneyStartInput) siteSecret() string       { return in.Secret }
+func (in *JourneySiteverifyInput) siteSecret() string  { return in.Secret }
+func (in *JourneySessionInput) siteSecret() string     { return in.Secret }
+func (in *JourneyEscalateInput) siteSecret() string    { return in.Secret }
 
 func (in *MobileTrustDecisionInput) site() *TrustDecisionInput     { return &in.TrustDecisionInput }
 func (in *MobileTrustSiteverifyInput) site() *TrustSiteverifyInput { return &in.TrustSiteverifyInput }
-func (in *MobileJourneyStartInput) site() *JourneyStartInput       { return &in.JourneyStartInput }
+func (in *MobileTrustOrchestrateInput) site() *TrustOrchestrateInput {
+	return &in.TrustOrchestrateInput
+}
+func (in *MobileTrustReceiptVerifyInput) site() *TrustReceiptVerifyInput {
+	return &in.TrustReceiptVerifyInput
+}
+func (in *MobileTrustFeedbackInput) site() *TrustFeedbackInput { return &in.TrustFeedbackInput }
+func (in *MobileJourneyStartInput) site() *JourneyStartInput   { return &in.JourneyStartInput }
 func (in *MobileJourneySiteverifyInput) site() *JourneySiteverifyInput {
 	return &in.JourneySiteverifyInput
 }
@@ -284,7 +300,14 @@ func (in *MobileJourneyEscalateInput) site() *JourneyEscalateInput { return &in.
 
 func (in *MobileTrustDecisionInput) mobileIdentity() (string, string)   { return in.Platform, in.AppID }
 func (in *MobileTrustSiteverifyInput) mobileIdentity() (string, string) { return in.Platform, in.AppID }
-func (in *MobileJourneyStartInput) mobileIdentity() (string, string)    { return in.Platform, in.AppID }
+func (in *MobileTrustOrchestrateInput) mobileIdentity() (string, string) {
+	return in.Platform, in.AppID
+}
+func (in *MobileTrustReceiptVerifyInput) mobileIdentity() (string, string) {
+	return in.Platform, in.AppID
+}
+func (in *MobileTrustFeedbackInput) mobileIdentity() (string, string) { return in.Platform, in.AppID }
+func (in *MobileJourneyStartInput) mobileIdentity() (string, string)  { return in.Platform, in.AppID }
 func (in *MobileJourneySiteverifyInput) mobileIdentity() (string, string) {
 	return in.Platform, in.AppID
 }
@@ -373,17 +396,9 @@ func (c *Call) exchangeWidgetToken(site *catalog.Site, req trust.SiteverifyReque
 	return res, nil
 }
 
-func (s *Server) trustOrchestrate(c *Call) {
-	var in TrustOrchestrateInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.trustCaller(in.Secret)
-	if !ok {
-		return
-	}
+func (c *Call) orchestrate(who trust.Caller, in *TrustOrchestrateInput) {
 	r, err := c.trustModule().Orchestrate(c.cat, who, trust.OrchestrateRequest{AssessmentID: in.AssessmentID, SubjectID: in.SubjectID,
-		Action: in.Action, OperationReference: in.OperationReference})
+		Action: in.Action, OperationReference: in.OperationReference, ReceiptAlg: in.ReceiptAlg})
 	if err != nil {
 		c.failErr(err)
 		return
@@ -395,15 +410,7 @@ func (s *Server) trustOrchestrate(c *Call) {
 	c.ok(&out)
 }
 
-func (s *Server) trustReceiptVerify(c *Call) {
-	var in TrustReceiptVerifyInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.trustCaller(in.Secret)
-	if !ok {
-		return
-	}
+func (c *Call) receiptVerify(who trust.Caller, in *TrustReceiptVerifyInput) {
 	if in.Receipt == "" {
 		c.fail(ErrInvalidField, "receipt: required")
 		return
@@ -418,15 +425,7 @@ func (s *Server) trustReceiptVerify(c *Call) {
 	c.ok(&out)
 }
 
-func (s *Server) trustFeedback(c *Call) {
-	var in TrustFeedbackInput
-	if !c.decode(&in) {
-		return
-	}
-	who, ok := c.trustCaller(in.Secret)
-	if !ok {
-		return
-	}
+func (c *Call) trustFeedback(who trust.Caller, in *TrustFeedbackInput) {
 	r, err := c.trustModule().Feedback(who, trust.FeedbackRequest{DecisionID: in.DecisionID, Label: in.Label, ReasonCode: in.ReasonCode})
 	if err != nil {
 		c.failErr(err)
@@ -439,7 +438,13 @@ func (s *Server) trustJWKS(c *Call) {
 	ids, pubs := trust.ReceiptKeys{Cat: c.cat}.All()
 	out := JWKS{Keys: []JWK{}}
 	for i, id := range ids {
-		out.Keys = append(out.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(pubs[i]), Kid: id, Alg: "EdDSA", Use: "sig"})
+		// Each key twice, once per alg name (risk/trust/DESIGN.md, receipts):
+		// libraries that match a JWK's alg to the header's find the entry of
+		// the name the receipt carries, whichever it is.
+		x := base64.RawURLEncoding.EncodeToString(pubs[i])
+		for _, alg := range trust.ReceiptAlgs {
+			out.Keys = append(out.Keys, JWK{Kty: "OKP", Crv: "Ed25519", X: x, Kid: id, Alg: alg, Use: "sig"})
+		}
 	}
 	c.Ctx.Response.Header.Set("Cache-Control", "public, max-age=300")
 	c.ok(&out)

@@ -109,13 +109,21 @@ type TrustOrchestrateInput struct {
 	SubjectID          string `json:"subject_id" required:"true" doc:"Your server-side id of the person; must match the proof's binding when it has one."`
 	Action             string `json:"action" required:"true"`
 	OperationReference string `json:"operation_reference" required:"true" doc:"Your server-side reference of the operation, 1 to 128 printable ASCII."`
+	ReceiptAlg         string `json:"receipt_alg,omitempty" enum:"Ed25519|EdDSA" doc:"The receipt's JWS alg: Ed25519 (RFC 9864, the default) or EdDSA (RFC 8037, deprecated by RFC 9864) for a JOSE library that predates RFC 9864. The signature is the same."`
+}
+
+// MobileTrustOrchestrateInput is the request of POST /mobile/trust/orchestrate.
+type MobileTrustOrchestrateInput struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	TrustOrchestrateInput
 }
 
 // TrustOrchestrateResult is the answer of POST /trust/orchestrate.
 type TrustOrchestrateResult struct {
 	TrustDecision
 	AssuranceLevel   string `json:"assurance_level" required:"true" enum:"none|document_only|standard|high" doc:"What the verification achieved."`
-	Receipt          string `json:"receipt,omitempty" doc:"When decision is allow: a compact JWS (EdDSA, Ed25519) verifiable against GET /.well-known/jwks.json; claims iss, aud (workspace), sub (subject hash), jti (decision_id), iat, nbf, exp, action, operation_reference, decision, assurance_level, method, assessment_id."`
+	Receipt          string `json:"receipt,omitempty" doc:"When decision is allow: a compact JWS (alg Ed25519 per RFC 9864, or EdDSA when receipt_alg asks for it) verifiable against GET /.well-known/jwks.json; claims iss, aud (workspace), sub (subject hash), jti (decision_id), iat, nbf, exp, action, operation_reference, decision, assurance_level, method, assessment_id."`
 	ReceiptExpiresAt int64  `json:"receipt_expires_at,omitempty" doc:"Unix seconds."`
 }
 
@@ -126,6 +134,13 @@ type TrustReceiptVerifyInput struct {
 	Action             string `json:"action,omitempty" doc:"When given, must equal the receipt's."`
 	OperationReference string `json:"operation_reference,omitempty" doc:"When given, must equal the receipt's."`
 	SubjectID          string `json:"subject_id,omitempty" doc:"When given, its keyed hash must equal the receipt's sub."`
+}
+
+// MobileTrustReceiptVerifyInput is the request of POST /mobile/trust/receipts/verify.
+type MobileTrustReceiptVerifyInput struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	TrustReceiptVerifyInput
 }
 
 // TrustReceiptClaims are a verified receipt's claims.
@@ -160,6 +175,13 @@ type TrustFeedbackInput struct {
 	ReasonCode string `json:"reason_code" required:"true" enum:"passed_step_up|failed_step_up|customer_confirmed|account_takeover|chargeback|false_positive|other"`
 }
 
+// MobileTrustFeedbackInput is the request of POST /mobile/trust/feedback.
+type MobileTrustFeedbackInput struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	TrustFeedbackInput
+}
+
 // TrustFeedbackResult is the answer of POST /trust/feedback.
 type TrustFeedbackResult struct {
 	Success    bool   `json:"success" required:"true"`
@@ -173,7 +195,7 @@ type JWK struct {
 	Crv string `json:"crv" required:"true" enum:"Ed25519"`
 	X   string `json:"x" required:"true"`
 	Kid string `json:"kid" required:"true"`
-	Alg string `json:"alg" required:"true" enum:"EdDSA"`
+	Alg string `json:"alg" required:"true" enum:"Ed25519|EdDSA" doc:"Each key is listed once per alg name, under the same kid."`
 	Use string `json:"use" required:"true" enum:"sig"`
 }
 

@@ -46,18 +46,40 @@ func TestReceiptJWSRoundTrip(t *testing.T) {
 		}
 		return nil
 	}
-	jws := SignJWS(priv, "r1", []byte(`{"a":1}`))
-	if b, kid, err := VerifyJWS(jws, keys); err != nil || kid != "r1" || string(b) != `{"a":1}` {
-		t.Fatalf("round trip: %s %s %v", b, kid, err)
+	for _, tc := range []struct {
+		name, alg, wantAlg string
+	}{
+		{"the default is RFC 9864's Ed25519", "", AlgEd25519},
+		{"Ed25519 on request", AlgEd25519, AlgEd25519},
+		{"the deprecated EdDSA for older verifiers", AlgEdDSA, AlgEdDSA},
+		{"an unknown name signs Ed25519", "ES256", AlgEd25519},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			jws := SignJWS(priv, "r1", tc.alg, []byte(`{"a":1}`))
+			hb, _ := b64.DecodeString(strings.Split(jws, ".")[0])
+			if want := `{"alg":"` + tc.wantAlg + `","kid":"r1","typ":"JWT"}`; string(hb) != want {
+				t.Fatalf("header %s, want %s", hb, want)
+			}
+			if b, kid, err := VerifyJWS(jws, keys); err != nil || kid != "r1" || string(b) != `{"a":1}` {
+				t.Fatalf("round trip: %s %s %v", b, kid, err)
+			}
+			if _, _, err := VerifyJWS(SignJWS(other, "r1", tc.alg, []byte(`{"a":1}`)), keys); err != ErrReceipt {
+				t.Errorf("another key's signature: %v", err)
+			}
+			if _, _, err := VerifyJWS(SignJWS(priv, "r2", tc.alg, []byte(`{}`)), keys); err != ErrReceiptKey {
+				t.Errorf("unknown kid: %v", err)
+			}
+		})
 	}
-	if _, _, err := VerifyJWS(SignJWS(other, "r1", []byte(`{"a":1}`)), keys); err != ErrReceipt {
-		t.Errorf("another key's signature: %v", err)
-	}
-	if _, _, err := VerifyJWS(SignJWS(priv, "r2", []byte(`{}`)), keys); err != ErrReceiptKey {
-		t.Errorf("unknown kid: %v", err)
-	}
+	jws := SignJWS(priv, "r1", "", []byte(`{"a":1}`))
 	parts := strings.Split(jws, ".")
-	for _, h := range []string{`{"alg":"none","kid":"r1","typ":"JWT"}`, `{"alg":"EdDSA","kid":"r1"}`, `{"alg":"EdDSA","kid":"r1","typ":"JWT","jwk":{}}`, `{"alg":"HS256","kid":"r1","typ":"JWT"}`} {
+	// Renaming the alg of a signed receipt breaks it: the header is signed.
+	if _, _, err := VerifyJWS(b64.EncodeToString([]byte(`{"alg":"EdDSA","kid":"r1","typ":"JWT"}`))+"."+parts[1]+"."+parts[2], keys); err != ErrReceipt {
+		t.Errorf("a renamed alg verified: %v", err)
+	}
+	for _, h := range []string{`{"alg":"none","kid":"r1","typ":"JWT"}`, `{"alg":"Ed25519","kid":"r1"}`, `{"alg":"EdDSA","kid":"r1"}`,
+		`{"alg":"Ed25519","kid":"r1","typ":"JWT","jwk":{}}`, `{"alg":"HS256","kid":"r1","typ":"JWT"}`, `{"alg":"Ed448","kid":"r1","typ":"JWT"}`,
+		`{"alg":"ed25519","kid":"r1","typ":"JWT"}`} {
 		if _, _, err := VerifyJWS(b64.EncodeToString([]byte(h))+"."+parts[1]+"."+parts[2], keys); err == nil {
 			t.Errorf("header %s accepted", h)
 		}

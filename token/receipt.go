@@ -8,10 +8,24 @@ import (
 )
 
 // Decision receipts are compact JWS (RFC 7515) signed with Ed25519
-// (RFC 8037, alg EdDSA), so any JOSE library verifies them offline
-// against the published JWKS. The header is fixed: alg EdDSA, the key id,
-// typ JWT. Verification accepts exactly that header (no alg choice, no
-// embedded keys), picks the key by kid only, and never tries other keys.
+// (RFC 8037), so any JOSE library verifies them offline against the
+// published JWKS. The header is fixed: alg, the key id, typ JWT.
+//
+// The alg is the fully-specified AlgEd25519 (RFC 9864), which deprecates
+// the polymorphic AlgEdDSA; AlgEdDSA is still signed on request for
+// verifiers whose JOSE library predates RFC 9864. The signature is the
+// same Ed25519 signature under either name, so verification accepts both
+// and nothing else (no alg choice beyond these two, no embedded keys),
+// picks the key by kid only, and never tries other keys.
+
+// The receipt algorithms.
+const (
+	// AlgEd25519 is RFC 9864's name for Ed25519 signatures: the default.
+	AlgEd25519 = "Ed25519"
+	// AlgEdDSA is RFC 8037's polymorphic name, deprecated by RFC 9864,
+	// kept for older verifiers.
+	AlgEdDSA = "EdDSA"
+)
 
 // ErrReceipt is a receipt that is not a well-formed compact JWS with our
 // header, or whose signature does not verify under its kid.
@@ -30,15 +44,19 @@ type jwsHeader struct {
 	Typ string `json:"typ"`
 }
 
-// SignJWS returns the compact JWS of payload under priv, named kid.
-func SignJWS(priv ed25519.PrivateKey, kid string, payload []byte) string {
-	h, _ := json.Marshal(jwsHeader{Alg: "EdDSA", Kid: kid, Typ: "JWT"})
+// SignJWS returns the compact JWS of payload under priv, named kid, with
+// header alg (AlgEd25519 or AlgEdDSA; anything else is AlgEd25519).
+func SignJWS(priv ed25519.PrivateKey, kid, alg string, payload []byte) string {
+	if alg != AlgEdDSA {
+		alg = AlgEd25519
+	}
+	h, _ := json.Marshal(jwsHeader{Alg: alg, Kid: kid, Typ: "JWT"})
 	in := b64.EncodeToString(h) + "." + b64.EncodeToString(payload)
 	return in + "." + b64.EncodeToString(ed25519.Sign(priv, []byte(in)))
 }
 
-// VerifyJWS checks text and returns its payload and key id. key finds a
-// public key by id (nil: unknown).
+// VerifyJWS checks text, signed under either alg name, and returns its
+// payload and key id. key finds a public key by id (nil: unknown).
 func VerifyJWS(text string, key func(kid string) ed25519.PublicKey) ([]byte, string, error) {
 	if len(text) > MaxReceipt {
 		return nil, "", ErrReceipt
@@ -52,7 +70,7 @@ func VerifyJWS(text string, key func(kid string) ed25519.PublicKey) ([]byte, str
 		return nil, "", ErrReceipt
 	}
 	var h map[string]any
-	if json.Unmarshal(hb, &h) != nil || len(h) != 3 || h["alg"] != "EdDSA" || h["typ"] != "JWT" {
+	if json.Unmarshal(hb, &h) != nil || len(h) != 3 || (h["alg"] != AlgEd25519 && h["alg"] != AlgEdDSA) || h["typ"] != "JWT" {
 		return nil, "", ErrReceipt
 	}
 	kid, ok := h["kid"].(string)

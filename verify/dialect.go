@@ -46,9 +46,32 @@ type RecaptchaResult struct {
 	ErrorCodes  []string `json:"error-codes,omitempty" doc:"Absent on success, as reCAPTCHA omits it."`
 }
 
-// mismatchedIPScoreCap is the highest score the reCAPTCHA dialect reports
-// for a token whose remoteip differs from the address it was issued to.
-const mismatchedIPScoreCap = 0.3
+// A remoteip that differs from the address a token was issued to is a
+// weak signal in the reCAPTCHA dialect: most backends send the address of
+// a proxy or CDN hop, so a mismatch is common for real visitors. Google
+// documents no effect of remoteip on the score, and stock v3 backends
+// (recaptcha-go, @nestlab/google-recaptcha, better-auth) reject below 0.5,
+// so the signal lowers a score by mismatchedIPPenalty and never takes a
+// score at or above humanThreshold below it: by itself it cannot turn a
+// human into a rejection. A score already below the threshold is left as
+// it is (the visitor is failed on its own evidence, not on the address).
+const (
+	mismatchedIPPenalty = 0.1
+	humanThreshold      = 0.5
+)
+
+// recaptchaScore is the score the reCAPTCHA dialect reports for a token
+// scored milli (0..1000) when ipMismatch says remoteip named another
+// address. It allocates nothing and is exact on the three decimals tokens
+// carry.
+func recaptchaScore(milli uint16, ipMismatch bool) float64 {
+	m := int(milli)
+	if ipMismatch {
+		floor := min(m, int(humanThreshold*1000))
+		m = max(m-int(mismatchedIPPenalty*1000), floor)
+	}
+	return float64(m) / 1000
+}
 
 // AppendDialect encodes v in dialect d.
 func AppendDialect(dst []byte, d Dialect, v *Verdict) []byte {
@@ -103,12 +126,7 @@ func appendRecaptcha(dst []byte, v *Verdict) []byte {
 	dst = append(dst, `,"hostname":`...)
 	dst = appendJSONString(dst, t.Hostname)
 	if t.Mode == token.ModeScoreBased || t.Mode == token.ModeScoreEnforced {
-		score := float64(t.Score) / 1000
-		if v.IPMismatch {
-			// A token redeemed from another address than the one the
-			// backend names is a weaker signal of a real visitor.
-			score = min(score, mismatchedIPScoreCap)
-		}
+		score := recaptchaScore(t.Score, v.IPMismatch)
 		dst = append(dst, `,"score":`...)
 		dst = strconv.AppendFloat(dst, score, 'f', -1, 64)
 		dst = append(dst, `,"action":`...)

@@ -112,8 +112,8 @@ func TestAnswerShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rc RecaptchaResult
-	if err := json.Unmarshal(AppendDialect(nil, Recaptcha, &v), &rc, json.RejectUnknownMembers(true)); err != nil || rc.Score == nil || *rc.Score != 0.3 || rc.ErrorCodes != nil {
-		t.Fatalf("recaptcha with another address caps the score at 0.3: %+v %v", rc, err)
+	if err := json.Unmarshal(AppendDialect(nil, Recaptcha, &v), &rc, json.RejectUnknownMembers(true)); err != nil || rc.Score == nil || *rc.Score != 0.6 || rc.ErrorCodes != nil {
+		t.Fatalf("recaptcha with another address lowers 0.7 to 0.6: %+v %v", rc, err)
 	}
 	if got := string(AppendDialectError(nil, "invalid-input-secret")); got != `{"success":false,"error-codes":["invalid-input-secret"]}` {
 		t.Fatal(got)
@@ -206,5 +206,42 @@ func TestAnIdempotentRetryGetsTheFirstAnswerAfterALostOneAndPastTheTokensLifetim
 	old := []byte(e.mint(func(r *token.Response) { r.Expires = r.Issued }))
 	if v, _ := e.siteverify(Request{Response: old, IdempotencyKey: []byte("k")}); v.Codes != CodeTimeoutOrDuplicate {
 		t.Fatalf("an expired unused token: %v", v.CodeNames(nil))
+	}
+}
+
+func TestRecaptchaScoreTreatsRemoteIPAsASignalOnly(t *testing.T) {
+	tests := []struct {
+		name       string
+		milli      uint16
+		ipMismatch bool
+		want       float64
+	}{
+		{"the same address reports the score as is", 900, false, 0.9},
+		{"a clear human from a proxy's address loses a little", 900, true, 0.8},
+		{"a perfect score from a proxy's address stays high", 1000, true, 0.9},
+		{"a human just above the common threshold stays at it", 550, true, 0.5},
+		{"a human exactly at the threshold stays at it", 500, true, 0.5},
+		{"a score one thousandth above the threshold stays at the threshold", 501, true, 0.5},
+		{"a score below the threshold is left as it is", 400, true, 0.4},
+		{"a zero score stays zero", 0, true, 0},
+		{"the same address keeps a low score", 100, false, 0.1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := recaptchaScore(tc.milli, tc.ipMismatch); got != tc.want {
+				t.Fatalf("recaptchaScore(%d, %v) = %v, want %v", tc.milli, tc.ipMismatch, got, tc.want)
+			}
+		})
+	}
+	// Every score a human can have (at or above 0.5) stays at or above it,
+	// and the signal never raises a score.
+	for m := uint16(0); m <= 1000; m++ {
+		got := recaptchaScore(m, true)
+		if plain := recaptchaScore(m, false); got > plain {
+			t.Fatalf("a mismatch raised %d to %v", m, got)
+		}
+		if m >= 500 && got < 0.5 {
+			t.Fatalf("a mismatch alone took %d below 0.5: %v", m, got)
+		}
 	}
 }

@@ -55,6 +55,10 @@ type OrchestrateRequest struct {
 	SubjectID          string
 	Action             string
 	OperationReference string
+	// ReceiptAlg names the receipt's JWS alg: token.AlgEd25519 (RFC 9864,
+	// the default when empty) or token.AlgEdDSA for a verifier whose JOSE
+	// library predates RFC 9864.
+	ReceiptAlg string
 }
 
 // Validate checks the fields.
@@ -68,6 +72,8 @@ func (r OrchestrateRequest) Validate() error {
 		return ErrInvalidRequest.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
 	case r.OperationReference == "" || len(r.OperationReference) > 128 || !printable(r.OperationReference):
 		return ErrInvalidRequest.With("operation_reference: required, 1 to 128 printable ASCII characters")
+	case r.ReceiptAlg != "" && r.ReceiptAlg != token.AlgEd25519 && r.ReceiptAlg != token.AlgEdDSA:
+		return ErrInvalidRequest.With("receipt_alg: Ed25519 (the default) or EdDSA")
 	}
 	return nil
 }
@@ -80,6 +86,10 @@ type OrchestrateResult struct {
 	Receipt        string
 	Claims         *Claims
 }
+
+// ReceiptAlgs are the JWS alg names receipts are signed under, the default
+// first; the JWKS lists each key once per name.
+var ReceiptAlgs = []string{token.AlgEd25519, token.AlgEdDSA}
 
 // ReceiptKeys finds the receipt keys of a catalog version.
 type ReceiptKeys struct{ Cat *catalog.Catalog }
@@ -189,7 +199,7 @@ func (m *Module) Orchestrate(cat *catalog.Catalog, who Caller, req OrchestrateRe
 	if err != nil {
 		return OrchestrateResult{}, err
 	}
-	res.Receipt, res.Claims = token.SignJWS(priv, kid, payload), c
+	res.Receipt, res.Claims = token.SignJWS(priv, kid, req.ReceiptAlg, payload), c
 	return res, nil
 }
 

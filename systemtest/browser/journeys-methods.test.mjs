@@ -144,7 +144,9 @@ test('human_verification: the page\'s widget solves a real challenge, the proof 
   assert.equal(v.body.success, true, JSON.stringify(v.body));
   assert.equal(v.body.journey.status, 'completed');
 
-  assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && u !== 'about:blank'), [], 'third-party requests');
+  // a --dev node announces localhost (WebAuthn needs a domain): the same node
+  const announced = origin.replace('://127.0.0.1', '://localhost');
+  assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith(announced) && u !== 'about:blank'), [], 'third-party requests');
   assert.deepEqual((await problems()).filter((p) => !/person\/human/.test(p)), []);
   await context.close();
 });

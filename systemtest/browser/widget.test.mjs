@@ -361,6 +361,35 @@ test('the hidden field takes the name the backend of each dialect reads', async 
   await context.close();
 });
 
+test('grecaptcha.render takes the container\'s id as Google documents, and turnstile.render a selector', async () => {
+  const url = server.page({
+    head: RECORDER,
+    body: `<form><div id="box"></div><div id="sel"></div><div id="both"></div><div id="gone-ts"></div></form>`,
+  });
+  const { page, problems, context } = await newPage(browser);
+  await page.goto(url);
+  // reCAPTCHA's documented call: grecaptcha.render('box', {...}).
+  const id = await page.evaluate(() => grecaptcha.render('box', { sitekey: 'sk-checkbox' }));
+  assert.ok(id !== undefined && id !== null, 'render returns a widget id');
+  await page.locator('#box .trustd-cb').click();
+  await waitState(page, '#box', 'success');
+  assert.equal(await page.locator('#box input[name="g-recaptcha-response"]').inputValue(), await page.evaluate((w) => grecaptcha.getResponse(w), id));
+  // Rendering the same id again returns the same widget, not a second one.
+  assert.equal(await page.evaluate(() => grecaptcha.render('box', { sitekey: 'sk-checkbox' })), id);
+  assert.equal(await page.locator('#box .trustd-cb').count(), 1);
+  // A selector and an element still work in every dialect; a bare id falls
+  // back for Turnstile too.
+  await page.evaluate(() => grecaptcha.render('#sel', { sitekey: 'sk-checkbox' }));
+  await page.evaluate(() => turnstile.render('both', { sitekey: 'sk-checkbox' }));
+  assert.equal(await page.locator('#sel .trustd-cb').count(), 1);
+  assert.equal(await page.locator('#both input[name="cf-turnstile-response"]').count(), 1);
+  // An id that names nothing still throws, saying what it looked for.
+  const err = await page.evaluate(() => { try { grecaptcha.render('nothing-here', { sitekey: 'sk-checkbox' }); return ''; } catch (e) { return e.message; } });
+  assert.match(err, /no element matches nothing-here/);
+  assert.deepEqual(await problems(), []);
+  await context.close();
+});
+
 test('Cloudflare\'s test site keys pass or block as documented, without a request', async () => {
   const url = server.page({
     head: RECORDER,

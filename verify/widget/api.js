@@ -870,9 +870,22 @@
 
   // ---- the public API -----------------------------------------------------
 
-  function containerOf(ref) {
-    var el = typeof ref === 'string' ? safeQuery(ref) : ref;
+  function containerOf(ref, dialect) {
+    var el = typeof ref === 'string' ? lookup(ref, dialect) : ref;
     return el && el.nodeType === 1 ? el : null;
+  }
+
+  // lookup resolves a container named by a string. reCAPTCHA's documented
+  // render(container) takes the container's id ('box'), so that dialect
+  // tries the id first; Turnstile and the native API take a CSS selector
+  // ('#box'), which every dialect still accepts, and a bare id is the
+  // fallback when no element matches it as a selector.
+  function lookup(ref, dialect) {
+    var byId = doc.getElementById(ref);
+    if (dialect === 'recaptcha' && byId) {
+      return byId;
+    }
+    return safeQuery(ref) || byId;
   }
 
   // find resolves a widget id, a container (element or selector) or nothing
@@ -887,7 +900,7 @@
         return w;
       }
     }
-    var el = typeof ref === 'string' ? safeQuery(ref) : null;
+    var el = typeof ref === 'string' ? lookup(ref) : null;
     for (var j = 0; el && j < widgets.length; j++) {
       if (widgets[j].container === el) {
         return widgets[j];
@@ -905,7 +918,7 @@
   }
 
   function render(container, options, dialect) {
-    var el = typeof container === 'string' ? safeQuery(container) : container;
+    var el = typeof container === 'string' ? lookup(container, dialect) : container;
     if (!el || el.nodeType !== 1) {
       throw new TypeError('trustd.render: no element matches ' + String(container));
     }
@@ -990,7 +1003,7 @@
     d.render = function (container, options) { return render(container, options, dialect); };
     d.execute = function (ref, options) {
       if (!find(ref)) {
-        var el = containerOf(ref);
+        var el = containerOf(ref, dialect);
         if (el) {
           var opts = {};
           Object.keys(options || {}).forEach(function (k) { opts[k] = options[k]; });
