@@ -23,9 +23,9 @@ const (
 )
 
 // TestFaultsShort runs a handful of seeded schedules, one per main fault
-// kind, in the normal test run (about 3 minutes). Violations fail the test
-// only with TRUSTD_FAULTS_STRICT=1 (the current build breaks several
-// promises; see RESULTS.md); they are always logged.
+// kind, in the normal test run (about 1–3 minutes). Violations fail the
+// test (TRUSTD_FAULTS_STRICT=0 only logs them, to look at a build that is
+// known to break a promise); they are always logged.
 func TestFaultsShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault suite runs real processes; skipped with -short")
@@ -34,10 +34,11 @@ func TestFaultsShort(t *testing.T) {
 		t.Skip("TRUSTD_FAULTS is set: TestFaultsLong runs instead")
 	}
 	seed := seedFromEnv(1)
-	strict := os.Getenv("TRUSTD_FAULTS_STRICT") == "1"
+	strict := os.Getenv("TRUSTD_FAULTS_STRICT") != "0"
 	schedules := Generate(seed, 4, []Fault{PartitionLeader, KillOwner, PauseOwner, Flaky}, nodesPerRun)
 	for i := range schedules {
-		// Past the 10 s a node alone keeps deciding, short enough for CI.
+		// Past the liveness TTL and its fence (about 4.7 s), short enough
+		// for CI.
 		schedules[i].For = min(schedules[i].For, 12*time.Second)
 	}
 	runSuite(t, schedules, strict)

@@ -100,7 +100,7 @@ func Generate(seed uint64, n int, kinds []Fault, nodes int) []Schedule {
 			Settle: 3 * time.Second}
 		switch f {
 		case PartitionOne, PartitionLeader, TwoVersusOne, Isolated:
-			// Up to 20 s: past the 10 s a node alone keeps deciding
+			// Up to 20 s: well past the liveness TTL (4 s) and its fence
 			// (issue 23), and long enough for memberlist to declare the
 			// other side dead.
 			s.For = time.Duration(3000+r.IntN(17000)) * time.Millisecond
