@@ -17,10 +17,6 @@ import (
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
-	"github.com/trustd/trustd/risk/account"
-	"github.com/trustd/trustd/risk/messaging"
-	"github.com/trustd/trustd/risk/passwords"
-	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/verify"
@@ -79,23 +75,28 @@ var (
 )
 
 // contractErrors is every ApiError code the contract documents: the
-// transport's and each product module's.
-func contractErrors() []ErrorCode {
+// transport's and each product module's (an area's from Config.Areas).
+func (s *Server) contractErrors() []ErrorCode {
 	out := apiErrors
 	for _, mod := range [][]*errcode.Code{
 		documents.Errors,
-		account.Errors,
+		s.areaErrors("risk/account"),
 		events.Codes(),
 		agentModuleCodes(),
-		passwords.Errors,
-		trust.Errors,
-		messaging.Errors,
+		s.areaErrors("risk/passwords"),
+		s.areaErrors("risk/trust"),
+		s.areaErrors("risk/messaging"),
 		branding.Errors,
 		users.Errors,
 		session.Errors,
 		journeys.Errors,
 	} {
 		out = withModuleCodes(out, mod)
+	}
+	for _, a := range s.cfg.Areas {
+		if !placed[a.Name] {
+			out = withModuleCodes(out, a.Errors)
+		}
 	}
 	return out
 }

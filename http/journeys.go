@@ -12,7 +12,6 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/journeys"
-	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/token"
 	"github.com/trustd/trustd/verify"
@@ -40,12 +39,12 @@ func (k journeyKeys) Verifier(cat *catalog.Catalog, id string) *token.Key {
 // newJourneys builds the module over the live signing keys and the same
 // risk signals as trust decisions (the trust counters and Account
 // Defence's observations).
-func (s *Server) newJourneys(hv *verify.Module, acc *account.Module) *journeys.Module {
+func (s *Server) newJourneys(hv *verify.Module) *journeys.Module {
 	var signals trust.SignalSource
 	var ask journeys.Asker
 	if s.router != nil {
 		ask = s.router
-		signals = accountSignals{own: trust.ActorSignals{Router: s.router}, account: acc}
+		signals = s.cfg.JourneySignals
 	}
 	return journeys.New(s.store, ask, journeyKeys{hv}, signals, func() time.Time { return s.clock() }).
 		WithFace(nil, nil, token.NewSealer(s.cfg.SealKey, "journey-face-template")).
@@ -59,6 +58,33 @@ func (s *Server) Journeys() *journeys.Module { return s.mods.journeys }
 // Verify is the human-verification module, whose token exchange node/
 // wires into journeys as the human_verification verdict.
 func (s *Server) Verify() *verify.Module { return s.mods.verify }
+
+// asJourney adapts a journeys handler to the caller the transport
+// authenticated.
+func asJourney[In any](op func(c *Call, who trust.Caller, in *In)) func(*Call, Caller, *In) {
+	return func(c *Call, who Caller, in *In) {
+		op(c, trust.Caller{Workspace: who.Workspace, AppID: who.AppID, Channel: who.Channel}, in)
+	}
+}
+
+func (in *JourneyStartInput) SiteSecret() string      { return in.Secret }
+func (in *JourneySiteverifyInput) SiteSecret() string { return in.Secret }
+func (in *JourneySessionInput) SiteSecret() string    { return in.Secret }
+func (in *JourneyEscalateInput) SiteSecret() string   { return in.Secret }
+
+func (in *MobileJourneyStartInput) Site() *JourneyStartInput { return &in.JourneyStartInput }
+func (in *MobileJourneySiteverifyInput) Site() *JourneySiteverifyInput {
+	return &in.JourneySiteverifyInput
+}
+func (in *MobileJourneySessionInput) Site() *JourneySessionInput   { return &in.JourneySessionInput }
+func (in *MobileJourneyEscalateInput) Site() *JourneyEscalateInput { return &in.JourneyEscalateInput }
+
+func (in *MobileJourneyStartInput) MobileIdentity() (string, string) { return in.Platform, in.AppID }
+func (in *MobileJourneySiteverifyInput) MobileIdentity() (string, string) {
+	return in.Platform, in.AppID
+}
+func (in *MobileJourneySessionInput) MobileIdentity() (string, string)  { return in.Platform, in.AppID }
+func (in *MobileJourneyEscalateInput) MobileIdentity() (string, string) { return in.Platform, in.AppID }
 
 // JourneyTokenHeader carries the person's capability.
 const JourneyTokenHeader = "X-Service-Journey-Token"
@@ -99,21 +125,21 @@ func (s *Server) journeyRoutes() []Route {
 			Body:    &JourneySubjectErase{}, Result: &JourneySubjectErased{}, Errors: aerr, Handle: s.admin(s.eraseJourneySubject)},
 
 		{Method: "POST", Path: "/journeys/start", ID: "journeyStart", Tag: tag, Auth: site, Summary: "Start a journey: a short-lived single-use session token for your server and the endpoint where the person completes the method (escalated by the subject's risk).",
-			Body: &JourneyStartInput{}, Result: &JourneyStartResult{}, Errors: startErr, Handle: asTrust((*Call).startJourney)},
+			Body: &JourneyStartInput{}, Result: &JourneyStartResult{}, Errors: startErr, Handle: AsSiteCaller(asJourney((*Call).startJourney))},
 		{Method: "POST", Path: "/journeys/siteverify", ID: "journeySiteverify", Tag: tag, Auth: site, Summary: "Exchange the session token and its proof once; HTTP 200 with error-codes for every processed session. Continue only when success is true and journey.status is completed.",
-			Body: &JourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: svErr, Handle: asTrust((*Call).siteverifyJourney)},
+			Body: &JourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: svErr, Handle: AsSiteCaller(asJourney((*Call).siteverifyJourney))},
 		{Method: "POST", Path: "/journeys/status", ID: "journeyStatus", Tag: tag, Auth: site, Summary: "Read a session without consuming it.",
-			Body: &JourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: stErr, Handle: asTrust((*Call).statusJourney)},
+			Body: &JourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: stErr, Handle: AsSiteCaller(asJourney((*Call).statusJourney))},
 		{Method: "POST", Path: "/journeys/escalate", ID: "journeyEscalate", Tag: tag, Auth: site, Summary: "Open a privacy-safe review case for a session (no personal data in it); the session becomes escalated and no proof completes it afterwards.",
-			Body: &JourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: escErr, Handle: asTrust((*Call).escalateJourney)},
+			Body: &JourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: escErr, Handle: AsSiteCaller(asJourney((*Call).escalateJourney))},
 		{Method: "POST", Path: "/mobile/journeys/start", ID: "mobileJourneyStart", Tag: tag, Auth: mob, Summary: "POST /journeys/start" + mobSum,
-			Body: &MobileJourneyStartInput{}, Result: &JourneyStartResult{}, Errors: append(startErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneyStartInput, MobileJourneyStartInput]((*Call).startJourney)},
+			Body: &MobileJourneyStartInput{}, Result: &JourneyStartResult{}, Errors: append(startErr, ErrInvalidAppIdentity), Handle: AsMobileCaller[JourneyStartInput, MobileJourneyStartInput](asJourney((*Call).startJourney))},
 		{Method: "POST", Path: "/mobile/journeys/siteverify", ID: "mobileJourneySiteverify", Tag: tag, Auth: mob, Summary: "POST /journeys/siteverify" + mobSum,
-			Body: &MobileJourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneySiteverifyInput, MobileJourneySiteverifyInput]((*Call).siteverifyJourney)},
+			Body: &MobileJourneySiteverifyInput{}, Result: &JourneySiteverifyResult{}, Errors: append(svErr, ErrInvalidAppIdentity), Handle: AsMobileCaller[JourneySiteverifyInput, MobileJourneySiteverifyInput](asJourney((*Call).siteverifyJourney))},
 		{Method: "POST", Path: "/mobile/journeys/status", ID: "mobileJourneyStatus", Tag: tag, Auth: mob, Summary: "POST /journeys/status" + mobSum,
-			Body: &MobileJourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: append(stErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneySessionInput, MobileJourneySessionInput]((*Call).statusJourney)},
+			Body: &MobileJourneySessionInput{}, Result: &JourneyStatusResult{}, Errors: append(stErr, ErrInvalidAppIdentity), Handle: AsMobileCaller[JourneySessionInput, MobileJourneySessionInput](asJourney((*Call).statusJourney))},
 		{Method: "POST", Path: "/mobile/journeys/escalate", ID: "mobileJourneyEscalate", Tag: tag, Auth: mob, Summary: "POST /journeys/escalate" + mobSum,
-			Body: &MobileJourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: append(escErr, ErrInvalidAppIdentity), Handle: asTrustMobile[JourneyEscalateInput, MobileJourneyEscalateInput]((*Call).escalateJourney)},
+			Body: &MobileJourneyEscalateInput{}, Result: &JourneyEscalateResult{}, Errors: append(escErr, ErrInvalidAppIdentity), Handle: AsMobileCaller[JourneyEscalateInput, MobileJourneyEscalateInput](asJourney((*Call).escalateJourney))},
 
 		{Method: "GET", Path: "/journeys/person", ID: "journeyPersonPage", Tag: tag, Summary: "The page where the person completes a journey's method (the capability is in the fragment; strict CSP, no inline script).",
 			ContentType: "text/html", Handle: s.journeyPageAsset("person.html", "text/html; charset=utf-8")},

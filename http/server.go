@@ -23,7 +23,6 @@ import (
 	"github.com/trustd/trustd/http/console"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/session"
-	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/risk/trust"
 )
 
@@ -93,9 +92,14 @@ type Config struct {
 	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
 	// answers its admin operations as unavailable.
 	Webhooks *events.Outbox
-	// Passwords answers the breached-password range operations; nil uses
-	// the embedded default corpus only.
-	Passwords *passwords.Module
+	// Areas are the product areas' operations, each built by node/ from
+	// the area's own adapter (for example risk/api) over modules node/
+	// constructed.
+	Areas []Area
+	// JourneySignals are the risk signals journeys escalate on (the trust
+	// counters with Account Defence's observations, trust.WithAccount);
+	// nil: none. It goes when journeys has its own adapter.
+	JourneySignals trust.SignalSource
 	// Identity tunes identity verification sessions; FaceEngine, Presence
 	// and FaceMatch are the facial checks (nil: standard and high
 	// sessions fail closed with face-engine-unavailable).
@@ -152,9 +156,6 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
-	if s.router != nil {
-		s.mods.trust.SetSignals(accountSignals{own: trust.ActorSignals{Router: s.router}, account: s.mods.account})
-	}
 	s.console = s.newConsole()
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)

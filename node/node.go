@@ -280,15 +280,23 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.prepareFace()
 		fe, presence, match = n.faceEng, n.liveness, n.faceMatch
 	}
+	hv := &verifyBridge{}
+	riskAreas, riskSignals, err := n.newRisk(hv)
+	if err != nil {
+		return fail(err)
+	}
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks:  n.webhooks,
-		Passwords: n.passwords,
-		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
+		Webhooks: n.webhooks,
+		Identity: cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
+		Areas: riskAreas, JourneySignals: riskSignals,
 	}, n.store, n.router, reg, cfg.Logger)
+	// The verify module is still built by http.New; the Trust API reaches
+	// it through hv from the first request on.
+	hv.hv = n.api.Verify()
 	// Journeys escalate into the identity review queue, exchange widget
 	// tokens through the verify module, and run their facial methods on
 	// the same presence check and matcher as identity sessions (the

@@ -1,6 +1,7 @@
-package http
+package api
 
 import (
+	kernel "github.com/trustd/trustd/http"
 	"strconv"
 	"strings"
 
@@ -36,56 +37,54 @@ type PasswordRange struct {
 	Corpus   passwords.Corpus `json:"corpus" required:"true" doc:"Where the hashes and counts come from. The built-in default's counts are rank-derived, not breach counts."`
 }
 
-func newPasswordModule(s *Server) *passwords.Module {
-	if s.cfg.Passwords != nil {
-		return s.cfg.Passwords
-	}
-	m, _ := passwords.New(passwords.Config{Log: s.log}) // no directory: cannot fail
-	return m
+type passwordsAPI struct {
+	m *passwords.Module
+	// node names this node in the corpus status (the corpus is per node).
+	node string
 }
 
 // passwordRangeGET is the path of the HIBP-compatible range: a client's
 // base URL is {base}/v1/passwords/{sitekey}, and it appends /range/{prefix}.
 const passwordRangeGET = "/passwords/{sitekey}/range/{prefix}"
 
-func (s *Server) passwordRoutes() []Route {
-	postErrs := withModuleCodes([]ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-		ErrUnauthorized, ErrForbidden}, passwords.Errors)
-	getErrs := withModuleCodes([]ErrorCode{ErrNotFound}, passwords.Errors)
-	return []Route{
+func (p passwordsAPI) routes() []kernel.Route {
+	postErrs := kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
+		kernel.ErrUnauthorized, kernel.ErrForbidden}, passwords.Errors)
+	getErrs := kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrNotFound}, passwords.Errors)
+	return []kernel.Route{
 		{Method: "POST", Path: "/account/password/range", ID: "accountPasswordRange", Tag: "Account Defence",
 			Summary: "Breached-password range (k-anonymity): the suffixes and counts of every known hash starting with a 5-character SHA-1 or NTLM prefix. The answer's corpus says what the counts mean.",
-			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &PasswordRangeInput{}, Result: &PasswordRange{},
-			Errors: postErrs, Handle: s.accountPasswordRange},
+			Auth:    []kernel.Auth{kernel.AuthCredential, kernel.AuthSiteSecret}, Body: &PasswordRangeInput{}, Result: &PasswordRange{},
+			Errors: postErrs, Handle: p.accountRange},
 		{Method: "GET", Path: passwordRangeGET, ID: "passwordRangeCompat", Tag: "Account Defence",
 			Summary: "The same range in the Pwned Passwords API's form, for unmodified clients (hibp baseUrl = {base}/v1/passwords/{sitekey}; zxcvbn-ts matcher-pwned url = {base}/v1/passwords/{sitekey}/range/). " +
 				"Public: {sitekey} is the site's public key (unknown: 404), {prefix} 5 hex characters of either case (else 400 invalid-prefix); limited per client IP by the ingress limit. " +
 				"Answer text/plain: lines SUFFIX:COUNT separated by CRLF, suffixes uppercase (35 characters for sha1, 27 for ntlm). " +
 				"Headers X-Service-Password-Counts (breach, rank or presence: what COUNT means; the built-in default is rank, never breach counts) and X-Service-Password-Corpus (embedded or imported). " +
 				"CORS: Access-Control-Allow-Origin for the site's own hostnames.",
-			ContentType: "text/plain; charset=utf-8", Errors: getErrs, Handle: s.passwordRangeCompat,
-			Params: []Param{
+			ContentType: "text/plain; charset=utf-8", Errors: getErrs, Handle: p.rangeCompat,
+			Params: []kernel.Param{
 				{Name: "mode", In: "query", Description: "sha1 (default) or ntlm.", Enum: []string{"sha1", "ntlm"}},
 				{Name: "Add-Padding", In: "header", Description: "true: pad to 800-1,000 lines with random suffixes of count 0, as the Pwned Passwords API."},
 			}},
 		{Method: "OPTIONS", Path: passwordRangeGET, ID: "preflightPasswordRange", Tag: "Account Defence",
 			Summary: "CORS preflight of the range GET (browsers send one for its Add-Padding header): 204 for an Origin on the site's allow-list, 403 invalid-origin otherwise, 404 for an unknown site key.",
-			Status:  204, Errors: []ErrorCode{ErrNotFound, ErrInvalidOrigin}, Handle: s.passwordRangePreflight},
+			Status:  204, Errors: []kernel.ErrorCode{kernel.ErrNotFound, kernel.ErrInvalidOrigin}, Handle: p.rangePreflight},
 	}
 }
 
-func (s *Server) accountPasswordRange(c *Call) {
+func (p passwordsAPI) accountRange(c *kernel.Call) {
 	var in PasswordRangeInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
 	// A sandbox secret works only with sandbox endpoints (spec 5, rule 2).
-	if _, _, _, ok := c.authServer(in.Secret, "site.verify", false); !ok {
+	if _, _, _, ok := c.AuthServer(in.Secret, "site.verify", false); !ok {
 		return
 	}
-	res, err := s.mods.pw.Range(passwords.Request{Prefix: in.Prefix, Mode: in.Mode, Padding: in.AddPadding})
+	res, err := p.m.Range(passwords.Request{Prefix: in.Prefix, Mode: in.Mode, Padding: in.AddPadding})
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	out := &PasswordRange{Success: true, Prefix: res.Prefix, Mode: res.Mode.String(), Corpus: res.Corpus,
@@ -93,18 +92,18 @@ func (s *Server) accountPasswordRange(c *Call) {
 	for i, e := range res.Entries {
 		out.Suffixes[i] = PasswordSuffix{Suffix: string(e.Hash.AppendSuffix(nil, res.Mode)), Count: e.Count}
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
 // passwordSiteCORS finds the site of the path's key (404 when unknown) and
 // allows the request's Origin when it is one of the site's hostnames.
-func (c *Call) passwordSiteCORS() (allowed, ok bool) {
-	site := c.cat.SiteByKey(c.Param("sitekey"))
+func siteCORS(c *kernel.Call) (allowed, ok bool) {
+	site := c.Catalog().SiteByKey(c.Param("sitekey"))
 	if site == nil {
-		c.fail(ErrNotFound, "no site has this site key")
+		c.Fail(kernel.ErrNotFound, "no site has this site key")
 		return false, false
 	}
-	origin, host := c.originHost()
+	origin, host := c.OriginHost()
 	if host != "" && site.AllowsHost(host) {
 		h := &c.Ctx.Response.Header
 		h.Set("Access-Control-Allow-Origin", origin)
@@ -114,14 +113,14 @@ func (c *Call) passwordSiteCORS() (allowed, ok bool) {
 	return false, true
 }
 
-func (s *Server) passwordRangeCompat(c *Call) {
-	if _, ok := c.passwordSiteCORS(); !ok {
+func (p passwordsAPI) rangeCompat(c *kernel.Call) {
+	if _, ok := siteCORS(c); !ok {
 		return
 	}
-	res, err := s.mods.pw.Range(passwords.Request{Prefix: c.Param("prefix"), Mode: string(c.Ctx.QueryArgs().Peek("mode")),
+	res, err := p.m.Range(passwords.Request{Prefix: c.Param("prefix"), Mode: string(c.Ctx.QueryArgs().Peek("mode")),
 		Padding: strings.EqualFold(string(c.Ctx.Request.Header.Peek("Add-Padding")), "true")})
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	h := &c.Ctx.Response.Header
@@ -139,18 +138,18 @@ func (s *Server) passwordRangeCompat(c *Call) {
 	c.Ctx.SetBody(passwords.AppendText(make([]byte, 0, len(res.Entries)*(res.Mode.SuffixLen()+12)), res.Mode, res.Entries))
 }
 
-func (s *Server) passwordRangePreflight(c *Call) {
-	allowed, ok := c.passwordSiteCORS()
+func (p passwordsAPI) rangePreflight(c *kernel.Call) {
+	allowed, ok := siteCORS(c)
 	if !ok {
 		return
 	}
 	if !allowed {
-		c.fail(ErrInvalidOrigin, "the Origin is not one of the site's hostnames")
+		c.Fail(kernel.ErrInvalidOrigin, "the Origin is not one of the site's hostnames")
 		return
 	}
 	h := &c.Ctx.Response.Header
 	h.Set("Access-Control-Allow-Methods", "GET, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Add-Padding")
 	h.Set("Access-Control-Max-Age", "600")
-	c.noContent()
+	c.NoContent()
 }

@@ -1,9 +1,10 @@
-package http
+package api
 
 import (
 	"context"
 	"time"
 
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/risk/account"
 )
 
@@ -39,90 +40,86 @@ type AccountTrustedDeviceInput struct {
 	Label     string `json:"label,omitempty" doc:"Your name for the device, at most 64 bytes; kept as given with the trust, so put no personal data in it."`
 }
 
-func newAccountModule(s *Server) *account.Module {
-	var ask account.Asker
-	if s.router != nil {
-		ask = s.router
-	}
-	return account.New(ask, s.store, func() time.Time { return s.clock() })
-}
+type accountAPI struct{ m *account.Module }
 
-func (s *Server) accountRoutes() []Route {
-	errs := withModuleCodes([]ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-		ErrUnauthorized, ErrForbidden, ErrUnavailable}, account.Errors)
-	auth := []Auth{AuthCredential, AuthSiteSecret}
-	return []Route{
+func (a accountAPI) routes() []kernel.Route {
+	errs := kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
+		kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrUnavailable}, account.Errors)
+	auth := []kernel.Auth{kernel.AuthCredential, kernel.AuthSiteSecret}
+	return []kernel.Route{
 		{Method: "POST", Path: "/account/assess", ID: "accountAssess", Tag: "Account Defence",
 			Summary: "Score an account event from what the service observed of the subject and the device; caller hints only raise risk.",
-			Auth:    auth, Body: &AccountAssessInput{}, Result: &account.Assessment{}, Errors: errs, Handle: s.accountAssess},
+			Auth:    auth, Body: &AccountAssessInput{}, Result: &account.Assessment{}, Errors: errs, Handle: a.assess},
 		{Method: "POST", Path: "/account/feedback", ID: "accountFeedback", Tag: "Account Defence",
 			Summary: "Label an assessment legitimate or fraudulent; exact retries within 5 minutes are de-duplicated.",
-			Auth:    auth, Body: &AccountFeedbackInput{}, Result: &account.Feedback{}, Errors: errs, Handle: s.accountFeedback},
+			Auth:    auth, Body: &AccountFeedbackInput{}, Result: &account.Feedback{}, Errors: errs, Handle: a.feedback},
 		{Method: "POST", Path: "/account/trusted-device", ID: "accountTrustedDevice", Tag: "Account Defence",
 			Summary: "Trust or revoke a device for a subject; a trusted device carries no new-device risk.",
-			Auth:    auth, Body: &AccountTrustedDeviceInput{}, Result: &account.TrustResult{}, Errors: append(errs, ErrNotFound),
-			Handle: s.accountTrustedDevice},
+			Auth:    auth, Body: &AccountTrustedDeviceInput{}, Result: &account.TrustResult{}, Errors: append(errs, kernel.ErrNotFound),
+			Handle: a.trustedDevice},
 	}
 }
 
-func (s *Server) accountCaller(c *Call, secret string) (account.Caller, bool) {
-	ws, appID, ok := c.authSiteVerify(secret)
+// siteVerifyCaller authenticates scope site.verify (a scoped credential,
+// or the site secret in the body), answering the error itself.
+func siteVerifyCaller(c *kernel.Call, secret string) (account.Caller, bool) {
+	ws, appID, ok := c.AuthSiteVerify(secret)
 	return account.Caller{Workspace: ws, AppID: appID}, ok
 }
 
-func (s *Server) accountAssess(c *Call) {
+func (a accountAPI) assess(c *kernel.Call) {
 	var in AccountAssessInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	caller, ok := s.accountCaller(c, in.Secret)
+	caller, ok := siteVerifyCaller(c, in.Secret)
 	if !ok {
 		return
 	}
-	res, err := s.mods.account.Assess(context.Background(), caller, account.AssessRequest{SubjectID: in.SubjectID,
+	res, err := a.m.Assess(context.Background(), caller, account.AssessRequest{SubjectID: in.SubjectID,
 		DeviceID: in.DeviceID, EventType: in.EventType, Outcome: in.Outcome, AccountAgeDays: in.AccountAgeDays,
 		CompromisedPassword: in.CompromisedPassword})
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(&res)
+	c.OK(&res)
 }
 
-func (s *Server) accountFeedback(c *Call) {
+func (a accountAPI) feedback(c *kernel.Call) {
 	var in AccountFeedbackInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	caller, ok := s.accountCaller(c, in.Secret)
+	caller, ok := siteVerifyCaller(c, in.Secret)
 	if !ok {
 		return
 	}
-	res, err := s.mods.account.Feedback(context.Background(), caller, account.FeedbackRequest{AssessmentID: in.AssessmentID,
+	res, err := a.m.Feedback(context.Background(), caller, account.FeedbackRequest{AssessmentID: in.AssessmentID,
 		Label: in.Label, ReasonCode: in.ReasonCode})
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(&res)
+	c.OK(&res)
 }
 
-func (s *Server) accountTrustedDevice(c *Call) {
+func (a accountAPI) trustedDevice(c *kernel.Call) {
 	var in AccountTrustedDeviceInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	caller, ok := s.accountCaller(c, in.Secret)
+	caller, ok := siteVerifyCaller(c, in.Secret)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := s.mods.account.TrustDevice(ctx, caller, account.TrustRequest{Action: in.Action, SubjectID: in.SubjectID,
+	res, err := a.m.TrustDevice(ctx, caller, account.TrustRequest{Action: in.Action, SubjectID: in.SubjectID,
 		DeviceID: in.DeviceID, Label: in.Label})
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(&res)
+	c.OK(&res)
 }

@@ -1,6 +1,7 @@
-package http
+package api
 
 import (
+	kernel "github.com/trustd/trustd/http"
 	"time"
 
 	"github.com/trustd/trustd/catalog"
@@ -36,29 +37,30 @@ type MessagingSettingsView struct {
 	UpdatedAt       time.Time               `json:"updated_at" required:"true"`
 }
 
-const messagingSigDoc = "A signed messaging-provider request (preflight, delivery events). Headers: X-Service-Workspace (the workspace_id whose messaging secret signs), X-Service-Timestamp (Unix seconds, exactly 10 ASCII digits, within ±300 s of the server clock), " +
-	"X-Service-Nonce (16 to 128 characters of A-Z a-z 0-9 . _ ~ -, single use per workspace: a replay answers messaging-nonce-reused), X-Service-Signature = \"v1=\" + lowercase hex of HMAC-SHA-256(key = the ASCII bytes of the workspace's messaging secret, " +
-	"message = timestamp + \"\\n\" + nonce + \"\\n\" + the exact raw body bytes): the Agent Trust HMAC signing string. The signature is verified before the body is decoded, and the body is decoded strictly; fields that would carry a one-time code or a message text (code, otp, message, body, text, …) are refused with messaging-content-refused."
-
-func messagingErrors() []ErrorCode {
-	return withModuleCodes([]ErrorCode{ErrUnsupportedType, ErrBodyTooLarge}, messaging.Errors)
+func messagingErrors() []kernel.ErrorCode {
+	return kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge}, messaging.Errors)
 }
 
-func (s *Server) messagingRoutes() []Route {
-	m := messaging.New(s.router, messaging.NewSealer(s.cfg.SealKey), func() time.Time { return s.clock() })
+type messagingAPI struct {
+	m      *messaging.Module
+	sealer *messaging.Sealer
+}
+
+func (x messagingAPI) routes() []kernel.Route {
+	m, admin := x.m, kernel.AdminOnly
 	ws := "/workspaces/{workspace_id}/messaging"
-	a := []Auth{AuthAdmin}
-	aerr := withModuleCodes(adminErrors, []*errcode.Code{messaging.ErrPolicyInvalid, messaging.ErrSettingsNotFound})
-	sig := []Auth{AuthMessaging}
-	return []Route{
+	a := []kernel.Auth{kernel.AuthAdmin}
+	aerr := kernel.WithModuleCodes(kernel.AdminErrors(), []*errcode.Code{messaging.ErrPolicyInvalid, messaging.ErrSettingsNotFound})
+	sig := []kernel.Auth{kernel.AuthMessaging}
+	return []kernel.Route{
 		{Method: "GET", Path: ws, Admin: true, ID: "getMessagingSettings", Tag: "Messaging", Auth: a, Summary: "Read a workspace's messaging preflight settings (policy and how many signing secrets are valid).",
-			Result: &MessagingSettingsView{}, Errors: aerr, Handle: s.admin(func(c *Call) { c.messagingSettings(nil, "") })},
+			Result: &MessagingSettingsView{}, Errors: aerr, Handle: admin(func(c *kernel.Call) { settings(c, nil, "") })},
 		{Method: "PUT", Path: ws + "/policy", Admin: true, ID: "putMessagingPolicy", Tag: "Messaging", Auth: a, Summary: "Replace the messaging preflight policy (creates the settings when absent; signed requests need a secret from rotate-secret).",
-			Body: &MessagingPolicyInput{}, Result: &MessagingSettingsView{}, Errors: aerr, Handle: s.admin(s.putMessagingPolicy)},
+			Body: &MessagingPolicyInput{}, Result: &MessagingSettingsView{}, Errors: aerr, Handle: admin(putPolicy)},
 		{Method: "POST", Path: ws + "/rotate-secret", Admin: true, ID: "rotateMessagingSecret", Tag: "Messaging", Auth: a, Summary: "Issue a new messaging signing secret (shown once); the previous one stays valid for the overlap.",
-			Body: &MessagingRotateInput{}, Result: &MessagingSettingsView{}, Errors: aerr, Handle: s.admin(s.rotateMessagingSecret())},
+			Body: &MessagingRotateInput{}, Result: &MessagingSettingsView{}, Errors: aerr, Handle: admin(x.rotateSecret)},
 		{Method: "DELETE", Path: ws, Admin: true, ID: "deleteMessagingSettings", Tag: "Messaging", Auth: a, Summary: "Delete the messaging settings: signed requests are then refused.",
-			Status: 204, Errors: aerr, Handle: s.admin(s.deleteMessagingSettings)},
+			Status: 204, Errors: aerr, Handle: admin(deleteSettings)},
 		{Method: "POST", Path: "/integrations/messaging/preflight", ID: "messagingPreflight", Tag: "Messaging", Auth: sig,
 			Summary: "Ask, before sending a one-time code, whether to send it: allow, delay (retry_after) or block, with reasons from observed behaviour (velocity per prefix, number, subject and country; prefix blocks; conversion). Never send the code or the message text.",
 			Body:    &messaging.PreflightRequest{}, Result: &messaging.Decision{}, Errors: messagingErrors(), Handle: messagingSigned(m, m.Preflight)},
@@ -70,39 +72,39 @@ func (s *Server) messagingRoutes() []Route {
 
 // messagingSigned verifies a signed messaging request, decodes its body
 // strictly and runs op for the workspace that signed it.
-func messagingSigned[In, Out any](m *messaging.Module, op func(messaging.Caller, In) (Out, error)) func(*Call) {
-	return func(c *Call) {
-		if !c.isJSON() {
-			c.fail(ErrUnsupportedType, "Content-Type must be application/json")
+func messagingSigned[In, Out any](m *messaging.Module, op func(messaging.Caller, In) (Out, error)) func(*kernel.Call) {
+	return func(c *kernel.Call) {
+		if !c.IsJSON() {
+			c.Fail(kernel.ErrUnsupportedType, "Content-Type must be application/json")
 			return
 		}
 		h := &c.Ctx.Request.Header
 		wsID := string(h.Peek(messaging.HeaderWorkspace))
-		set := c.cat.Messaging[wsID]
-		w := c.cat.Workspaces[wsID]
+		set := c.Catalog().Messaging[wsID]
+		w := c.Catalog().Workspaces[wsID]
 		if w == nil {
 			set = nil
 		}
 		err := m.Verify(set, messaging.Signed{Workspace: wsID, Timestamp: string(h.Peek(messaging.HeaderTimestamp)),
 			Nonce: string(h.Peek(messaging.HeaderNonce)), Signature: string(h.Peek(messaging.HeaderSignature)), Body: c.Ctx.Request.Body()})
 		if err != nil {
-			c.failErr(err)
+			c.FailErr(err)
 			return
 		}
-		if !c.admitCredential("messaging/"+w.ID, w.ID) {
+		if !c.AdmitCredential("messaging/"+w.ID, w.ID) {
 			return
 		}
 		var in In
 		if err := messaging.DecodeBody(c.Ctx.Request.Body(), &in); err != nil {
-			c.failErr(err)
+			c.FailErr(err)
 			return
 		}
 		out, err := op(messaging.Caller{WorkspaceID: w.ID, ScopeKey: w.ScopeKey, Policy: set.Policy}, in)
 		if err != nil {
-			c.failErr(err)
+			c.FailErr(err)
 			return
 		}
-		c.ok(out)
+		c.OK(out)
 	}
 }
 
@@ -111,85 +113,82 @@ func messagingView(set *catalog.MessagingSettings, secret string, now time.Time)
 		SecretsValid: messaging.Valid(set, now), Secret: secret, CreatedAt: set.CreatedAt, UpdatedAt: set.UpdatedAt}
 }
 
-// messagingSettings answers the settings of {workspace_id} (or set when
+// settings answers the settings of {workspace_id} (or set when
 // given), answering 404 itself.
-func (c *Call) messagingSettings(set *catalog.MessagingSettings, secret string) {
+func settings(c *kernel.Call, set *catalog.MessagingSettings, secret string) {
 	if set == nil {
-		w := c.workspace()
+		w := c.Workspace()
 		if w == nil {
 			return
 		}
-		if set = c.cat.Messaging[w.ID]; set == nil {
-			c.failErr(messaging.ErrSettingsNotFound)
+		if set = c.Catalog().Messaging[w.ID]; set == nil {
+			c.FailErr(messaging.ErrSettingsNotFound)
 			return
 		}
 	}
-	c.ok(messagingView(set, secret, c.Now()))
+	c.OK(messagingView(set, secret, c.Now()))
 }
 
-func (s *Server) putMessagingPolicy(c *Call) {
-	w := c.workspace()
+func putPolicy(c *kernel.Call) {
+	w := c.Workspace()
 	var in MessagingPolicyInput
-	if w == nil || !c.decode(&in) {
+	if w == nil || !c.Decode(&in) {
 		return
 	}
 	if in.Policy == nil {
 		// A replace names the whole policy; {} as policy keeps every default.
-		c.fail(ErrInvalidField, "policy: required (an object; {} keeps every default)")
+		c.Fail(kernel.ErrInvalidField, "policy: required (an object; {} keeps every default)")
 		return
 	}
 	p, err := messaging.ValidatePolicy(*in.Policy)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	now := c.Now().UTC()
 	set := catalog.MessagingSettings{WorkspaceID: w.ID, CreatedAt: now}
-	if cur := c.cat.Messaging[w.ID]; cur != nil {
+	if cur := c.Catalog().Messaging[w.ID]; cur != nil {
 		set = *cur
 	}
 	set.Policy, set.UpdatedAt = p, now
-	if v, ok := c.apply(&catalog.PutMessagingSettings{Settings: set}); ok {
-		c.messagingSettings(v.(*catalog.MessagingSettings), "")
+	if v, ok := c.Apply(&catalog.PutMessagingSettings{Settings: set}); ok {
+		settings(c, v.(*catalog.MessagingSettings), "")
 	}
 }
 
-func (s *Server) rotateMessagingSecret() func(*Call) {
-	sealer := messaging.NewSealer(s.cfg.SealKey)
-	return func(c *Call) {
-		w := c.workspace()
-		if w == nil {
-			return
-		}
-		var in MessagingRotateInput
-		if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
-			return
-		}
-		overlap := messaging.DefaultOverlap
-		if in.OverlapSeconds != nil {
-			overlap = time.Duration(*in.OverlapSeconds) * time.Second
-		}
-		set, secret, err := sealer.Rotate(c.cat.Messaging[w.ID], w.ID, overlap, c.Now().UTC())
-		if err != nil {
-			c.failErr(err)
-			return
-		}
-		if v, ok := c.apply(&catalog.PutMessagingSettings{Settings: set}); ok {
-			c.messagingSettings(v.(*catalog.MessagingSettings), secret)
-		}
-	}
-}
-
-func (s *Server) deleteMessagingSettings(c *Call) {
-	w := c.workspace()
+func (x messagingAPI) rotateSecret(c *kernel.Call) {
+	w := c.Workspace()
 	if w == nil {
 		return
 	}
-	if c.cat.Messaging[w.ID] == nil {
-		c.failErr(messaging.ErrSettingsNotFound)
+	var in MessagingRotateInput
+	if len(c.Ctx.Request.Body()) > 0 && !c.Decode(&in) {
 		return
 	}
-	if _, ok := c.apply(&catalog.DeleteMessagingSettings{WorkspaceID: w.ID}); ok {
-		c.noContent()
+	overlap := messaging.DefaultOverlap
+	if in.OverlapSeconds != nil {
+		overlap = time.Duration(*in.OverlapSeconds) * time.Second
+	}
+	set, secret, err := x.sealer.Rotate(c.Catalog().Messaging[w.ID], w.ID, overlap, c.Now().UTC())
+	if err != nil {
+		c.FailErr(err)
+		return
+	}
+	if v, ok := c.Apply(&catalog.PutMessagingSettings{Settings: set}); ok {
+		settings(c, v.(*catalog.MessagingSettings), secret)
+	}
+}
+
+func deleteSettings(c *kernel.Call) {
+	w := c.Workspace()
+	if w == nil {
+		return
+	}
+	if c.Catalog().Messaging[w.ID] == nil {
+		c.FailErr(messaging.ErrSettingsNotFound)
+		return
+	}
+	if _, ok := c.Apply(&catalog.DeleteMessagingSettings{WorkspaceID: w.ID}); ok {
+		c.NoContent()
 	}
 }

@@ -1,26 +1,29 @@
-package http_test
+package api_test
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/risk/messaging"
 )
 
 var messagingNonceSeq atomic.Int64
 
 type messagingClient struct {
-	tn     *testNode
+	tn     *nodetest.Node
 	ws     string
 	secret string
 }
 
 // send signs body with the workspace's messaging secret and posts it;
 // mutate may change the headers after signing.
-func (m messagingClient) send(path, body string, mutate ...func(h map[string]string)) response {
+func (m messagingClient) send(path, body string, mutate ...func(h map[string]string)) nodetest.Response {
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	nonce := fmt.Sprintf("msg-nonce-%016d", messagingNonceSeq.Add(1))
 	h := map[string]string{messaging.HeaderWorkspace: m.ws, messaging.HeaderTimestamp: ts, messaging.HeaderNonce: nonce,
@@ -32,65 +35,65 @@ func (m messagingClient) send(path, body string, mutate ...func(h map[string]str
 	for k, v := range h {
 		hs = append(hs, k, v)
 	}
-	return m.tn.do("POST", "/v1/integrations/messaging"+path, "", body, hs...)
+	return m.tn.Do("POST", "/v1/integrations/messaging"+path, "", body, hs...)
 }
 
 func (m messagingClient) preflight(t *testing.T, number, ref string) messaging.Decision {
 	t.Helper()
 	r := m.send("/preflight", `{"destination_number":"`+number+`","country":"FR","channel":"sms","template_kind":"otp_login","message_reference":"`+ref+`"}`)
-	if r.status != 200 {
-		t.Fatalf("preflight %s: %d %s", number, r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("preflight %s: %d %s", number, r.Status, r.Body)
 	}
 	var d messaging.Decision
-	r.decode(t, &d)
+	r.Decode(t, &d)
 	return d
 }
 
 func (m messagingClient) event(t *testing.T, ref, status string) {
 	t.Helper()
-	if r := m.send("/events", `{"message_reference":"`+ref+`","status":"`+status+`"}`); r.status != 200 {
-		t.Fatalf("event %s %s: %d %s", ref, status, r.status, r.body)
+	if r := m.send("/events", `{"message_reference":"`+ref+`","status":"`+status+`"}`); r.Status != 200 {
+		t.Fatalf("event %s %s: %d %s", ref, status, r.Status, r.Body)
 	}
 }
 
 func TestMessagingPreflightThroughHTTP(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws, ws2 struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "messaging"}, &ws)
-	tn.mustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
+	tn.MustCreate("/workspaces", map[string]any{"name": "messaging"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
 	base := "/workspaces/" + ws.ID + "/messaging"
-	if r := tn.admin("GET", base, nil); r.status != 404 || r.errorCode(t) != "messaging-settings-not-found" {
-		t.Fatalf("settings before any: %d %s", r.status, r.body)
+	if r := tn.Admin("GET", base, nil); r.Status != 404 || r.ErrorCode(t) != "messaging-settings-not-found" {
+		t.Fatalf("settings before any: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("PUT", base+"/policy", map[string]any{"policy": map[string]any{"block_seconds": 1}}); r.status != 400 || r.errorCode(t) != "messaging-policy-invalid" {
-		t.Fatalf("invalid policy: %d %s", r.status, r.body)
+	if r := tn.Admin("PUT", base+"/policy", map[string]any{"policy": map[string]any{"block_seconds": 1}}); r.Status != 400 || r.ErrorCode(t) != "messaging-policy-invalid" {
+		t.Fatalf("invalid policy: %d %s", r.Status, r.Body)
 	}
-	r := tn.admin("PUT", base+"/policy", map[string]any{"policy": map[string]any{"conversion_min_sends": 5, "conversion_min_percent": 50, "prefix_limit": 1000, "allowed_countries": []string{"FR"}}})
-	if r.status != 200 {
-		t.Fatalf("policy: %d %s", r.status, r.body)
+	r := tn.Admin("PUT", base+"/policy", map[string]any{"policy": map[string]any{"conversion_min_sends": 5, "conversion_min_percent": 50, "prefix_limit": 1000, "allowed_countries": []string{"FR"}}})
+	if r.Status != 200 {
+		t.Fatalf("policy: %d %s", r.Status, r.Body)
 	}
 	var view struct {
 		SecretsValid int    `json:"secrets_valid"`
 		Secret       string `json:"secret"`
 	}
-	r.decode(t, &view)
+	r.Decode(t, &view)
 	if view.SecretsValid != 0 || view.Secret != "" {
-		t.Fatalf("policy answer: %s", r.body)
+		t.Fatalf("policy answer: %s", r.Body)
 	}
 	m := messagingClient{tn: tn, ws: ws.ID, secret: "none-yet"}
-	if r := m.send("/preflight", `{}`); r.status != 401 || r.errorCode(t) != "messaging-not-configured" {
-		t.Fatalf("before a secret: %d %s", r.status, r.body)
+	if r := m.send("/preflight", `{}`); r.Status != 401 || r.ErrorCode(t) != "messaging-not-configured" {
+		t.Fatalf("before a secret: %d %s", r.Status, r.Body)
 	}
-	r = tn.admin("POST", base+"/rotate-secret", nil)
-	r.decode(t, &view)
-	if r.status != 200 || view.Secret == "" || view.SecretsValid != 1 {
-		t.Fatalf("rotate: %d %s", r.status, r.body)
+	r = tn.Admin("POST", base+"/rotate-secret", nil)
+	r.Decode(t, &view)
+	if r.Status != 200 || view.Secret == "" || view.SecretsValid != 1 {
+		t.Fatalf("rotate: %d %s", r.Status, r.Body)
 	}
 	m.secret = view.Secret
-	if r := tn.admin("GET", base, nil); r.status != 200 || contains(r.body, view.Secret) {
-		t.Fatalf("read settings: %d %s", r.status, r.body)
+	if r := tn.Admin("GET", base, nil); r.Status != 200 || bytes.Contains(r.Body, []byte(view.Secret)) {
+		t.Fatalf("read settings: %d %s", r.Status, r.Body)
 	}
 
 	t.Run("pumping is blocked while normal traffic passes", func(t *testing.T) {
@@ -121,15 +124,15 @@ func TestMessagingPreflightThroughHTTP(t *testing.T) {
 	t.Run("replay, content, bad input and other workspaces are refused", func(t *testing.T) {
 		body := `{"destination_prefix":"+336333","country":"FR","channel":"sms","template_kind":"otp_signup","message_reference":"replay-1"}`
 		var saved map[string]string
-		if r := m.send("/preflight", body, func(h map[string]string) { saved = maps(h) }); r.status != 200 {
-			t.Fatalf("first: %d %s", r.status, r.body)
+		if r := m.send("/preflight", body, func(h map[string]string) { saved = maps.Clone(h) }); r.Status != 200 {
+			t.Fatalf("first: %d %s", r.Status, r.Body)
 		}
 		if r := m.send("/preflight", body, func(h map[string]string) {
 			for k, v := range saved {
 				h[k] = v
 			}
-		}); r.status != 409 || r.errorCode(t) != "messaging-nonce-reused" {
-			t.Fatalf("replay: %d %s", r.status, r.body)
+		}); r.Status != 409 || r.ErrorCode(t) != "messaging-nonce-reused" {
+			t.Fatalf("replay: %d %s", r.Status, r.Body)
 		}
 		cases := []struct {
 			name, body string
@@ -156,25 +159,25 @@ func TestMessagingPreflightThroughHTTP(t *testing.T) {
 			if c.mutate != nil {
 				mut = append(mut, c.mutate)
 			}
-			if r := m.send("/preflight", c.body, mut...); r.status != c.status || r.errorCode(t) != c.code {
-				t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
+			if r := m.send("/preflight", c.body, mut...); r.Status != c.status || r.ErrorCode(t) != c.code {
+				t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.status, c.code)
 			}
 		}
-		if r := m.send("/events", `{"message_reference":"never-sent","status":"verified"}`); r.status != 404 || r.errorCode(t) != "messaging-message-unknown" {
-			t.Errorf("event of an unknown message: %d %s", r.status, r.body)
+		if r := m.send("/events", `{"message_reference":"never-sent","status":"verified"}`); r.Status != 404 || r.ErrorCode(t) != "messaging-message-unknown" {
+			t.Errorf("event of an unknown message: %d %s", r.Status, r.Body)
 		}
 		r := m.send("/preflight", `{"destination_number":"+4915112345678","country":"DE","channel":"sms","template_kind":"otp_login","message_reference":"de-1"}`)
 		var d messaging.Decision
-		r.decode(t, &d)
-		if r.status != 200 || d.Decision != messaging.Block || d.Reasons[0] != messaging.ReasonCountryNotPermitted {
-			t.Errorf("a country outside the allow list: %d %s", r.status, r.body)
+		r.Decode(t, &d)
+		if r.Status != 200 || d.Decision != messaging.Block || d.Reasons[0] != messaging.ReasonCountryNotPermitted {
+			t.Errorf("a country outside the allow list: %d %s", r.Status, r.Body)
 		}
 	})
 
-	if r := tn.admin("DELETE", base, nil); r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := tn.Admin("DELETE", base, nil); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r := m.send("/preflight", `{}`); r.status != 401 || r.errorCode(t) != "messaging-not-configured" {
-		t.Fatalf("after delete: %d %s", r.status, r.body)
+	if r := m.send("/preflight", `{}`); r.Status != 401 || r.ErrorCode(t) != "messaging-not-configured" {
+		t.Fatalf("after delete: %d %s", r.Status, r.Body)
 	}
 }

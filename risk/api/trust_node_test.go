@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"crypto/ed25519"
@@ -12,33 +12,34 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/token"
 )
 
 type trustEnv struct {
-	*testNode
+	*nodetest.Node
 	dev *node.DevCredentials
 }
 
 func startTrustNode(t *testing.T) *trustEnv {
 	t.Helper()
-	tn := mustStartNode(t, func(c *node.Config) { c.Dev = true })
-	dev := tn.n.Dev()
+	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
+	dev := tn.N.Dev()
 	if dev == nil {
 		t.Fatal("no dev credentials")
 	}
-	return &trustEnv{testNode: tn, dev: dev}
+	return &trustEnv{Node: tn, dev: dev}
 }
 
 // proof mints a step-up proof as an issuer (identity, journeys) would:
 // with the cluster's live key, for the dev workspace.
 func (e *trustEnv) proof(in trust.ProofInput) string {
-	e.t.Helper()
-	return mintProof(e.t, e.n.Store().Catalog(), e.dev.WorkspaceID, in)
+	e.T.Helper()
+	return mintProof(e.T, e.N.Store().Catalog(), e.dev.WorkspaceID, in)
 }
 
-func mintProof(t *testing.T, cat *catalog.Catalog, workspace string, in trust.ProofInput) string {
+func mintProof(t testing.TB, cat *catalog.Catalog, workspace string, in trust.ProofInput) string {
 	t.Helper()
 	sk := cat.SigningKey(catalog.KeyLive)
 	ws := cat.Workspaces[workspace]
@@ -48,19 +49,17 @@ func mintProof(t *testing.T, cat *catalog.Catalog, workspace string, in trust.Pr
 	return trust.IssueProof(token.NewKey(sk.ID, sk.Secret), ws, in, time.Now())
 }
 
-func (e *trustEnv) post(path string, body map[string]any) response {
-	e.t.Helper()
+func (e *trustEnv) post(path string, body map[string]any) nodetest.Response {
+	e.T.Helper()
 	if _, ok := body["secret"]; !ok {
 		body["secret"] = e.dev.Secret
 	}
-	return e.do("POST", "/v1"+path, "", body)
+	return e.Do("POST", "/v1"+path, "", body)
 }
 
-func wantCode(t *testing.T, r response, status int, code string) {
+func wantCode(t *testing.T, r nodetest.Response, status int, code string) {
 	t.Helper()
-	if r.status != status || r.errorCode(t) != code {
-		t.Fatalf("got %d %s, want %d %s", r.status, r.body, status, code)
-	}
+	r.Want(t, status, code)
 }
 
 type decisionAnswer struct {
@@ -98,13 +97,13 @@ func (d decisionAnswer) matched(reason string) bool {
 }
 
 func (e *trustEnv) decide(body map[string]any) decisionAnswer {
-	e.t.Helper()
+	e.T.Helper()
 	r := e.post("/trust/decision", body)
-	if r.status != 200 {
-		e.t.Fatalf("decision: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		e.T.Fatalf("decision: %d %s", r.Status, r.Body)
 	}
 	var d decisionAnswer
-	r.decode(e.t, &d)
+	r.Decode(e.T, &d)
 	return d
 }
 
@@ -120,39 +119,39 @@ type svAnswer struct {
 }
 
 func (e *trustEnv) siteverify(body map[string]any) svAnswer {
-	e.t.Helper()
+	e.T.Helper()
 	r := e.post("/trust/siteverify", body)
-	if r.status != 200 {
-		e.t.Fatalf("trust siteverify: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		e.T.Fatalf("trust siteverify: %d %s", r.Status, r.Body)
 	}
 	var a svAnswer
-	r.decode(e.t, &a)
+	r.Decode(e.T, &a)
 	return a
 }
 
 func TestTrustPoliciesAdmin(t *testing.T) {
 	e := startTrustNode(t)
 	base := "/workspaces/" + e.dev.WorkspaceID + "/trust-policies"
-	bad := e.admin("POST", base, map[string]any{"name": "bad", "condition": `signals.failed_attempts_5m >= "x"`, "reason_code": "r", "outcome": "review"})
+	bad := e.Admin("POST", base, map[string]any{"name": "bad", "condition": `signals.failed_attempts_5m >= "x"`, "reason_code": "r", "outcome": "review"})
 	wantCode(t, bad, 400, "invalid-trust-rule")
-	if !strings.Contains(string(bad.body), "no matching overload") {
-		t.Errorf("the CEL error is not in the answer: %s", bad.body)
+	if !strings.Contains(string(bad.Body), "no matching overload") {
+		t.Errorf("the CEL error is not in the answer: %s", bad.Body)
 	}
-	wantCode(t, e.admin("POST", base, map[string]any{"name": "x", "condition": `signals.nope`, "reason_code": "r", "outcome": "review"}), 400, "invalid-trust-rule")
-	wantCode(t, e.admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "deny"}), 400, "invalid-trust-policy")
-	wantCode(t, e.admin("POST", base, map[string]any{"name": "Bad Name", "condition": `true`, "reason_code": "r", "outcome": "block"}), 400, "invalid-trust-policy")
-	wantCode(t, e.admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block", "extra": 1}), 400, "unknown-field")
-	wantCode(t, e.admin("POST", "/workspaces/nope/trust-policies", map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block"}), 404, "not-found")
+	wantCode(t, e.Admin("POST", base, map[string]any{"name": "x", "condition": `signals.nope`, "reason_code": "r", "outcome": "review"}), 400, "invalid-trust-rule")
+	wantCode(t, e.Admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "deny"}), 400, "invalid-trust-policy")
+	wantCode(t, e.Admin("POST", base, map[string]any{"name": "Bad Name", "condition": `true`, "reason_code": "r", "outcome": "block"}), 400, "invalid-trust-policy")
+	wantCode(t, e.Admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block", "extra": 1}), 400, "unknown-field")
+	wantCode(t, e.Admin("POST", "/workspaces/nope/trust-policies", map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block"}), 404, "not-found")
 
 	var p struct {
 		ID   string `json:"trust_policy_id"`
 		Mode string `json:"mode"`
 	}
-	e.mustCreate(base, map[string]any{"name": "watch-zz", "condition": `request.country_code == "ZZ"`, "reason_code": "zz_country", "outcome": "block"}, &p)
+	e.MustCreate(base, map[string]any{"name": "watch-zz", "condition": `request.country_code == "ZZ"`, "reason_code": "zz_country", "outcome": "block"}, &p)
 	if p.Mode != "observe" {
 		t.Fatalf("a new policy starts in %q, want observe", p.Mode)
 	}
-	wantCode(t, e.admin("POST", base, map[string]any{"name": "watch-zz", "condition": `true`, "reason_code": "r", "outcome": "block"}), 409, "conflict")
+	wantCode(t, e.Admin("POST", base, map[string]any{"name": "watch-zz", "condition": `true`, "reason_code": "r", "outcome": "block"}), 409, "conflict")
 
 	// An observe rule never changes a decision; its would-have-matched
 	// count is visible to the admin.
@@ -170,18 +169,18 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 			Name string `json:"name"`
 		} `json:"builtins"`
 	}
-	r := e.admin("GET", base, nil)
-	r.decode(t, &list)
+	r := e.Admin("GET", base, nil)
+	r.Decode(t, &list)
 	if len(list.Policies) != 1 || list.Policies[0].MatchesToday != 1 || !list.BuiltinsActive || len(list.Builtins) != len(trust.Builtins) {
-		t.Fatalf("list: %s", r.body)
+		t.Fatalf("list: %s", r.Body)
 	}
 
 	// Enforced, it blocks, and the built-ins step aside.
-	r = e.admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `request.country_code == "ZZ"`, "reason_code": "zz_country", "outcome": "block", "mode": "enforce"})
-	if r.status != 200 {
-		t.Fatalf("put: %d %s", r.status, r.body)
+	r = e.Admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `request.country_code == "ZZ"`, "reason_code": "zz_country", "outcome": "block", "mode": "enforce"})
+	if r.Status != 200 {
+		t.Fatalf("put: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `1`, "reason_code": "zz_country", "outcome": "block"}), 400, "invalid-trust-rule")
+	wantCode(t, e.Admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `1`, "reason_code": "zz_country", "outcome": "block"}), 400, "invalid-trust-rule")
 	d = e.decide(map[string]any{"action": "login", "subject_id": "obs-user", "country_code": "ZZ"})
 	if d.Decision != "block" || !d.matched("zz_country") {
 		t.Fatalf("an enforced rule did not block: %+v", d)
@@ -190,16 +189,16 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 	if d.matched("new_device") {
 		t.Errorf("built-ins still apply next to an enforced policy: %+v", d)
 	}
-	r = e.admin("GET", base+"/"+p.ID, nil)
-	if r.status != 200 || !strings.Contains(string(r.body), `"matches_today":2`) {
-		t.Fatalf("get: %d %s", r.status, r.body)
+	r = e.Admin("GET", base+"/"+p.ID, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"matches_today":2`) {
+		t.Fatalf("get: %d %s", r.Status, r.Body)
 	}
-	if r := e.admin("DELETE", base+"/"+p.ID, nil); r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := e.Admin("DELETE", base+"/"+p.ID, nil); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.admin("GET", base+"/"+p.ID, nil), 404, "trust-policy-not-found")
-	wantCode(t, e.admin("DELETE", base+"/"+p.ID, nil), 404, "trust-policy-not-found")
-	wantCode(t, e.do("GET", "/admin/v1"+base, "wrong", nil), 401, "unauthorized")
+	wantCode(t, e.Admin("GET", base+"/"+p.ID, nil), 404, "trust-policy-not-found")
+	wantCode(t, e.Admin("DELETE", base+"/"+p.ID, nil), 404, "trust-policy-not-found")
+	wantCode(t, e.Do("GET", "/admin/v1"+base, "wrong", nil), 401, "unauthorized")
 }
 
 func TestTrustDecisionThroughHTTP(t *testing.T) {
@@ -230,12 +229,12 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 		Duplicate  bool   `json:"duplicate"`
 	}
 	r := e.post("/trust/feedback", fb)
-	if r.status != 200 {
-		t.Fatalf("feedback: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("feedback: %d %s", r.Status, r.Body)
 	}
-	r.decode(t, &f1)
+	r.Decode(t, &f1)
 	r = e.post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "fraudulent", "reason_code": "account_takeover"})
-	r.decode(t, &f2)
+	r.Decode(t, &f2)
 	if f1.FeedbackID == "" || f2.FeedbackID != f1.FeedbackID || !f2.Duplicate || f1.Duplicate {
 		t.Fatalf("an exact retry is not de-duplicated: %+v %+v", f1, f2)
 	}
@@ -260,21 +259,21 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) { wantCode(t, e.post("/trust/decision", c.body), 400, "invalid-trust-request") })
 	}
-	wantCode(t, e.do("POST", "/v1/trust/decision", "", map[string]any{"action": "pay", "subject_id": "a"}), 401, "unauthorized")
+	wantCode(t, e.Do("POST", "/v1/trust/decision", "", map[string]any{"action": "pay", "subject_id": "a"}), 401, "unauthorized")
 	wantCode(t, e.post("/trust/decision", map[string]any{"secret": "nope", "action": "pay", "subject_id": "a"}), 401, "unauthorized")
 	wantCode(t, e.post("/trust/decision", map[string]any{"secret": e.dev.SandboxSecret, "action": "pay", "subject_id": "a"}), 403, "forbidden")
 	wantCode(t, e.post("/trust/decision", map[string]any{"action": "pay", "subject_id": "a", "nope": 1}), 400, "unknown-field")
-	wantCode(t, e.do("POST", "/v1/trust/decision", "", "{", "Content-Type", "application/json"), 400, "malformed-json")
+	wantCode(t, e.Do("POST", "/v1/trust/decision", "", "{", "Content-Type", "application/json"), 400, "malformed-json")
 
 	// Mobile: the mobile secret plus the registered identity.
 	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "action": "login", "subject_id": "alice"}
-	r = e.do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob)
-	if r.status != 200 || !strings.Contains(string(r.body), `"decision":"allow"`) {
-		t.Fatalf("mobile decision: %d %s", r.status, r.body)
+	r = e.Do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"decision":"allow"`) {
+		t.Fatalf("mobile decision: %d %s", r.Status, r.Body)
 	}
 	mob["app_id"] = "com.other.app"
-	wantCode(t, e.do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 403, "invalid-app-identity")
-	wantCode(t, e.do("POST", "/v1/mobile/trust/decision", e.dev.Secret, mob), 401, "unauthorized")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 403, "invalid-app-identity")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.dev.Secret, mob), 401, "unauthorized")
 }
 
 func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
@@ -337,8 +336,8 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	var ws2 struct {
 		ID string `json:"workspace_id"`
 	}
-	e.mustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
-	foreign := mintProof(t, e.n.Store().Catalog(), ws2.ID, trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: now})
+	e.MustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
+	foreign := mintProof(t, e.N.Store().Catalog(), ws2.ID, trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: now})
 	if a := e.siteverify(map[string]any{"response": foreign}); a.Success || a.ErrorCodes[0] != "invalid-input-response" {
 		t.Fatalf("a foreign proof: %+v", a)
 	}
@@ -348,16 +347,16 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 
 	// A widget token is a proof of presence: consumed by the same marker
 	// as /siteverify, good for no assurance.
-	tok := widgetToken(t, e.testNode, e.dev.SiteKey, "login")
+	tok := nodetest.WidgetToken(t, e.Node, e.dev.SiteKey, "login")
 	w := e.siteverify(map[string]any{"response": tok, "action": "login", "expected_assurance": "standard"})
 	if w.Success || w.Trust == nil || w.Trust.Method != "human_verification" || strings.Join(w.ErrorCodes, ",") != "insufficient-assurance" {
 		t.Fatalf("a widget token for a standard requirement: %+v", w)
 	}
-	r := e.do("POST", "/v1/siteverify", "", map[string]any{"secret": e.dev.Secret, "response": tok})
-	if !strings.Contains(string(r.body), "timeout-or-duplicate") {
-		t.Fatalf("a token spent at /trust/siteverify still verifies at /siteverify: %s", r.body)
+	r := e.Do("POST", "/v1/siteverify", "", map[string]any{"secret": e.dev.Secret, "response": tok})
+	if !strings.Contains(string(r.Body), "timeout-or-duplicate") {
+		t.Fatalf("a token spent at /trust/siteverify still verifies at /siteverify: %s", r.Body)
 	}
-	tok = widgetToken(t, e.testNode, e.dev.SiteKey, "login")
+	tok = nodetest.WidgetToken(t, e.Node, e.dev.SiteKey, "login")
 	w = e.siteverify(map[string]any{"response": tok, "action": "login"})
 	if !w.Success || w.AssessmentID == "" || w.Trust.AssuranceLevel != "none" {
 		t.Fatalf("a widget token with no assurance requested: %+v", w)
@@ -372,13 +371,13 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	wantCode(t, e.post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
 	orch["operation_reference"] = "pay-42"
 	r = e.post("/trust/orchestrate", orch)
-	if r.status != 200 {
-		t.Fatalf("orchestrate: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("orchestrate: %d %s", r.Status, r.Body)
 	}
 	var o decisionAnswer
-	r.decode(t, &o)
+	r.Decode(t, &o)
 	if o.Decision != "allow" || o.Receipt == "" || o.AssuranceLevel != "high" {
-		t.Fatalf("orchestrate: %s", r.body)
+		t.Fatalf("orchestrate: %s", r.Body)
 	}
 	wantCode(t, e.post("/trust/orchestrate", orch), 409, "assessment-already-orchestrated")
 	wantCode(t, e.post("/trust/orchestrate", map[string]any{"assessment_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 404, "unknown-assessment")
@@ -388,8 +387,8 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	// action it was bound to.
 	wantCode(t, e.post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "pay", "operation_reference": "o-1"}), 409, "assessment-context-mismatch")
 	r = e.post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "login", "operation_reference": "o-1"})
-	if r.status != 200 || !strings.Contains(string(r.body), `"assurance_level":"none"`) {
-		t.Fatalf("orchestrate a widget verification: %d %s", r.status, r.body)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"assurance_level":"none"`) {
+		t.Fatalf("orchestrate a widget verification: %d %s", r.Status, r.Body)
 	}
 
 	// The receipt verifies here, with its bindings…
@@ -401,37 +400,37 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 		} `json:"claims"`
 	}
 	var v rv
-	e.post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "pay", "operation_reference": "pay-42", "subject_id": "alice"}).decode(t, &v)
+	e.post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "pay", "operation_reference": "pay-42", "subject_id": "alice"}).Decode(t, &v)
 	if !v.Success || len(v.ErrorCodes) != 0 || v.Claims == nil {
 		t.Fatalf("receipt verify: %+v", v)
 	}
 	v = rv{}
-	e.post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "refund", "operation_reference": "pay-9", "subject_id": "bob"}).decode(t, &v)
+	e.post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "refund", "operation_reference": "pay-9", "subject_id": "bob"}).Decode(t, &v)
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "action-mismatch,operation-mismatch,subject-mismatch" {
 		t.Fatalf("receipt with wrong bindings: %+v", v)
 	}
 	v = rv{}
 	parts := strings.Split(o.Receipt, ".")
 	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"trustd","decision":"allow"}`)) + "." + parts[2]
-	e.post("/trust/receipts/verify", map[string]any{"receipt": tampered}).decode(t, &v)
+	e.post("/trust/receipts/verify", map[string]any{"receipt": tampered}).Decode(t, &v)
 	if v.Success || v.ErrorCodes[0] != "invalid-receipt" || v.Claims != nil {
 		t.Fatalf("a tampered receipt: %+v", v)
 	}
 
 	// …and offline, with a third-party JOSE library and the published JWKS.
 	var jwks jose.JSONWebKeySet
-	r = e.do("GET", "/v1/.well-known/jwks.json", "", nil)
-	if r.status != 200 {
-		t.Fatalf("jwks: %d %s", r.status, r.body)
+	r = e.Do("GET", "/v1/.well-known/jwks.json", "", nil)
+	if r.Status != 200 {
+		t.Fatalf("jwks: %d %s", r.Status, r.Body)
 	}
-	r.decode(t, &jwks)
+	r.Decode(t, &jwks)
 	tokJWT, err := jwt.ParseSigned(o.Receipt, []jose.SignatureAlgorithm{jose.EdDSA})
 	if err != nil {
 		t.Fatal(err)
 	}
 	keys := jwks.Key(tokJWT.Headers[0].KeyID)
 	if len(keys) != 1 {
-		t.Fatalf("the receipt's kid %q is not in the JWKS %s", tokJWT.Headers[0].KeyID, r.body)
+		t.Fatalf("the receipt's kid %q is not in the JWKS %s", tokJWT.Headers[0].KeyID, r.Body)
 	}
 	if _, ok := keys[0].Key.(ed25519.PublicKey); !ok {
 		t.Fatalf("the JWK is a %T, want an Ed25519 public key", keys[0].Key)
@@ -459,23 +458,23 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	// Mobile siteverify takes step-up proofs with the app's identity.
 	mp := e.proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelStandard, Identity: true, Liveness: true, AuthTime: now})
 	body := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "response": mp, "expected_assurance": "document_only"}
-	r = e.do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body)
-	if r.status != 200 || !strings.Contains(string(r.body), `"success":true`) {
-		t.Fatalf("mobile siteverify: %d %s", r.status, r.body)
+	r = e.Do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"success":true`) {
+		t.Fatalf("mobile siteverify: %d %s", r.Status, r.Body)
 	}
 	body["platform"] = "symbian"
-	wantCode(t, e.do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body), 403, "invalid-app-identity")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body), 403, "invalid-app-identity")
 }
 
 func TestTrustOperationsRefuseBadRequests(t *testing.T) {
 	e := startTrustNode(t)
 	for _, path := range []string{"/trust/decision", "/trust/siteverify", "/trust/orchestrate", "/trust/receipts/verify", "/trust/feedback"} {
 		t.Run(path, func(t *testing.T) {
-			wantCode(t, e.do("POST", "/v1"+path, "", "secret="+e.dev.Secret, "Content-Type", "application/x-www-form-urlencoded"), 415, "unsupported-media-type")
-			wantCode(t, e.do("POST", "/v1"+path, "", `{}`), 401, "unauthorized")
-			wantCode(t, e.do("POST", "/v1"+path, "", `{"secret":7}`), 400, "invalid-field")
-			wantCode(t, e.do("POST", "/v1"+path, "", `{"secret":"`+e.dev.Secret+`","secret":"x"}`), 400, "malformed-json")
-			wantCode(t, e.do("GET", "/v1"+path, "", nil), 405, "method-not-allowed")
+			wantCode(t, e.Do("POST", "/v1"+path, "", "secret="+e.dev.Secret, "Content-Type", "application/x-www-form-urlencoded"), 415, "unsupported-media-type")
+			wantCode(t, e.Do("POST", "/v1"+path, "", `{}`), 401, "unauthorized")
+			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":7}`), 400, "invalid-field")
+			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":"`+e.dev.Secret+`","secret":"x"}`), 400, "malformed-json")
+			wantCode(t, e.Do("GET", "/v1"+path, "", nil), 405, "method-not-allowed")
 		})
 	}
 	wantCode(t, e.post("/trust/receipts/verify", map[string]any{}), 400, "invalid-field")
@@ -483,24 +482,24 @@ func TestTrustOperationsRefuseBadRequests(t *testing.T) {
 		Success    bool     `json:"success"`
 		ErrorCodes []string `json:"error-codes"`
 	}
-	e.post("/trust/receipts/verify", map[string]any{"receipt": "a.b.c"}).decode(t, &v)
+	e.post("/trust/receipts/verify", map[string]any{"receipt": "a.b.c"}).Decode(t, &v)
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "invalid-receipt" {
 		t.Fatalf("garbage receipt: %+v", v)
 	}
 	hdr := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"EdDSA","kid":"nope","typ":"JWT"}`))
-	e.post("/trust/receipts/verify", map[string]any{"receipt": hdr + ".e30." + base64.RawURLEncoding.EncodeToString(make([]byte, 64))}).decode(t, &v)
+	e.post("/trust/receipts/verify", map[string]any{"receipt": hdr + ".e30." + base64.RawURLEncoding.EncodeToString(make([]byte, 64))}).Decode(t, &v)
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "unknown-receipt-key" {
 		t.Fatalf("unknown kid: %+v", v)
 	}
 	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "secret": e.dev.Secret, "action": "login", "subject_id": "a"}
-	wantCode(t, e.do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 400, "invalid-field")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 400, "invalid-field")
 	delete(mob, "secret")
-	wantCode(t, e.do("POST", "/v1/mobile/trust/decision", "", mob), 401, "unauthorized")
-	mob["response"] = widgetToken(t, e.testNode, e.dev.SiteKey, "login")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", "", mob), 401, "unauthorized")
+	mob["response"] = nodetest.WidgetToken(t, e.Node, e.dev.SiteKey, "login")
 	delete(mob, "action")
 	delete(mob, "subject_id")
-	r := e.do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, mob)
-	if r.status != 200 || !strings.Contains(string(r.body), `"error-codes":["invalid-input-response"]`) {
-		t.Fatalf("a widget token at the mobile siteverify: %d %s", r.status, r.body)
+	r := e.Do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, mob)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"error-codes":["invalid-input-response"]`) {
+		t.Fatalf("a widget token at the mobile siteverify: %d %s", r.Status, r.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // clientsDir holds the npm range clients, pinned by its package-lock.json
 // and installed by its setup.sh (test.sh runs it).
-const clientsDir = "../systemtest/passwords"
+const clientsDir = "../../systemtest/passwords"
 
 // TestPasswordRangeWithUnmodifiedNPMClients points the hibp and
 // @zxcvbn-ts/matcher-pwned packages, unchanged, at a real node: the
@@ -36,8 +36,8 @@ func TestPasswordRangeWithUnmodifiedNPMClients(t *testing.T) {
 	cmd := exec.CommandContext(ctx, nodeBin, "clients.mjs")
 	cmd.Dir = clientsDir
 	cmd.Env = append(os.Environ(),
-		"TRUSTD_RANGE_BASE="+e.n.APIURL()+"/v1/passwords/"+e.siteKey,
-		"TRUSTD_UNKNOWN_BASE="+e.n.APIURL()+"/v1/passwords/no-such-site-key",
+		"TRUSTD_RANGE_BASE="+e.N.APIURL()+"/v1/passwords/"+e.siteKey,
+		"TRUSTD_UNKNOWN_BASE="+e.N.APIURL()+"/v1/passwords/no-such-site-key",
 		"TRUSTD_EXPECT="+string(expect))
 	out, err := cmd.CombinedOutput()
 	t.Logf("node clients.mjs:\n%s", out)

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/risk/passwords"
 )
 
@@ -19,7 +20,7 @@ import (
 // the downloader's format (breach counts), and whose NTLM corpus is the
 // embedded default (rank-derived counts).
 type pwEnv struct {
-	*testNode
+	*nodetest.Node
 	siteKey, secret, sandboxSecret, credential, wrongScope string
 	counts                                                 map[string]uint32 // password → imported count
 }
@@ -66,24 +67,24 @@ func startPasswordEnv(t *testing.T, mutate ...func(*node.Config)) *pwEnv {
 // a workspace, sites and credentials.
 func startPasswordEnvDir(t *testing.T, dir string, mutate ...func(*node.Config)) *pwEnv {
 	t.Helper()
-	tn := mustStartNode(t, append([]func(*node.Config){func(c *node.Config) { c.PasswordsDir = dir }}, mutate...)...)
+	tn := nodetest.Start(t, append([]func(*node.Config){func(c *node.Config) { c.PasswordsDir = dir }}, mutate...)...)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "pw"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "pw"}, &ws)
 	p := "/workspaces/" + ws.WorkspaceID
 	var site, sbx struct {
 		SiteKey string `json:"site_key"`
 		Secret  string `json:"secret"`
 	}
-	tn.mustCreate(p+"/sites", map[string]any{"name": "prod", "hostnames": []string{"shop.example"}, "environment": "production"}, &site)
-	tn.mustCreate(p+"/sites", map[string]any{"name": "sbx", "hostnames": []string{"localhost"}, "environment": "sandbox"}, &sbx)
+	tn.MustCreate(p+"/sites", map[string]any{"name": "prod", "hostnames": []string{"shop.example"}, "environment": "production"}, &site)
+	tn.MustCreate(p+"/sites", map[string]any{"name": "sbx", "hostnames": []string{"localhost"}, "environment": "sandbox"}, &sbx)
 	var cred, other struct {
 		Credential string `json:"credential"`
 	}
-	tn.mustCreate(p+"/credentials", map[string]any{"name": "sv", "scopes": []string{"site.verify"}}, &cred)
-	tn.mustCreate(p+"/credentials", map[string]any{"name": "id", "scopes": []string{"identity.document.verify"}}, &other)
-	return &pwEnv{testNode: tn, siteKey: site.SiteKey, secret: site.Secret, sandboxSecret: sbx.Secret,
+	tn.MustCreate(p+"/credentials", map[string]any{"name": "sv", "scopes": []string{"site.verify"}}, &cred)
+	tn.MustCreate(p+"/credentials", map[string]any{"name": "id", "scopes": []string{"identity.document.verify"}}, &other)
+	return &pwEnv{Node: tn, siteKey: site.SiteKey, secret: site.Secret, sandboxSecret: sbx.Secret,
 		credential: cred.Credential, wrongScope: other.Credential}
 }
 
@@ -134,16 +135,16 @@ func TestAccountPasswordRangeErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.do("POST", "/v1/account/password/range", tc.bearer, tc.body, tc.headers...)
-			if r.status != tc.status || r.errorCode(t) != tc.code {
-				t.Fatalf("got %d %s, want %d %s", r.status, r.body, tc.status, tc.code)
+			r := e.Do("POST", "/v1/account/password/range", tc.bearer, tc.body, tc.headers...)
+			if r.Status != tc.status || r.ErrorCode(t) != tc.code {
+				t.Fatalf("got %d %s, want %d %s", r.Status, r.Body, tc.status, tc.code)
 			}
 		})
 	}
 	t.Run("GET on the POST path is 405 with Allow", func(t *testing.T) {
-		r := e.do("GET", "/v1/account/password/range", "", nil)
-		if r.status != 405 || r.header.Get("Allow") != "POST" {
-			t.Fatalf("got %d Allow=%q", r.status, r.header.Get("Allow"))
+		r := e.Do("GET", "/v1/account/password/range", "", nil)
+		if r.Status != 405 || r.Header.Get("Allow") != "POST" {
+			t.Fatalf("got %d Allow=%q", r.Status, r.Header.Get("Allow"))
 		}
 	})
 }
@@ -157,12 +158,12 @@ func TestAccountPasswordRangeAnswers(t *testing.T) {
 	}
 	post := func(t *testing.T, bearer string, body map[string]any) rangeAnswer {
 		t.Helper()
-		r := e.do("POST", "/v1/account/password/range", bearer, body)
-		if r.status != 200 {
-			t.Fatalf("%d %s", r.status, r.body)
+		r := e.Do("POST", "/v1/account/password/range", bearer, body)
+		if r.Status != 200 {
+			t.Fatalf("%d %s", r.Status, r.Body)
 		}
 		var a rangeAnswer
-		r.decode(t, &a)
+		r.Decode(t, &a)
 		return a
 	}
 	t.Run("the legacy body secret finds password with its imported breach count", func(t *testing.T) {
@@ -237,16 +238,16 @@ func TestPasswordRangeCompat(t *testing.T) {
 	sha := passwords.SHA1.Hash("password").Hex(passwords.SHA1)
 	ntlm := passwords.NTLM.Hash("password").Hex(passwords.NTLM)
 	base := "/v1/passwords/" + e.siteKey + "/range/"
-	lines := func(t *testing.T, r response) map[string]string {
+	lines := func(t *testing.T, r nodetest.Response) map[string]string {
 		t.Helper()
-		if r.status != 200 || r.header.Get("Content-Type") != "text/plain; charset=utf-8" {
-			t.Fatalf("%d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+		if r.Status != 200 || r.Header.Get("Content-Type") != "text/plain; charset=utf-8" {
+			t.Fatalf("%d %s %s", r.Status, r.Header.Get("Content-Type"), r.Body)
 		}
-		if bytes.HasSuffix(r.body, []byte("\r\n")) || bytes.Contains(bytes.ReplaceAll(r.body, []byte("\r\n"), nil), []byte("\n")) {
-			t.Fatalf("lines must be separated by CRLF only, none trailing: %q", r.body)
+		if bytes.HasSuffix(r.Body, []byte("\r\n")) || bytes.Contains(bytes.ReplaceAll(r.Body, []byte("\r\n"), nil), []byte("\n")) {
+			t.Fatalf("lines must be separated by CRLF only, none trailing: %q", r.Body)
 		}
 		out := map[string]string{}
-		for _, l := range strings.Split(string(r.body), "\r\n") {
+		for _, l := range strings.Split(string(r.Body), "\r\n") {
 			suf, cnt, ok := strings.Cut(l, ":")
 			if !ok || strings.ToUpper(suf) != suf {
 				t.Fatalf("line %q", l)
@@ -256,10 +257,10 @@ func TestPasswordRangeCompat(t *testing.T) {
 		return out
 	}
 	t.Run("sha1 answers SUFFIX:COUNT lines with the breach count and says what counts mean", func(t *testing.T) {
-		r := e.do("GET", base+"5BAA6", "", nil)
+		r := e.Do("GET", base+"5BAA6", "", nil)
 		m := lines(t, r)
-		if m[sha[5:]] != "3303003" || r.header.Get("X-Service-Password-Counts") != "breach" || r.header.Get("X-Service-Password-Corpus") != "imported" {
-			t.Fatalf("got %q, headers %v", m[sha[5:]], r.header)
+		if m[sha[5:]] != "3303003" || r.Header.Get("X-Service-Password-Counts") != "breach" || r.Header.Get("X-Service-Password-Corpus") != "imported" {
+			t.Fatalf("got %q, headers %v", m[sha[5:]], r.Header)
 		}
 		for s := range m {
 			if len(s) != 35 {
@@ -268,12 +269,12 @@ func TestPasswordRangeCompat(t *testing.T) {
 		}
 	})
 	t.Run("mode=sha1 and a lowercase prefix are accepted as HIBP does", func(t *testing.T) {
-		if m := lines(t, e.do("GET", base+"5baa6?mode=sha1", "", nil)); m[sha[5:]] != "3303003" {
+		if m := lines(t, e.Do("GET", base+"5baa6?mode=sha1", "", nil)); m[sha[5:]] != "3303003" {
 			t.Fatal("lowercase prefix")
 		}
 	})
 	t.Run("Add-Padding: true pads with count-0 lines", func(t *testing.T) {
-		m := lines(t, e.do("GET", base+"5BAA6", "", nil, "Add-Padding", "true"))
+		m := lines(t, e.Do("GET", base+"5BAA6", "", nil, "Add-Padding", "true"))
 		zero := 0
 		for _, c := range m {
 			if c == "0" {
@@ -285,10 +286,10 @@ func TestPasswordRangeCompat(t *testing.T) {
 		}
 	})
 	t.Run("mode=ntlm answers 27-character suffixes from the rank-counted default", func(t *testing.T) {
-		r := e.do("GET", base+ntlm[:5]+"?mode=ntlm", "", nil)
+		r := e.Do("GET", base+ntlm[:5]+"?mode=ntlm", "", nil)
 		m := lines(t, r)
-		if m[ntlm[5:]] == "" || r.header.Get("X-Service-Password-Counts") != "rank" || r.header.Get("X-Service-Password-Corpus") != "embedded" {
-			t.Fatalf("ntlm %v %v", m[ntlm[5:]], r.header)
+		if m[ntlm[5:]] == "" || r.Header.Get("X-Service-Password-Counts") != "rank" || r.Header.Get("X-Service-Password-Corpus") != "embedded" {
+			t.Fatalf("ntlm %v %v", m[ntlm[5:]], r.Header)
 		}
 		for s := range m {
 			if len(s) != 27 {
@@ -297,8 +298,8 @@ func TestPasswordRangeCompat(t *testing.T) {
 		}
 	})
 	t.Run("the legacy base serves it too, with the deprecation headers", func(t *testing.T) {
-		r := e.do("GET", "/passwords/"+e.siteKey+"/range/5BAA6", "", nil)
-		if m := lines(t, r); m[sha[5:]] != "3303003" || r.header.Get("Deprecation") != "true" {
+		r := e.Do("GET", "/passwords/"+e.siteKey+"/range/5BAA6", "", nil)
+		if m := lines(t, r); m[sha[5:]] != "3303003" || r.Header.Get("Deprecation") != "true" {
 			t.Fatal("legacy")
 		}
 	})
@@ -316,42 +317,42 @@ func TestPasswordRangeCompat(t *testing.T) {
 	}
 	for _, tc := range errs {
 		t.Run(tc.name, func(t *testing.T) {
-			r := e.do("GET", tc.path, "", nil)
-			if r.status != tc.status || r.errorCode(t) != tc.code {
-				t.Fatalf("got %d %s", r.status, r.body)
+			r := e.Do("GET", tc.path, "", nil)
+			if r.Status != tc.status || r.ErrorCode(t) != tc.code {
+				t.Fatalf("got %d %s", r.Status, r.Body)
 			}
 		})
 	}
 	t.Run("POST on the GET path is 405", func(t *testing.T) {
-		if r := e.do("POST", base+"5BAA6", "", nil); r.status != 405 || !strings.Contains(r.header.Get("Allow"), "GET") {
-			t.Fatalf("got %d Allow=%q", r.status, r.header.Get("Allow"))
+		if r := e.Do("POST", base+"5BAA6", "", nil); r.Status != 405 || !strings.Contains(r.Header.Get("Allow"), "GET") {
+			t.Fatalf("got %d Allow=%q", r.Status, r.Header.Get("Allow"))
 		}
 	})
 	t.Run("CORS names only the site's own hostnames", func(t *testing.T) {
-		r := e.do("GET", base+"5BAA6", "", nil, "Origin", "https://shop.example")
-		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != "https://shop.example" {
-			t.Fatalf("allowed origin: %d %v", r.status, r.header)
+		r := e.Do("GET", base+"5BAA6", "", nil, "Origin", "https://shop.example")
+		if r.Status != 200 || r.Header.Get("Access-Control-Allow-Origin") != "https://shop.example" {
+			t.Fatalf("allowed origin: %d %v", r.Status, r.Header)
 		}
-		r = e.do("GET", base+"5BAA6", "", nil, "Origin", "https://evil.example")
-		if r.status != 200 || r.header.Get("Access-Control-Allow-Origin") != "" {
-			t.Fatalf("foreign origin got CORS: %v", r.header)
+		r = e.Do("GET", base+"5BAA6", "", nil, "Origin", "https://evil.example")
+		if r.Status != 200 || r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("foreign origin got CORS: %v", r.Header)
 		}
 	})
 	t.Run("the preflight allows Add-Padding for the site's origin only", func(t *testing.T) {
-		r := e.do("OPTIONS", base+"5BAA6", "", nil, "Origin", "https://shop.example", "Access-Control-Request-Method", "GET",
+		r := e.Do("OPTIONS", base+"5BAA6", "", nil, "Origin", "https://shop.example", "Access-Control-Request-Method", "GET",
 			"Access-Control-Request-Headers", "add-padding")
-		if r.status != 204 || r.header.Get("Access-Control-Allow-Origin") != "https://shop.example" ||
-			r.header.Get("Access-Control-Allow-Headers") != "Add-Padding" || !strings.Contains(r.header.Get("Access-Control-Allow-Methods"), "GET") {
-			t.Fatalf("preflight %d %v", r.status, r.header)
+		if r.Status != 204 || r.Header.Get("Access-Control-Allow-Origin") != "https://shop.example" ||
+			r.Header.Get("Access-Control-Allow-Headers") != "Add-Padding" || !strings.Contains(r.Header.Get("Access-Control-Allow-Methods"), "GET") {
+			t.Fatalf("preflight %d %v", r.Status, r.Header)
 		}
-		if r := e.do("OPTIONS", base+"5BAA6", "", nil, "Origin", "https://evil.example"); r.status != 403 || r.errorCode(t) != "invalid-origin" {
-			t.Fatalf("foreign preflight %d %s", r.status, r.body)
+		if r := e.Do("OPTIONS", base+"5BAA6", "", nil, "Origin", "https://evil.example"); r.Status != 403 || r.ErrorCode(t) != "invalid-origin" {
+			t.Fatalf("foreign preflight %d %s", r.Status, r.Body)
 		}
-		if r := e.do("OPTIONS", base+"5BAA6", "", nil); r.status != 403 || r.errorCode(t) != "invalid-origin" {
-			t.Fatalf("preflight without Origin %d %s", r.status, r.body)
+		if r := e.Do("OPTIONS", base+"5BAA6", "", nil); r.Status != 403 || r.ErrorCode(t) != "invalid-origin" {
+			t.Fatalf("preflight without Origin %d %s", r.Status, r.Body)
 		}
-		if r := e.do("OPTIONS", "/v1/passwords/nope/range/5BAA6", "", nil, "Origin", "https://shop.example"); r.status != 404 {
-			t.Fatalf("unknown key preflight %d", r.status)
+		if r := e.Do("OPTIONS", "/v1/passwords/nope/range/5BAA6", "", nil, "Origin", "https://shop.example"); r.Status != 404 {
+			t.Fatalf("unknown key preflight %d", r.Status)
 		}
 	})
 }
@@ -359,17 +360,17 @@ func TestPasswordRangeCompat(t *testing.T) {
 func TestPasswordRangeCompatIsLimitedPerIP(t *testing.T) {
 	// The ingress limit runs before the handler, so even unknown site keys
 	// (404) spend the caller's budget: enumeration is limited too.
-	tn := mustStartNode(t, func(c *node.Config) { c.IngressIPRate = 3 })
-	tn.do("GET", "/v1/", "", nil) // loads the contract validator while there is budget
-	var last response
+	tn := nodetest.Start(t, func(c *node.Config) { c.IngressIPRate = 3 })
+	tn.Do("GET", "/v1/", "", nil) // loads the contract validator while there is budget
+	var last nodetest.Response
 	for i := 0; i < 30; i++ {
-		last = tn.do("GET", "/v1/passwords/some-key/range/5BAA6", "", nil)
-		if last.status == 429 {
+		last = tn.Do("GET", "/v1/passwords/some-key/range/5BAA6", "", nil)
+		if last.Status == 429 {
 			break
 		}
 	}
-	if last.status != 429 || last.errorCode(t) != "rate-limit-exceeded" || last.header.Get("Retry-After") == "" {
-		t.Fatalf("never limited: %d %s", last.status, last.body)
+	if last.Status != 429 || last.ErrorCode(t) != "rate-limit-exceeded" || last.Header.Get("Retry-After") == "" {
+		t.Fatalf("never limited: %d %s", last.Status, last.Body)
 	}
 }
 
@@ -410,14 +411,14 @@ func TestPasswordRangeAnswers503WhenTheCorpusCannotBeRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startPasswordEnvDir(t, dir)
-	if r := e.do("POST", "/v1/account/password/range", e.credential, map[string]any{"prefix": "5BAA6"}); r.status != 503 || r.errorCode(t) != "service-unavailable" {
-		t.Fatalf("POST: %d %s", r.status, r.body)
+	if r := e.Do("POST", "/v1/account/password/range", e.credential, map[string]any{"prefix": "5BAA6"}); r.Status != 503 || r.ErrorCode(t) != "service-unavailable" {
+		t.Fatalf("POST: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("GET", "/v1/passwords/"+e.siteKey+"/range/5BAA6", "", nil); r.status != 503 || r.errorCode(t) != "service-unavailable" {
-		t.Fatalf("GET: %d %s", r.status, r.body)
+	if r := e.Do("GET", "/v1/passwords/"+e.siteKey+"/range/5BAA6", "", nil); r.Status != 503 || r.ErrorCode(t) != "service-unavailable" {
+		t.Fatalf("GET: %d %s", r.Status, r.Body)
 	}
 	// Other ranges of the same file still answer.
-	if r := e.do("GET", "/v1/passwords/"+e.siteKey+"/range/00000", "", nil); r.status != 200 {
-		t.Fatalf("another range: %d %s", r.status, r.body)
+	if r := e.Do("GET", "/v1/passwords/"+e.siteKey+"/range/00000", "", nil); r.Status != 200 {
+		t.Fatalf("another range: %d %s", r.Status, r.Body)
 	}
 }

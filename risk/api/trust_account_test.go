@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"testing"
@@ -11,13 +11,13 @@ func TestTrustDecisionsRestOnAccountDefence(t *testing.T) {
 	an := mustStartAccountNode(t)
 	decide := func(subject string) float64 {
 		t.Helper()
-		r := an.do("POST", "/v1/trust/decision", "", map[string]any{"secret": an.secret, "action": "payment.create",
+		r := an.Do("POST", "/v1/trust/decision", "", map[string]any{"secret": an.secret, "action": "payment.create",
 			"subject_id": subject})
-		if r.status != 200 {
-			t.Fatalf("decision: %d %s", r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("decision: %d %s", r.Status, r.Body)
 		}
 		var d decisionAnswer
-		r.decode(t, &d)
+		r.Decode(t, &d)
 		return d.Risk.Score
 	}
 	calm := decide("carol")
@@ -30,8 +30,8 @@ func TestTrustDecisionsRestOnAccountDefence(t *testing.T) {
 	}
 	a := an.mustAssess(t, "eve", "", "login", "succeeded")
 	if r, _ := an.feedback(t, an.cred, map[string]any{"assessment_id": a.AssessmentID, "label": "fraudulent",
-		"reason_code": "account_takeover"}); r.status != 200 {
-		t.Fatalf("feedback: %d %s", r.status, r.body)
+		"reason_code": "account_takeover"}); r.Status != 200 {
+		t.Fatalf("feedback: %d %s", r.Status, r.Body)
 	}
 	if labelled := decide("eve"); labelled < calm+0.4 {
 		t.Fatalf("a subject labelled fraudulent in Account Defence scores %v (calm %v)", labelled, calm)

@@ -1,6 +1,9 @@
-package http
+package api
 
-import "github.com/trustd/trustd/risk/passwords"
+import (
+	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/risk/passwords"
+)
 
 // PasswordCorpusStatus describes the breached-password corpus one mode's
 // range queries are answered from, on this node.
@@ -16,22 +19,22 @@ type PasswordStatus struct {
 	Corpora []PasswordCorpusStatus `json:"corpora" required:"true"`
 }
 
-func (s *Server) passwordStatusRoutes() []Route {
-	return []Route{
-		{Method: "GET", Path: "/passwords/status", Admin: true, ID: "passwordStatus", Tag: "Admin", Auth: []Auth{AuthAdmin},
+func (p passwordsAPI) statusRoutes() []kernel.Route {
+	return []kernel.Route{
+		{Method: "GET", Path: "/passwords/status", Admin: true, ID: "passwordStatus", Tag: "Admin", Auth: []kernel.Auth{kernel.AuthAdmin},
 			Summary: "The breached-password corpus each mode answers from on this node: source, count semantics, size, embedded or imported.",
-			Result:  &PasswordStatus{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				out := PasswordStatus{Node: s.cfg.NodeID, Corpora: []PasswordCorpusStatus{}}
+			Result:  &PasswordStatus{}, Errors: kernel.AdminErrors(), Handle: kernel.AdminOnly(func(c *kernel.Call) {
+				out := PasswordStatus{Node: p.node, Corpora: []PasswordCorpusStatus{}}
 				for _, m := range passwords.Modes {
 					st := PasswordCorpusStatus{Mode: m.String()}
-					if info, err := s.mods.pw.Corpus(m); err != nil {
+					if info, err := p.m.Corpus(m); err != nil {
 						st.Error = err.Error()
 					} else {
 						st.Info = &info
 					}
 					out.Corpora = append(out.Corpora, st)
 				}
-				c.ok(out)
+				c.OK(out)
 			})},
 	}
 }
