@@ -1,6 +1,7 @@
 package http
 
 import (
+	"bytes"
 	"time"
 
 	"github.com/trustd/trustd/catalog"
@@ -78,6 +79,18 @@ func (c *Call) AuthServer(bodySecret, scope string, allowSandbox bool) (ws *cata
 // itself.
 func (c *Call) AdmitCredential(credID, workspaceID string) bool {
 	return c.admitCredential(credID, workspaceID)
+}
+
+// Bearer is the token of an Authorization: Bearer header, or "".
+func (c *Call) Bearer() string { return c.bearer() }
+
+// IsMultipart reports a multipart/form-data body.
+func (c *Call) IsMultipart() bool {
+	ct := c.Ctx.Request.Header.ContentType()
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("multipart/form-data"))
 }
 
 // OriginHost is the request's Origin and its host, or "" when it is not a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/trustd/trustd/journeys"
+	"slices"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -14,8 +15,6 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console/users"
-	"github.com/trustd/trustd/identity/documents"
-	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
@@ -79,7 +78,7 @@ var (
 func (s *Server) contractErrors() []ErrorCode {
 	out := apiErrors
 	for _, mod := range [][]*errcode.Code{
-		documents.Errors,
+		s.areaErrors("identity/documents"),
 		s.areaErrors("risk/account"),
 		events.Codes(),
 		agentModuleCodes(),
@@ -88,7 +87,7 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("risk/messaging"),
 		branding.Errors,
 		users.Errors,
-		session.Errors,
+		s.areaErrors("identity/sessions"),
 		journeys.Errors,
 	} {
 		out = withModuleCodes(out, mod)
@@ -208,6 +207,18 @@ func kindStatus(k errcode.Kind) int {
 	default:
 		return 500
 	}
+}
+
+// withModuleCodes appends a module's codes to list, skipping codes already
+// in it (the module's 503 is the shared service-unavailable).
+func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, m := range mod {
+		if !slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == m.Code }) {
+			out = append(out, moduleCode(m))
+		}
+	}
+	return out
 }
 
 // moduleCode turns a module's sentinel into the contract's ErrorCode, so a

@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/identity/documents"
-	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
@@ -22,8 +20,6 @@ type modules struct {
 	lease     *lease.Module
 	admission *admission.Module
 	verify    *verify.Module
-	docs      *documents.Screener
-	idv       *session.Module
 	journeys  *journeys.Module
 }
 
@@ -34,8 +30,6 @@ func newModules(s *Server) modules {
 		lease:     lease.New(s.router, s.clock, s.log),
 		admission: admission.New(s.router, s.clock),
 		verify:    hv,
-		docs:      newDocumentScreener(),
-		idv:       s.newIdentitySessions(),
 		journeys:  s.newJourneys(hv),
 	}
 }
@@ -53,7 +47,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
 	rs = append(rs, s.verifyRoutes()...)
 	rs = append(rs, s.trafficRoutes()...)
-	rs = append(rs, s.documentRoutes()...)
+	rs = append(rs, s.areaRoutes("identity/documents")...)
 	rs = append(rs, s.agentRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/account")...)
 	rs = append(rs, s.webhookRoutes()...)
@@ -63,7 +57,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.brandingRoutes()...)
 	rs = append(rs, s.consoleUserRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/passwords/status")...)
-	rs = append(rs, s.identityRoutes()...)
+	rs = append(rs, s.areaRoutes("identity/sessions")...)
 	rs = append(rs, s.journeyRoutes()...)
 	for _, a := range s.cfg.Areas {
 		if !placed[a.Name] {
@@ -81,7 +75,7 @@ func (s *Server) routes() []Route {
 // goes: the order is then node/'s alone.
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
-	"risk/messaging": true, "risk/passwords/status": true,
+	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

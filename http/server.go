@@ -21,8 +21,6 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
-	"github.com/trustd/trustd/identity/face"
-	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/risk/trust"
 )
 
@@ -100,13 +98,6 @@ type Config struct {
 	// counters with Account Defence's observations, trust.WithAccount);
 	// nil: none. It goes when journeys has its own adapter.
 	JourneySignals trust.SignalSource
-	// Identity tunes identity verification sessions; FaceEngine, Presence
-	// and FaceMatch are the facial checks (nil: standard and high
-	// sessions fail closed with face-engine-unavailable).
-	Identity   session.Config
-	FaceEngine face.Engine
-	Presence   session.Presence
-	FaceMatch  session.Matcher
 }
 
 // Server is the public and admin API of one node.

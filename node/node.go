@@ -285,14 +285,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return fail(err)
 	}
+	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Webhooks: n.webhooks,
-		Identity: cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
-		Areas: riskAreas, JourneySignals: riskSignals,
+		Areas:    append(riskAreas, identityAreas...), JourneySignals: riskSignals,
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API reaches
 	// it through hv from the first request on.
@@ -301,7 +301,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// tokens through the verify module, and run their facial methods on
 	// the same presence check and matcher as identity sessions (the
 	// node's face engine, or the configured ones).
-	n.api.Journeys().WithCases(n.api.IdentitySessions()).
+	n.api.Journeys().WithCases(sessions).
 		WithHuman(journeyHuman{hv: n.api.Verify(), cat: n.store.Catalog})
 	if presence != nil && match != nil {
 		n.api.Journeys().WithFace(presence, journeyMatchFunc(match), token.NewSealer(cfg.ClusterKey, "journey-face-template"))
@@ -309,7 +309,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n.identityDone = make(chan struct{})
 	go func() {
 		defer close(n.identityDone)
-		n.api.SweepIdentityEvents(whCtx, 30*time.Second, n.store.IsLeader)
+		n.sweepIdentity(whCtx, sessions, 30*time.Second, n.store.IsLeader)
 	}()
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"bytes"
@@ -18,10 +18,11 @@ import (
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 type idEnv struct {
-	*testNode
+	*nodetest.Node
 	ws                   string
 	full, docOnly, wrong string
 	verifyPage, blurPage string
@@ -81,19 +82,19 @@ func startIDEnvNoPages(t *testing.T, mutate ...func(*node.Config)) *idEnv {
 	if _, err := exec.LookPath("tesseract"); err != nil {
 		t.Skip("tesseract not installed (apt-get install tesseract-ocr)")
 	}
-	tn := mustStartNode(t, mutate...)
+	tn := nodetest.Start(t, mutate...)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "idv"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "idv"}, &ws)
 	p := "/workspaces/" + ws.WorkspaceID
 	var full, doc, wrong struct {
 		Credential string `json:"credential"`
 	}
-	tn.mustCreate(p+"/credentials", map[string]any{"name": "full", "scopes": []string{"identity.verify"}}, &full)
-	tn.mustCreate(p+"/credentials", map[string]any{"name": "doc", "scopes": []string{"identity.document.verify"}}, &doc)
-	tn.mustCreate(p+"/credentials", map[string]any{"name": "sv", "scopes": []string{"site.verify"}}, &wrong)
-	return &idEnv{testNode: tn, ws: ws.WorkspaceID, full: full.Credential, docOnly: doc.Credential, wrong: wrong.Credential}
+	tn.MustCreate(p+"/credentials", map[string]any{"name": "full", "scopes": []string{"identity.verify"}}, &full)
+	tn.MustCreate(p+"/credentials", map[string]any{"name": "doc", "scopes": []string{"identity.document.verify"}}, &doc)
+	tn.MustCreate(p+"/credentials", map[string]any{"name": "sv", "scopes": []string{"site.verify"}}, &wrong)
+	return &idEnv{Node: tn, ws: ws.WorkspaceID, full: full.Credential, docOnly: doc.Credential, wrong: wrong.Credential}
 }
 
 // idPages are the rendered pages the tests send: seed 1's holder reads
@@ -131,10 +132,10 @@ func (e *idEnv) findPages(t *testing.T) {
 
 // docStep sends a document; a screening whose OCR timed out (an overloaded
 // machine) cannot show the outcome the test expects, so the test skips.
-func (e *idEnv) docStep(t *testing.T, cred string, s idSession, img string) response {
+func (e *idEnv) docStep(t *testing.T, cred string, s idSession, img string) nodetest.Response {
 	t.Helper()
 	r := e.call("POST", cred, s, "document", map[string]any{"front_image": img})
-	if bytes.Contains(r.body, []byte("mrz_ocr_timeout")) {
+	if bytes.Contains(r.Body, []byte("mrz_ocr_timeout")) {
 		t.Skip("tesseract timed out (machine overloaded): the OCR-dependent outcome cannot be asserted")
 	}
 	return r
@@ -146,29 +147,29 @@ type idSession struct {
 
 func (e *idEnv) create(t *testing.T, cred, level, country string) idSession {
 	t.Helper()
-	r := e.do("POST", "/v1/identity/verification/session", cred, map[string]any{"subject_id": "user-42", "action": "open_account",
+	r := e.Do("POST", "/v1/identity/verification/session", cred, map[string]any{"subject_id": "user-42", "action": "open_account",
 		"assurance_level": level, "country": country, "document_type": "passport", "consent_accepted": true, "consent_reference": "consent-2026-11"})
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
 	}
 	var c struct {
 		SessionID    string `json:"session_id"`
 		SessionToken string `json:"session_token"`
 		Status       string `json:"status"`
 	}
-	r.decode(t, &c)
+	r.Decode(t, &c)
 	if c.Status != "created" || c.SessionToken == "" {
-		t.Fatalf("%s", r.body)
+		t.Fatalf("%s", r.Body)
 	}
 	return idSession{c.SessionID, c.SessionToken}
 }
 
-func (e *idEnv) call(method, cred string, s idSession, op string, body any) response {
-	e.t.Helper()
-	return e.do(method, "/v1/identity/verification/"+s.ID+"/"+op, cred, body, "X-Service-Identity-Session-Token", s.Token)
+func (e *idEnv) call(method, cred string, s idSession, op string, body any) nodetest.Response {
+	e.T.Helper()
+	return e.Do(method, "/v1/identity/verification/"+s.ID+"/"+op, cred, body, "X-Service-Identity-Session-Token", s.Token)
 }
 
-func statusOf(t *testing.T, r response) string {
+func statusOf(t *testing.T, r nodetest.Response) string {
 	t.Helper()
 	var v struct {
 		Status  string `json:"status"`
@@ -176,25 +177,25 @@ func statusOf(t *testing.T, r response) string {
 			Status string `json:"status"`
 		} `json:"session"`
 	}
-	r.decode(t, &v)
+	r.Decode(t, &v)
 	if v.Session.Status != "" {
 		return v.Session.Status
 	}
 	return v.Status
 }
 
-func errorOf(t *testing.T, r response) string {
+func errorOf(t *testing.T, r nodetest.Response) string {
 	t.Helper()
 	var v struct {
 		Error string `json:"error"`
 	}
-	_ = json.Unmarshal(r.body, &v)
+	_ = json.Unmarshal(r.Body, &v)
 	return v.Error
 }
 
 func (e *idEnv) events(t *testing.T, subject string) []string {
 	t.Helper()
-	r := e.admin("GET", "/workspaces/"+e.ws+"/webhook-events", nil)
+	r := e.Admin("GET", "/workspaces/"+e.ws+"/webhook-events", nil)
 	var l struct {
 		Events []struct {
 			Type     string `json:"type"`
@@ -202,7 +203,7 @@ func (e *idEnv) events(t *testing.T, subject string) []string {
 			Sequence uint64 `json:"sequence"`
 		} `json:"events"`
 	}
-	r.decode(t, &l)
+	r.Decode(t, &l)
 	var out []string
 	for i := len(l.Events) - 1; i >= 0; i-- {
 		if l.Events[i].Subject == subject {
@@ -212,32 +213,32 @@ func (e *idEnv) events(t *testing.T, subject string) []string {
 	return out
 }
 
-func wantStatus(t *testing.T, r response, code int, status string) {
+func wantStatus(t *testing.T, r nodetest.Response, code int, status string) {
 	t.Helper()
-	if r.status != code || status != "" && statusOf(t, r) != status {
-		t.Fatalf("want %d %s, got %d %s", code, status, r.status, r.body)
+	if r.Status != code || status != "" && statusOf(t, r) != status {
+		t.Fatalf("want %d %s, got %d %s", code, status, r.Status, r.Body)
 	}
 }
 
-func wantError(t *testing.T, r response, code int, errCode string) {
+func wantError(t *testing.T, r nodetest.Response, code int, errCode string) {
 	t.Helper()
-	if r.status != code || errorOf(t, r) != errCode {
-		t.Fatalf("want %d %s, got %d %s", code, errCode, r.status, r.body)
+	if r.Status != code || errorOf(t, r) != errCode {
+		t.Fatalf("want %d %s, got %d %s", code, errCode, r.Status, r.Body)
 	}
 }
 
 func TestIdentityDocumentOnlySessions(t *testing.T) {
 	e := startIDEnv(t, func(c *node.Config) { c.Identity.MaxAttempts = 2 })
-	doc := func(t *testing.T, s idSession, img string) response { return e.docStep(t, e.docOnly, s, img) }
+	doc := func(t *testing.T, s idSession, img string) nodetest.Response { return e.docStep(t, e.docOnly, s, img) }
 	t.Run("a clean page completes to verified, with an event", func(t *testing.T) {
 		s := e.create(t, e.docOnly, "document_only", "UTO")
 		wantStatus(t, doc(t, s, e.verifyPage), 200, "collecting")
 		wantStatus(t, e.call("POST", e.docOnly, s, "complete", nil), 200, "verified")
 		r := e.call("GET", e.docOnly, s, "result", nil)
 		wantStatus(t, r, 200, "verified")
-		if bytes.Contains(r.body, []byte(e.verifyPage[:64])) || !bytes.Contains(r.body, []byte(`"image_quality":"passed"`)) ||
-			!bytes.Contains(r.body, []byte(`"front.sharpness":`)) {
-			t.Fatalf("result: %s", r.body)
+		if bytes.Contains(r.Body, []byte(e.verifyPage[:64])) || !bytes.Contains(r.Body, []byte(`"image_quality":"passed"`)) ||
+			!bytes.Contains(r.Body, []byte(`"front.sharpness":`)) {
+			t.Fatalf("result: %s", r.Body)
 		}
 		if got := strings.Join(e.events(t, s.ID), ","); got != "verified" {
 			t.Fatalf("events %s", got)
@@ -268,9 +269,9 @@ func TestIdentityDocumentOnlySessions(t *testing.T) {
 		wantStatus(t, doc(t, s, e.blurPage), 200, "recapture_required")
 		wantStatus(t, doc(t, s, e.blurPage), 200, "manual_review")
 		wantError(t, doc(t, s, e.verifyPage), 409, "identity-session-state")
-		r := e.admin("GET", "/workspaces/"+e.ws+"/reviews?status=open", nil)
+		r := e.Admin("GET", "/workspaces/"+e.ws+"/reviews?status=open", nil)
 		var l session.CaseList
-		r.decode(t, &l)
+		r.Decode(t, &l)
 		var caseID string
 		for _, k := range l.Cases {
 			if k.Reference == s.ID {
@@ -280,14 +281,14 @@ func TestIdentityDocumentOnlySessions(t *testing.T) {
 				}
 			}
 		}
-		if caseID == "" || bytes.Contains(r.body, []byte("user-42")) {
-			t.Fatalf("queue: %s", r.body)
+		if caseID == "" || bytes.Contains(r.Body, []byte("user-42")) {
+			t.Fatalf("queue: %s", r.Body)
 		}
-		res := e.admin("POST", "/workspaces/"+e.ws+"/reviews/"+caseID+"/resolve", map[string]any{"decision": "rejected", "note": "blurred twice", "by": "alice"})
-		if res.status != 200 {
-			t.Fatalf("%d %s", res.status, res.body)
+		res := e.Admin("POST", "/workspaces/"+e.ws+"/reviews/"+caseID+"/resolve", map[string]any{"decision": "rejected", "note": "blurred twice", "by": "alice"})
+		if res.Status != 200 {
+			t.Fatalf("%d %s", res.Status, res.Body)
 		}
-		wantError(t, e.admin("POST", "/workspaces/"+e.ws+"/reviews/"+caseID+"/resolve", map[string]any{"decision": "verified", "by": "bob"}), 409, "review-case-closed")
+		wantError(t, e.Admin("POST", "/workspaces/"+e.ws+"/reviews/"+caseID+"/resolve", map[string]any{"decision": "verified", "by": "bob"}), 409, "review-case-closed")
 		wantStatus(t, e.call("GET", e.docOnly, s, "result", nil), 200, "rejected")
 		if got := strings.Join(e.events(t, s.ID), ","); got != "recapture_required,review_required,review_resolved,rejected" {
 			t.Fatalf("events %s", got)
@@ -304,8 +305,8 @@ func TestIdentityDocumentOnlySessions(t *testing.T) {
 		wantStatus(t, e.call("POST", e.docOnly, s, "cancel", nil), 200, "cancelled")
 		r := e.call("POST", e.docOnly, s, "redact", nil)
 		wantStatus(t, r, 200, "cancelled")
-		if !bytes.Contains(r.body, []byte(`"redacted":true`)) {
-			t.Fatalf("%s", r.body)
+		if !bytes.Contains(r.Body, []byte(`"redacted":true`)) {
+			t.Fatalf("%s", r.Body)
 		}
 		if got := strings.Join(e.events(t, s.ID), ","); got != "cancelled,redacted" {
 			t.Fatalf("events %s", got)
@@ -314,25 +315,25 @@ func TestIdentityDocumentOnlySessions(t *testing.T) {
 	t.Run("authentication: no credential, bad capability 401; wrong scope 403; other workspace 404", func(t *testing.T) {
 		s := e.create(t, e.docOnly, "document_only", "UTO")
 		wantError(t, e.call("GET", "", s, "result", nil), 401, "unauthorized")
-		wantError(t, e.do("GET", "/v1/identity/verification/"+s.ID+"/result", e.docOnly, nil, "X-Service-Identity-Session-Token", s.Token+"x"), 401, "invalid-session-token")
-		wantError(t, e.do("GET", "/v1/identity/verification/"+s.ID+"/result", e.docOnly, nil), 401, "invalid-session-token")
+		wantError(t, e.Do("GET", "/v1/identity/verification/"+s.ID+"/result", e.docOnly, nil, "X-Service-Identity-Session-Token", s.Token+"x"), 401, "invalid-session-token")
+		wantError(t, e.Do("GET", "/v1/identity/verification/"+s.ID+"/result", e.docOnly, nil), 401, "invalid-session-token")
 		wantError(t, e.call("GET", e.wrong, s, "result", nil), 403, "identity-scope-forbidden")
-		wantError(t, e.do("POST", "/v1/identity/verification/session", e.docOnly, map[string]any{"subject_id": "u", "action": "a",
+		wantError(t, e.Do("POST", "/v1/identity/verification/session", e.docOnly, map[string]any{"subject_id": "u", "action": "a",
 			"assurance_level": "standard", "country": "UTO", "document_type": "passport", "consent_accepted": true, "consent_reference": "c"}), 403, "identity-scope-forbidden")
 		st := e.create(t, e.full, "standard", "UTO")
 		wantError(t, e.call("GET", e.docOnly, st, "result", nil), 403, "identity-scope-forbidden")
 		var ws2 struct {
 			WorkspaceID string `json:"workspace_id"`
 		}
-		e.mustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
+		e.MustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
 		var other struct {
 			Credential string `json:"credential"`
 		}
-		e.mustCreate("/workspaces/"+ws2.WorkspaceID+"/credentials", map[string]any{"name": "o", "scopes": []string{"identity.verify"}}, &other)
+		e.MustCreate("/workspaces/"+ws2.WorkspaceID+"/credentials", map[string]any{"name": "o", "scopes": []string{"identity.verify"}}, &other)
 		wantError(t, e.call("GET", other.Credential, s, "result", nil), 404, "identity-session-not-found")
 	})
 	t.Run("consent is required; client verdict fields are refused", func(t *testing.T) {
-		wantError(t, e.do("POST", "/v1/identity/verification/session", e.docOnly, map[string]any{"subject_id": "u", "action": "a",
+		wantError(t, e.Do("POST", "/v1/identity/verification/session", e.docOnly, map[string]any{"subject_id": "u", "action": "a",
 			"assurance_level": "document_only", "country": "UTO", "document_type": "passport", "consent_accepted": false, "consent_reference": "c"}), 400, "consent-required")
 		s := e.create(t, e.docOnly, "document_only", "UTO")
 		wantError(t, e.call("POST", e.docOnly, s, "document", map[string]any{"front_image": e.verifyPage, "liveness_passed": true}), 400, "client-verdict-refused")
@@ -346,14 +347,14 @@ func TestIdentityStandardSessions(t *testing.T) {
 		c.FaceEngine, c.Presence, c.FaceMatch = fakeFaceEngine{}, fakePresence{}, sameFace
 		c.Identity.MaxAttempts = 3
 	})
-	faceStep := func(t *testing.T, s idSession, selfie, frame, doc string) response {
+	faceStep := func(t *testing.T, s idSession, selfie, frame, doc string) nodetest.Response {
 		t.Helper()
 		r := e.call("POST", e.full, s, "liveness", nil)
-		if r.status != 200 {
+		if r.Status != 200 {
 			return r
 		}
 		var ch session.Challenge
-		r.decode(t, &ch)
+		r.Decode(t, &ch)
 		return e.call("POST", e.full, s, "face", map[string]any{"nonce": ch.Nonce, "selfie": b64s(selfie),
 			"frames": []map[string]any{{"image": b64s(frame), "offset_ms": 0}, {"image": b64s(frame), "offset_ms": 300}}, "document_front_image": doc})
 	}
@@ -364,8 +365,8 @@ func TestIdentityStandardSessions(t *testing.T) {
 		wantError(t, e.call("POST", e.full, s, "complete", nil), 409, "identity-steps-incomplete")
 		r := faceStep(t, s, "face:a", "face:a", e.verifyPage)
 		wantStatus(t, r, 200, "collecting")
-		if !bytes.Contains(r.body, []byte(`"similarity_document":0.93`)) {
-			t.Fatalf("%s", r.body)
+		if !bytes.Contains(r.Body, []byte(`"similarity_document":0.93`)) {
+			t.Fatalf("%s", r.Body)
 		}
 		wantStatus(t, e.call("POST", e.full, s, "complete", nil), 200, "verified")
 	})
@@ -405,24 +406,24 @@ func TestIdentityNoFaceEngineFailsClosed(t *testing.T) {
 }
 
 func TestIdentityHostedSessionAPI(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "hosted"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "hosted"}, &ws)
 	p := "/workspaces/" + ws.WorkspaceID
-	tn.mustCreate(p+"/sites", map[string]any{"name": "shop", "hostnames": []string{"shop.example"}, "environment": "production"}, &struct{}{})
+	tn.MustCreate(p+"/sites", map[string]any{"name": "shop", "hostnames": []string{"shop.example"}, "environment": "production"}, &struct{}{})
 	var cred struct {
 		Credential string `json:"credential"`
 	}
-	tn.mustCreate(p+"/credentials", map[string]any{"name": "full", "scopes": []string{"identity.verify"}}, &cred)
-	create := func(extra map[string]any) response {
+	tn.MustCreate(p+"/credentials", map[string]any{"name": "full", "scopes": []string{"identity.verify"}}, &cred)
+	create := func(extra map[string]any) nodetest.Response {
 		b := map[string]any{"subject_id": "u-1", "action": "signup", "assurance_level": "document_only", "country": "UTO",
 			"document_type": "passport", "consent_accepted": true, "consent_reference": "c-1"}
 		for k, v := range extra {
 			b[k] = v
 		}
-		return tn.do("POST", "/v1/identity/hosted/session", cred.Credential, b)
+		return tn.Do("POST", "/v1/identity/hosted/session", cred.Credential, b)
 	}
 	for name, extra := range map[string]map[string]any{
 		"no origin and no return url":          {},
@@ -437,80 +438,80 @@ func TestIdentityHostedSessionAPI(t *testing.T) {
 		"an allowed host but an unknown theme": {"return_url": "https://shop.example/done", "theme": "neon"},
 	} {
 		r := create(extra)
-		if r.status != 400 {
-			t.Fatalf("%s: %d %s", name, r.status, r.body)
+		if r.Status != 400 {
+			t.Fatalf("%s: %d %s", name, r.Status, r.Body)
 		}
 	}
 	r := create(map[string]any{"parent_origin": "https://shop.example", "return_url": "https://shop.example/done?x=1", "locale": "de-AT"})
-	if r.status != 201 {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	var v struct {
 		SessionID    string `json:"session_id"`
 		SessionToken string `json:"session_token"`
 		URL          string `json:"url"`
 	}
-	r.decode(t, &v)
+	r.Decode(t, &v)
 	base, frag, ok := strings.Cut(v.URL, "#")
-	if !ok || !strings.HasPrefix(frag, "ivhs_") || !strings.HasSuffix(base, "/v1/identity/hosted/"+v.SessionID) || strings.Contains(string(r.body), "hosted_token") {
+	if !ok || !strings.HasPrefix(frag, "ivhs_") || !strings.HasSuffix(base, "/v1/identity/hosted/"+v.SessionID) || strings.Contains(string(r.Body), "hosted_token") {
 		t.Fatalf("url %s", v.URL)
 	}
-	page := tn.do("GET", "/v1/identity/hosted/"+v.SessionID, "", nil)
-	csp := page.header.Get("Content-Security-Policy")
-	if page.status != 200 || !strings.Contains(csp, "frame-ancestors https://shop.example;") || !strings.Contains(csp, "script-src 'self';") ||
-		page.header.Get("Referrer-Policy") != "no-referrer" || bytes.Contains(page.body, []byte("ivhs_")) {
-		t.Fatalf("page %d %q", page.status, csp)
+	page := tn.Do("GET", "/v1/identity/hosted/"+v.SessionID, "", nil)
+	csp := page.Header.Get("Content-Security-Policy")
+	if page.Status != 200 || !strings.Contains(csp, "frame-ancestors https://shop.example;") || !strings.Contains(csp, "script-src 'self';") ||
+		page.Header.Get("Referrer-Policy") != "no-referrer" || bytes.Contains(page.Body, []byte("ivhs_")) {
+		t.Fatalf("page %d %q", page.Status, csp)
 	}
-	if other := tn.do("GET", "/v1/identity/hosted/ivs_unknown", "", nil); !strings.Contains(other.header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+	if other := tn.Do("GET", "/v1/identity/hosted/ivs_unknown", "", nil); !strings.Contains(other.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
 		t.Fatal("an unknown session's page may be framed")
 	}
-	info := tn.do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag)
+	info := tn.Do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag)
 	var hi session.HostedInfo
-	info.decode(t, &hi)
-	if info.status != 200 || hi.Locale != "de" || hi.Theme != "system" || hi.ReturnURL != "https://shop.example/done?x=1" {
-		t.Fatalf("info %d %s", info.status, info.body)
+	info.Decode(t, &hi)
+	if info.Status != 200 || hi.Locale != "de" || hi.Theme != "system" || hi.ReturnURL != "https://shop.example/done?x=1" {
+		t.Fatalf("info %d %s", info.Status, info.Body)
 	}
-	wantError(t, tn.do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag+"x"), 401, "invalid-session-token")
-	wantError(t, tn.do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", v.SessionToken), 401, "invalid-session-token")
-	wantError(t, tn.do("POST", "/v1/identity/hosted/"+v.SessionID+"/complete", "", nil, "X-Service-Hosted-Token", frag), 409, "identity-steps-incomplete")
+	wantError(t, tn.Do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag+"x"), 401, "invalid-session-token")
+	wantError(t, tn.Do("GET", "/v1/identity/hosted/"+v.SessionID+"/info", "", nil, "X-Service-Hosted-Token", v.SessionToken), 401, "invalid-session-token")
+	wantError(t, tn.Do("POST", "/v1/identity/hosted/"+v.SessionID+"/complete", "", nil, "X-Service-Hosted-Token", frag), 409, "identity-steps-incomplete")
 	// The server's own capability still works beside the hosted one.
-	wantStatus(t, tn.do("GET", "/v1/identity/verification/"+v.SessionID+"/result", cred.Credential, nil, "X-Service-Identity-Session-Token", v.SessionToken), 200, "created")
+	wantStatus(t, tn.Do("GET", "/v1/identity/verification/"+v.SessionID+"/result", cred.Credential, nil, "X-Service-Identity-Session-Token", v.SessionToken), 200, "created")
 	// A direct session has no hosted capability.
-	d := tn.do("POST", "/v1/identity/verification/session", cred.Credential, map[string]any{"subject_id": "u-2", "action": "signup",
+	d := tn.Do("POST", "/v1/identity/verification/session", cred.Credential, map[string]any{"subject_id": "u-2", "action": "signup",
 		"assurance_level": "document_only", "country": "UTO", "document_type": "passport", "consent_accepted": true, "consent_reference": "c-1"})
 	var dv struct {
 		SessionID string `json:"session_id"`
 	}
-	d.decode(t, &dv)
-	wantError(t, tn.do("GET", "/v1/identity/hosted/"+dv.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag), 404, "identity-session-not-found")
+	d.Decode(t, &dv)
+	wantError(t, tn.Do("GET", "/v1/identity/hosted/"+dv.SessionID+"/info", "", nil, "X-Service-Hosted-Token", frag), 404, "identity-session-not-found")
 	for _, a := range []string{"/v1/identity/hosted-assets/app.js", "/v1/identity/hosted-assets/app.css"} {
-		if r := tn.do("GET", a, "", nil); r.status != 200 || len(r.body) < 500 {
-			t.Fatalf("%s: %d", a, r.status)
+		if r := tn.Do("GET", a, "", nil); r.Status != 200 || len(r.Body) < 500 {
+			t.Fatalf("%s: %d", a, r.Status)
 		}
 	}
 }
 
 func TestIdentitySessionsSurviveARestart(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "restart"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "restart"}, &ws)
 	var cred struct {
 		Credential string `json:"credential"`
 	}
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/credentials", map[string]any{"name": "c", "scopes": []string{"identity.verify"}}, &cred)
-	e := &idEnv{testNode: tn, ws: ws.WorkspaceID, full: cred.Credential}
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/credentials", map[string]any{"name": "c", "scopes": []string{"identity.verify"}}, &cred)
+	e := &idEnv{Node: tn, ws: ws.WorkspaceID, full: cred.Credential}
 	s := e.create(t, cred.Credential, "standard", "UTO")
 	wantStatus(t, e.call("POST", cred.Credential, s, "cancel", nil), 200, "cancelled")
-	cfg := tn.cfg
-	tn.stop()
-	tn2 := startNode(t, cfg)
-	e2 := &idEnv{testNode: tn2, ws: ws.WorkspaceID}
+	cfg := tn.Cfg
+	tn.Stop()
+	tn2 := nodetest.StartConfig(t, cfg)
+	e2 := &idEnv{Node: tn2, ws: ws.WorkspaceID}
 	r := e2.call("GET", cred.Credential, s, "result", nil)
 	wantStatus(t, r, 200, "cancelled")
-	if !bytes.Contains(r.body, []byte(`"sequence":1`)) {
-		t.Fatalf("%s", r.body)
+	if !bytes.Contains(r.Body, []byte(`"sequence":1`)) {
+		t.Fatalf("%s", r.Body)
 	}
 	if got := strings.Join(e2.events(t, s.ID), ","); got != "cancelled" {
 		t.Fatalf("events after restart %s", got)

@@ -1,16 +1,14 @@
-package http
+package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
+	kernel "github.com/trustd/trustd/http"
 	"io"
-	"slices"
 	"strconv"
 	"time"
 
-	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 )
 
@@ -59,82 +57,57 @@ type DocumentsSupported struct {
 	DecodeCost         string `json:"decode_cost" required:"true" doc:"How a screening is priced from the images' headers, before decoding: width × height × bytes per pixel by format, bit depth and channels, plus the grey copies."`
 }
 
-// withModuleCodes appends a module's codes to list, skipping codes already
-// in it (the module's 503 is the shared service-unavailable).
-func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
-	out := append([]ErrorCode(nil), list...)
-	for _, m := range mod {
-		if !slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == m.Code }) {
-			out = append(out, moduleCode(m))
-		}
-	}
-	return out
-}
-
-func newDocumentScreener() *documents.Screener {
-	return documents.NewScreener(documents.Tesseract{Timeout: 5 * time.Second}, 2)
-}
-
-func (s *Server) documentRoutes() []Route {
-	errs := withModuleCodes([]ErrorCode{ErrMalformedJSON, ErrBadRequest, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-		ErrUnauthorized, ErrForbidden, ErrUnavailable}, documents.Errors)
-	return []Route{
+func (x identityAPI) documentRoutes() []kernel.Route {
+	errs := kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrBadRequest, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
+		kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrUnavailable}, documents.Errors)
+	return []kernel.Route{
 		{Method: "POST", Path: "/documents/verify", ID: "documentsVerify", Tag: "Documents",
 			Summary: "Screen identity-document images: capture quality, MRZ, barcode, portrait; a decision, never an authenticity claim.",
-			Auth:    []Auth{AuthCredential, AuthSiteSecret}, Body: &DocumentVerifyInput{}, Multipart: &DocumentVerifyForm{}, Result: &documents.DocumentResult{},
-			Errors: errs, MaxBody: DocumentsMaxBody, Handle: s.documentsVerify},
+			Auth:    []kernel.Auth{kernel.AuthCredential, kernel.AuthSiteSecret}, Body: &DocumentVerifyInput{}, Multipart: &DocumentVerifyForm{}, Result: &documents.DocumentResult{},
+			Errors: errs, MaxBody: DocumentsMaxBody, Handle: x.documentsVerify},
 		{Method: "GET", Path: "/documents/supported", ID: "documentsSupported", Tag: "Documents",
 			Summary: "Supported countries, document types, sides, checks and image limits.",
-			Result:  &DocumentsSupported{}, Handle: s.documentsSupported},
+			Result:  &DocumentsSupported{}, Handle: x.documentsSupported},
 	}
 }
 
-func (s *Server) documentsVerify(c *Call) {
+func (x identityAPI) documentsVerify(c *kernel.Call) {
 	var in DocumentVerifyInput
-	if c.isMultipart() {
-		if !c.decodeDocumentForm(&in) {
+	if c.IsMultipart() {
+		if !decodeDocumentForm(c, &in) {
 			return
 		}
-	} else if !c.decode(&in) {
+	} else if !c.Decode(&in) {
 		return
 	}
-	_, _, sandbox, ok := c.authServer(in.Secret, "identity.document.verify", true)
+	_, _, sandbox, ok := c.AuthServer(in.Secret, "identity.document.verify", true)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := s.mods.docs.Screen(ctx, documents.Request{Country: in.Country, DocumentType: in.DocumentType,
+	res, err := x.docs.Screen(ctx, documents.Request{Country: in.Country, DocumentType: in.DocumentType,
 		Front: in.FrontImage, Back: in.BackImage, RequirePortrait: in.RequirePortrait, Sandbox: sandbox})
 	if err != nil {
 		if ctx.Err() != nil {
-			c.fail(ErrUnavailable, "document screening is busy; retry with backoff")
+			c.Fail(kernel.ErrUnavailable, "document screening is busy; retry with backoff")
 			return
 		}
 		if errors.Is(err, documents.ErrBusy) {
-			setRetryAfter(&c.Ctx.Response.Header, 2)
+			c.Ctx.Response.Header.Set("Retry-After", "2")
 		}
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(res)
+	c.OK(res)
 }
 
-func (s *Server) documentsSupported(c *Call) {
-	b := s.mods.docs.Budget()
-	c.ok(&DocumentsSupported{Documents: documents.Supported, Formats: documents.Formats,
+func (x identityAPI) documentsSupported(c *kernel.Call) {
+	b := x.docs.Budget()
+	c.OK(&DocumentsSupported{Documents: documents.Supported, Formats: documents.Formats,
 		MaxImageBytes: documents.MaxImageBytes, MaxImageSide: documents.MaxImageSide, MaxImagePixels: documents.MaxImagePixels,
 		MinImageSide: documents.MinImageSide, MaxBodyBytes: DocumentsMaxBody, OCRAvailable: documents.OCRInstalled(),
 		DecodeBudgetBytes: b.Total, DecodeBudgetWaitMS: b.Wait.Milliseconds(), DecodeCost: documents.DecodeCostRule})
-}
-
-// isMultipart reports a multipart/form-data body.
-func (c *Call) isMultipart() bool {
-	ct := c.Ctx.Request.Header.ContentType()
-	if i := bytes.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("multipart/form-data"))
 }
 
 // decodeDocumentForm reads the multipart form of /documents/verify into
@@ -142,10 +115,10 @@ func (c *Call) isMultipart() bool {
 // field. An image comes as a file part (its bytes) or as a text part
 // (base64, as in JSON); a file is base64-encoded here so both forms meet
 // the same screening and its limits.
-func (c *Call) decodeDocumentForm(in *DocumentVerifyInput) bool {
+func decodeDocumentForm(c *kernel.Call, in *DocumentVerifyInput) bool {
 	form, err := c.Ctx.MultipartForm()
 	if err != nil {
-		c.fail(ErrBadRequest, "the multipart/form-data body could not be parsed: "+err.Error())
+		c.Fail(kernel.ErrBadRequest, "the multipart/form-data body could not be parsed: "+err.Error())
 		return false
 	}
 	images := map[string]*string{"front_image": &in.FrontImage, "back_image": &in.BackImage}
@@ -154,7 +127,7 @@ func (c *Call) decodeDocumentForm(in *DocumentVerifyInput) bool {
 	seen := map[string]bool{}
 	once := func(name string) bool {
 		if seen[name] {
-			c.fail(ErrBadRequest, "the field "+name+" is sent twice")
+			c.Fail(kernel.ErrBadRequest, "the field "+name+" is sent twice")
 			return false
 		}
 		seen[name] = true
@@ -171,12 +144,12 @@ func (c *Call) decodeDocumentForm(in *DocumentVerifyInput) bool {
 			case name == "require_portrait":
 				b, err := strconv.ParseBool(v)
 				if err != nil {
-					c.fail(ErrInvalidField, "require_portrait: must be true or false")
+					c.Fail(kernel.ErrInvalidField, "require_portrait: must be true or false")
 					return false
 				}
 				in.RequirePortrait = b
 			default:
-				c.fail(ErrUnknownField, "unknown field "+name)
+				c.Fail(kernel.ErrUnknownField, "unknown field "+name)
 				return false
 			}
 		}
@@ -184,7 +157,7 @@ func (c *Call) decodeDocumentForm(in *DocumentVerifyInput) bool {
 	for name, files := range form.File {
 		dst, ok := images[name]
 		if !ok {
-			c.fail(ErrUnknownField, "unknown file field "+name)
+			c.Fail(kernel.ErrUnknownField, "unknown file field "+name)
 			return false
 		}
 		for _, fh := range files {
@@ -192,18 +165,18 @@ func (c *Call) decodeDocumentForm(in *DocumentVerifyInput) bool {
 				return false
 			}
 			if fh.Size > documents.MaxImageBytes {
-				c.fail(ErrInvalidField, name+": the image exceeds "+strconv.Itoa(documents.MaxImageBytes)+" bytes")
+				c.Fail(kernel.ErrInvalidField, name+": the image exceeds "+strconv.Itoa(documents.MaxImageBytes)+" bytes")
 				return false
 			}
 			f, err := fh.Open()
 			if err != nil {
-				c.fail(ErrBadRequest, name+": "+err.Error())
+				c.Fail(kernel.ErrBadRequest, name+": "+err.Error())
 				return false
 			}
 			raw, err := io.ReadAll(io.LimitReader(f, documents.MaxImageBytes+1))
 			f.Close()
 			if err != nil {
-				c.fail(ErrBadRequest, name+": "+err.Error())
+				c.Fail(kernel.ErrBadRequest, name+": "+err.Error())
 				return false
 			}
 			*dst = base64.StdEncoding.EncodeToString(raw)

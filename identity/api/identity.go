@@ -1,8 +1,9 @@
-package http
+package api
 
 import (
 	"context"
 	"errors"
+	kernel "github.com/trustd/trustd/http"
 	"time"
 
 	"github.com/trustd/trustd/errcode"
@@ -64,136 +65,123 @@ type ReviewResolveInput struct {
 	By       string `json:"by" required:"true" doc:"Who decided (1 to 128 bytes)."`
 }
 
-type sessionScreener struct{ s *Server }
-
-func (x sessionScreener) Screen(ctx context.Context, r documents.Request) (*documents.DocumentResult, error) {
-	return x.s.mods.docs.Screen(ctx, r)
-}
-
-func (s *Server) newIdentitySessions() *session.Module {
-	d := session.Deps{Store: s.store, Screener: sessionScreener{s}, Engine: s.cfg.FaceEngine, Presence: s.cfg.Presence,
-		Match: s.cfg.FaceMatch, Now: s.clock, Log: s.log}
-	if s.cfg.Webhooks != nil {
-		d.Events = s.cfg.Webhooks
-	}
-	return session.New(s.cfg.Identity, d)
-}
-
-func (s *Server) identityRoutes() []Route {
-	base := []ErrorCode{ErrUnauthorized, ErrForbidden, ErrRateLimited, ErrUnavailable, ErrConflict,
-		moduleCode(session.ErrScope), moduleCode(session.ErrNotFound), moduleCode(session.ErrCapability)}
-	body := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, moduleCode(session.ErrClientVerdict)}
-	step := append(append([]ErrorCode(nil), base...), moduleCode(session.ErrState), moduleCode(session.ErrBusy), moduleCode(session.ErrExpired),
-		moduleCode(session.ErrQueueFull))
-	cr := append(append(append([]ErrorCode(nil), base...), body...), moduleCode(session.ErrConsent), moduleCode(session.ErrSessionLimit),
-		moduleCode(documents.ErrCountry), moduleCode(documents.ErrDocumentType))
-	doc := withModuleCodes(append(append([]ErrorCode(nil), step...), body...), documents.Errors)
-	faceErrs := withModuleCodes(append(append([]ErrorCode(nil), step...), body...), []*errcode.Code{session.ErrIncomplete, session.ErrNoChallenge,
+func (x identityAPI) identityRoutes() []kernel.Route {
+	base := []kernel.ErrorCode{kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrRateLimited, kernel.ErrUnavailable, kernel.ErrConflict,
+		kernel.ModuleCode(session.ErrScope), kernel.ModuleCode(session.ErrNotFound), kernel.ModuleCode(session.ErrCapability)}
+	body := []kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge, kernel.ModuleCode(session.ErrClientVerdict)}
+	step := append(append([]kernel.ErrorCode(nil), base...), kernel.ModuleCode(session.ErrState), kernel.ModuleCode(session.ErrBusy), kernel.ModuleCode(session.ErrExpired),
+		kernel.ModuleCode(session.ErrQueueFull))
+	cr := append(append(append([]kernel.ErrorCode(nil), base...), body...), kernel.ModuleCode(session.ErrConsent), kernel.ModuleCode(session.ErrSessionLimit),
+		kernel.ModuleCode(documents.ErrCountry), kernel.ModuleCode(documents.ErrDocumentType))
+	doc := kernel.WithModuleCodes(append(append([]kernel.ErrorCode(nil), step...), body...), documents.Errors)
+	faceErrs := kernel.WithModuleCodes(append(append([]kernel.ErrorCode(nil), step...), body...), []*errcode.Code{session.ErrIncomplete, session.ErrNoChallenge,
 		session.ErrChallengeStale, session.ErrNonce, session.ErrDocumentImage, face.ErrUnavailable,
 		documents.ErrImageTooLarge, documents.ErrImageEncoding})
-	live := withModuleCodes(step, []*errcode.Code{session.ErrIncomplete, face.ErrUnavailable})
-	complete := withModuleCodes(step, []*errcode.Code{session.ErrIncomplete})
-	result := append([]ErrorCode(nil), base...)
+	live := kernel.WithModuleCodes(step, []*errcode.Code{session.ErrIncomplete, face.ErrUnavailable})
+	complete := kernel.WithModuleCodes(step, []*errcode.Code{session.ErrIncomplete})
+	result := append([]kernel.ErrorCode(nil), base...)
 	sid := "/identity/verification/{session_id}"
-	a := []Auth{AuthCredential}
-	hdr := []Param{{Name: SessionTokenHeader, In: "header", Description: "The session capability returned once by the create call (required)."}}
-	adm := []Auth{AuthAdmin}
-	rerr := withModuleCodes(adminErrors, []*errcode.Code{session.ErrCaseNotFound, session.ErrCaseClosed, session.ErrQueueFull, session.ErrBusy})
+	a := []kernel.Auth{kernel.AuthCredential}
+	hdr := []kernel.Param{{Name: SessionTokenHeader, In: "header", Description: "The session capability returned once by the create call (required)."}}
+	adm := []kernel.Auth{kernel.AuthAdmin}
+	rerr := kernel.WithModuleCodes(kernel.AdminErrors(), []*errcode.Code{session.ErrCaseNotFound, session.ErrCaseClosed, session.ErrQueueFull, session.ErrBusy})
 	ws := "/workspaces/{workspace_id}/reviews"
-	return append(s.hostedRoutes(step, body, faceErrs, live, complete), []Route{
+	return append(x.hostedRoutes(step, body, faceErrs, live, complete), []kernel.Route{
 		{Method: "POST", Path: "/identity/verification/session", ID: "identitySessionCreate", Tag: "Identity verification", Auth: a,
 			Summary: "Start a verification session; the answer holds the session capability, once.",
-			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: identityBody(s.identityCreate)},
+			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: identityBody(x.identityCreate)},
 		{Method: "POST", Path: sid + "/document", ID: "identitySessionDocument", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Screen the session's document (an attempt): verify or review keeps collecting, recapture asks again, reject ends it.",
-			Body:    &IdentityDocumentInput{}, Result: &session.StepResult{}, Errors: doc, MaxBody: DocumentsMaxBody, Handle: identityBody(s.identityDocument)},
+			Body:    &IdentityDocumentInput{}, Result: &session.StepResult{}, Errors: doc, MaxBody: DocumentsMaxBody, Handle: identityBody(x.identityDocument)},
 		{Method: "POST", Path: sid + "/liveness", ID: "identitySessionLiveness", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Issue the liveness challenge (actions, nonce, deadline) the face step answers; standard and high only, after the document.",
-			Result:  &session.Challenge{}, Errors: live, Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Liveness(ctx, who, id, tok)
+			Result:  &session.Challenge{}, Errors: live, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
+				return x.idv.Liveness(ctx, who, id, tok)
 			})},
 		{Method: "POST", Path: sid + "/face", ID: "identitySessionFace", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Send the selfie and the challenge frames (an attempt): the service checks liveness and compares the faces; fails closed without a face engine.",
-			Body:    &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs, MaxBody: IdentityFaceMaxBody, Handle: identityBody(s.identityFace)},
+			Body:    &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs, MaxBody: IdentityFaceMaxBody, Handle: identityBody(x.identityFace)},
 		{Method: "POST", Path: sid + "/complete", ID: "identitySessionComplete", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Decide once the required steps passed: verified, or manual review (document in doubt, or high assurance).",
-			Result:  &session.Result{}, Errors: complete, Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Complete(ctx, who, id, tok)
+			Result:  &session.Result{}, Errors: complete, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
+				return x.idv.Complete(ctx, who, id, tok)
 			})},
 		{Method: "GET", Path: sid + "/result", ID: "identitySessionResult", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "The session: status, steps, attempts with check statuses and measured values (never images).",
-			Result:  &session.Result{}, Errors: result, Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Result(ctx, who, id, tok)
+			Result:  &session.Result{}, Errors: result, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
+				return x.idv.Result(ctx, who, id, tok)
 			})},
 		{Method: "POST", Path: sid + "/cancel", ID: "identitySessionCancel", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Cancel a session that has no outcome yet.",
-			Result:  &session.Result{}, Errors: step, Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Cancel(ctx, who, id, tok)
+			Result:  &session.Result{}, Errors: step, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
+				return x.idv.Cancel(ctx, who, id, tok)
 			})},
 		{Method: "POST", Path: sid + "/redact", ID: "identitySessionRedact", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Erase the session's traces of the person and the capture (cancelling it first if it has no outcome); emits identity.verification.redacted.",
-			Result:  &session.Result{}, Errors: append(append([]ErrorCode(nil), base...), moduleCode(session.ErrBusy)), Handle: s.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Redact(ctx, who, id, tok)
+			Result:  &session.Result{}, Errors: append(append([]kernel.ErrorCode(nil), base...), kernel.ModuleCode(session.ErrBusy)), Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
+				return x.idv.Redact(ctx, who, id, tok)
 			})},
 		{Method: "GET", Path: ws, Admin: true, ID: "listReviewCases", Tag: "Review queue", Auth: adm,
 			Summary: "The workspace's review cases, open first: reasons, attempts, redacted evidence.",
-			Params:  []Param{{Name: "status", In: "query", Description: "Only cases with this status.", Enum: []string{"open", "resolved", "withdrawn"}}},
-			Result:  &session.CaseList{}, Errors: rerr, Handle: s.admin(s.listReviews)},
+			Params:  []kernel.Param{{Name: "status", In: "query", Description: "Only cases with this status.", Enum: []string{"open", "resolved", "withdrawn"}}},
+			Result:  &session.CaseList{}, Errors: rerr, Handle: kernel.AdminOnly(x.listReviews)},
 		{Method: "GET", Path: ws + "/{case_id}", Admin: true, ID: "getReviewCase", Tag: "Review queue", Auth: adm, Summary: "Read a review case.",
-			Result: &session.CaseView{}, Errors: rerr, Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					v, err := s.mods.idv.Case(w.ID, c.Param("case_id"))
-					c.answer(v, err)
+			Result: &session.CaseView{}, Errors: rerr, Handle: kernel.AdminOnly(func(c *kernel.Call) {
+				if w := c.Workspace(); w != nil {
+					v, err := x.idv.Case(w.ID, c.Param("case_id"))
+					answer(c, v, err)
 				}
 			})},
 		{Method: "POST", Path: ws + "/{case_id}/resolve", Admin: true, ID: "resolveReviewCase", Tag: "Review queue", Auth: adm,
 			Summary: "Resolve an open case with a decision and a note; a session case moves the session to the decision and emits review_resolved.",
-			Body:    &ReviewResolveInput{}, Result: &session.CaseView{}, Errors: rerr, Handle: s.admin(s.resolveReview)},
+			Body:    &ReviewResolveInput{}, Result: &session.CaseView{}, Errors: rerr, Handle: kernel.AdminOnly(x.resolveReview)},
 	}...)
 }
 
 // answer writes v, or the error.
-func (c *Call) answer(v any, err error) {
+func answer(c *kernel.Call, v any, err error) {
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(v)
+	c.OK(v)
 }
 
 // identityCaller authenticates a scoped credential (Authorization: Bearer
 // only; no body secret) carrying identity.verify or
 // identity.document.verify; the module checks the scope fits the level.
-func (c *Call) identityCaller() (session.Caller, bool) {
-	tok := c.bearer()
+func identityCaller(c *kernel.Call) (session.Caller, bool) {
+	tok := c.Bearer()
 	if tok == "" {
 		c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd"`)
-		c.fail(ErrUnauthorized, "a scoped credential is required (Authorization: Bearer <credential>)")
+		c.Fail(kernel.ErrUnauthorized, "a scoped credential is required (Authorization: Bearer <credential>)")
 		return session.Caller{}, false
 	}
-	cr := c.cat.CredentialByToken(tok)
-	if cr == nil || c.cat.Workspaces[cr.WorkspaceID] == nil {
+	cr := c.Catalog().CredentialByToken(tok)
+	if cr == nil || c.Catalog().Workspaces[cr.WorkspaceID] == nil {
 		c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd"`)
-		c.fail(ErrUnauthorized, "the bearer credential is not valid")
+		c.Fail(kernel.ErrUnauthorized, "the bearer credential is not valid")
 		return session.Caller{}, false
 	}
 	if !cr.HasScope(session.ScopeVerify) && !cr.HasScope(session.ScopeDocumentVerify) {
-		c.failErr(session.ErrScope)
+		c.FailErr(session.ErrScope)
 		return session.Caller{}, false
 	}
-	if !c.admitCredential(cr.ID, cr.WorkspaceID) {
+	if !c.AdmitCredential(cr.ID, cr.WorkspaceID) {
 		return session.Caller{}, false
 	}
 	return session.Caller{WorkspaceID: cr.WorkspaceID, Scopes: cr.Scopes}, true
 }
 
-func (c *Call) sessionToken() string { return string(c.Ctx.Request.Header.Peek(SessionTokenHeader)) }
+func sessionToken(c *kernel.Call) string {
+	return string(c.Ctx.Request.Header.Peek(SessionTokenHeader))
+}
 
 // refuseClientVerdict answers client-verdict-refused when the body
 // asserts a match, liveness or score (session.RefuseClientVerdict).
-func (c *Call) refuseClientVerdict() bool {
+func refuseClientVerdict(c *kernel.Call) bool {
 	if err := session.RefuseClientVerdict(c.Ctx.Request.Body()); err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return true
 	}
 	return false
@@ -205,16 +193,16 @@ func identityCtx() (context.Context, context.CancelFunc) {
 
 // identityBody is a session operation on body In: refuse client
 // verdicts, decode, authenticate, run op under the step deadline, encode.
-func identityBody[In any](op func(ctx context.Context, c *Call, who session.Caller, in *In) (any, error)) func(*Call) {
-	return func(c *Call) {
-		if c.refuseClientVerdict() {
+func identityBody[In any](op func(ctx context.Context, c *kernel.Call, who session.Caller, in *In) (any, error)) func(*kernel.Call) {
+	return func(c *kernel.Call) {
+		if refuseClientVerdict(c) {
 			return
 		}
 		in := new(In)
-		if !c.decode(in) {
+		if !c.Decode(in) {
 			return
 		}
-		who, ok := c.identityCaller()
+		who, ok := identityCaller(c)
 		if !ok {
 			return
 		}
@@ -222,115 +210,85 @@ func identityBody[In any](op func(ctx context.Context, c *Call, who session.Call
 		defer cancel()
 		v, err := op(ctx, c, who, in)
 		if err != nil {
-			c.identityFail(ctx, err)
+			identityFail(c, ctx, err)
 			return
 		}
 		c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-		c.ok(v)
+		c.OK(v)
 	}
 }
 
-func (s *Server) identityCreate(ctx context.Context, _ *Call, who session.Caller, in *IdentitySessionInput) (any, error) {
-	return s.mods.idv.Create(ctx, who, session.CreateRequest{SubjectID: in.SubjectID, Action: in.Action, Assurance: in.AssuranceLevel,
+func (x identityAPI) identityCreate(ctx context.Context, _ *kernel.Call, who session.Caller, in *IdentitySessionInput) (any, error) {
+	return x.idv.Create(ctx, who, session.CreateRequest{SubjectID: in.SubjectID, Action: in.Action, Assurance: in.AssuranceLevel,
 		Country: in.Country, DocumentType: in.DocumentType, ConsentAccepted: in.ConsentAccepted, ConsentReference: in.ConsentReference})
 }
 
-func (s *Server) identityDocument(ctx context.Context, c *Call, who session.Caller, in *IdentityDocumentInput) (any, error) {
-	return s.mods.idv.Document(ctx, who, c.Param("session_id"), c.sessionToken(), session.DocumentRequest{Front: in.FrontImage,
+func (x identityAPI) identityDocument(ctx context.Context, c *kernel.Call, who session.Caller, in *IdentityDocumentInput) (any, error) {
+	return x.idv.Document(ctx, who, c.Param("session_id"), sessionToken(c), session.DocumentRequest{Front: in.FrontImage,
 		Back: in.BackImage, Country: in.Country, DocumentType: in.DocumentType})
 }
 
-func (s *Server) identityFace(ctx context.Context, c *Call, who session.Caller, in *IdentityFaceInput) (any, error) {
+func (x identityAPI) identityFace(ctx context.Context, c *kernel.Call, who session.Caller, in *IdentityFaceInput) (any, error) {
 	fr := make([]session.FrameInput, len(in.Frames))
 	for i, f := range in.Frames {
 		fr[i] = session.FrameInput{Image: f.Image, OffsetMS: f.OffsetMS}
 	}
-	return s.mods.idv.Face(ctx, who, c.Param("session_id"), c.sessionToken(), session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie,
+	return x.idv.Face(ctx, who, c.Param("session_id"), sessionToken(c), session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie,
 		Frames: fr, DocumentFront: in.DocumentFrontImage})
 }
 
 // identitySimple is a body-less session operation.
-func (s *Server) identitySimple(op func(ctx context.Context, who session.Caller, id, tok string) (any, error)) func(*Call) {
-	return func(c *Call) {
-		who, ok := c.identityCaller()
+func (x identityAPI) identitySimple(op func(ctx context.Context, who session.Caller, id, tok string) (any, error)) func(*kernel.Call) {
+	return func(c *kernel.Call) {
+		who, ok := identityCaller(c)
 		if !ok {
 			return
 		}
 		ctx, cancel := identityCtx()
 		defer cancel()
-		v, err := op(ctx, who, c.Param("session_id"), c.sessionToken())
+		v, err := op(ctx, who, c.Param("session_id"), sessionToken(c))
 		if err != nil {
-			c.identityFail(ctx, err)
+			identityFail(c, ctx, err)
 			return
 		}
 		c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-		c.ok(v)
+		c.OK(v)
 	}
 }
 
 // identityFail maps a module error; a step that ran out of time is a 503
 // (the session was released or times out), never a 500.
-func (c *Call) identityFail(ctx context.Context, err error) {
+func identityFail(c *kernel.Call, ctx context.Context, err error) {
 	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		c.fail(ErrUnavailable, "the verification step did not finish in time; the session is unchanged or released shortly; retry with backoff")
+		c.Fail(kernel.ErrUnavailable, "the verification step did not finish in time; the session is unchanged or released shortly; retry with backoff")
 		return
 	}
 	if errors.Is(err, session.ErrCapability) {
 		c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd"`)
 	}
-	c.failErr(err)
+	c.FailErr(err)
 }
 
-func (s *Server) listReviews(c *Call) {
-	w := c.workspace()
+func (x identityAPI) listReviews(c *kernel.Call) {
+	w := c.Workspace()
 	if w == nil {
 		return
 	}
-	v, err := s.mods.idv.Cases(w.ID, string(c.Ctx.QueryArgs().Peek("status")))
-	c.answer(v, err)
+	v, err := x.idv.Cases(w.ID, string(c.Ctx.QueryArgs().Peek("status")))
+	answer(c, v, err)
 }
 
-func (s *Server) resolveReview(c *Call) {
-	w := c.workspace()
+func (x identityAPI) resolveReview(c *kernel.Call) {
+	w := c.Workspace()
 	if w == nil {
 		return
 	}
 	var in ReviewResolveInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
 	ctx, cancel := identityCtx()
 	defer cancel()
-	v, err := s.mods.idv.Resolve(ctx, w.ID, c.Param("case_id"), in.Decision, in.Note, in.By)
-	c.answer(v, err)
+	v, err := x.idv.Resolve(ctx, w.ID, c.Param("case_id"), in.Decision, in.Note, in.By)
+	answer(c, v, err)
 }
-
-// SweepIdentityEvents hands identity sessions' pending webhook events to
-// the outbox every interval while leader (an Emit that failed inside a
-// request is retried here, not only when the session is next touched),
-// and applies the identity retention, until ctx ends.
-func (s *Server) SweepIdentityEvents(ctx context.Context, every time.Duration, leader func() bool) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if leader() {
-				fctx, cancel := context.WithTimeout(ctx, every)
-				s.mods.idv.FlushPending(fctx)
-				// Retention on a timer: ended sessions and resolved cases
-				// past their retention go even in a quiet workspace.
-				if _, err := s.mods.idv.Prune(fctx); err != nil && ctx.Err() == nil {
-					s.log.Warn("identity retention: prune failed; retried on the next sweep", "err", err)
-				}
-				cancel()
-			}
-		}
-	}
-}
-
-// IdentitySessions is the identity-session module, whose review queue other
-// modules (journeys escalations) use through OpenCase and Case.
-func (s *Server) IdentitySessions() *session.Module { return s.mods.idv }

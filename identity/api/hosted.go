@@ -1,9 +1,10 @@
-package http
+package api
 
 import (
 	"bytes"
 	"context"
 	_ "embed"
+	kernel "github.com/trustd/trustd/http"
 	"html/template"
 	"strings"
 
@@ -21,17 +22,17 @@ import (
 // HostedTokenHeader carries the hosted capability.
 const HostedTokenHeader = "X-Service-Hosted-Token"
 
-//go:embed identity_hosted/page.html
+//go:embed hosted/page.html
 var hostedHTML string
 
 // hostedPageTmpl renders the page with the branding of the session's
 // site (html/template escapes the profile name and paths).
 var hostedPageTmpl = template.Must(template.New("hosted").Parse(hostedHTML))
 
-//go:embed identity_hosted/app.js
+//go:embed hosted/app.js
 var hostedJS []byte
 
-//go:embed identity_hosted/app.css
+//go:embed hosted/app.css
 var hostedCSS []byte
 
 // HostedSessionInput is the body of POST /identity/hosted/session.
@@ -50,14 +51,14 @@ type HostedSessionView struct {
 	URL string `json:"url" required:"true" doc:"The hosted page. Its fragment holds the hosted capability: hand the whole URL to the browser (iframe src or redirect) and never log it."`
 }
 
-func (s *Server) hostedRoutes(step, body []ErrorCode, faceErrs, live, complete []ErrorCode) []Route {
-	h := []Auth{AuthHosted}
+func (x identityAPI) hostedRoutes(step, body []kernel.ErrorCode, faceErrs, live, complete []kernel.ErrorCode) []kernel.Route {
+	h := []kernel.Auth{kernel.AuthHosted}
 	hid := "/identity/hosted/{session_id}"
-	cr := withModuleCodes(append(append([]ErrorCode(nil), body...), ErrUnauthorized, ErrForbidden, ErrRateLimited, ErrUnavailable, ErrConflict),
+	cr := kernel.WithModuleCodes(append(append([]kernel.ErrorCode(nil), body...), kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrRateLimited, kernel.ErrUnavailable, kernel.ErrConflict),
 		[]*errcode.Code{session.ErrScope, session.ErrConsent, session.ErrSessionLimit, session.ErrOrigin, documents.ErrCountry, documents.ErrDocumentType})
-	asset := func(path, id, ctype string, b []byte) Route {
-		return Route{Method: "GET", Path: path, ID: id, Tag: "Identity verification", ContentType: ctype,
-			Summary: "An asset of the hosted capture page.", Handle: func(c *Call) {
+	asset := func(path, id, ctype string, b []byte) kernel.Route {
+		return kernel.Route{Method: "GET", Path: path, ID: id, Tag: "Identity verification", ContentType: ctype,
+			Summary: "An asset of the hosted capture page.", Handle: func(c *kernel.Call) {
 				hd := &c.Ctx.Response.Header
 				hd.Set("X-Content-Type-Options", "nosniff")
 				hd.Set("Cache-Control", "public, max-age=300")
@@ -66,9 +67,9 @@ func (s *Server) hostedRoutes(step, body []ErrorCode, faceErrs, live, complete [
 				c.Ctx.SetBody(b)
 			}}
 	}
-	hostedOp := func(op func(ctx context.Context, who session.Caller, id, tok string) (any, error)) func(*Call) {
-		return func(c *Call) {
-			who, tok, ok := c.hostedCaller(s)
+	hostedOp := func(op func(ctx context.Context, who session.Caller, id, tok string) (any, error)) func(*kernel.Call) {
+		return func(c *kernel.Call) {
+			who, tok, ok := x.hostedCaller(c)
 			if !ok {
 				return
 			}
@@ -76,58 +77,58 @@ func (s *Server) hostedRoutes(step, body []ErrorCode, faceErrs, live, complete [
 			defer cancel()
 			v, err := op(ctx, who, c.Param("session_id"), tok)
 			if err != nil {
-				c.identityFail(ctx, err)
+				identityFail(c, ctx, err)
 				return
 			}
 			c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-			c.ok(v)
+			c.OK(v)
 		}
 	}
-	auth := []ErrorCode{moduleCode(session.ErrCapability), moduleCode(session.ErrNotFound), ErrRateLimited, ErrUnavailable}
-	return []Route{
-		{Method: "POST", Path: "/identity/hosted/session", ID: "identityHostedCreate", Tag: "Identity verification", Auth: []Auth{AuthCredential},
+	auth := []kernel.ErrorCode{kernel.ModuleCode(session.ErrCapability), kernel.ModuleCode(session.ErrNotFound), kernel.ErrRateLimited, kernel.ErrUnavailable}
+	return []kernel.Route{
+		{Method: "POST", Path: "/identity/hosted/session", ID: "identityHostedCreate", Tag: "Identity verification", Auth: []kernel.Auth{kernel.AuthCredential},
 			Summary: "Start a session captured on trustd's hosted page; the answer holds the session capability (for your server) and the page URL (hosted capability in its fragment).",
-			Body:    &HostedSessionInput{}, Status: 201, Result: &HostedSessionView{}, Errors: cr, Handle: identityBody(s.hostedCreate)},
+			Body:    &HostedSessionInput{}, Status: 201, Result: &HostedSessionView{}, Errors: cr, Handle: identityBody(x.hostedCreate)},
 		{Method: "GET", Path: hid, ID: "identityHostedPage", Tag: "Identity verification", ContentType: "text/html",
 			Summary: "The hosted capture page (strict CSP, no third-party requests); it reads the capability from the fragment and removes it at once.",
-			Handle:  s.hostedPage},
+			Handle:  x.hostedPage},
 		asset("/identity/hosted-assets/app.js", "identityHostedScript", "text/javascript; charset=utf-8", hostedJS),
 		asset("/identity/hosted-assets/app.css", "identityHostedStyle", "text/css; charset=utf-8", hostedCSS),
 		{Method: "GET", Path: hid + "/info", ID: "identityHostedInfo", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's view of its session (status, steps, theme, locale, where to return).",
 			Result:  &session.HostedInfo{}, Errors: auth, Handle: hostedOp(func(ctx context.Context, _ session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Hosted(ctx, id, tok)
+				return x.idv.Hosted(ctx, id, tok)
 			})},
 		{Method: "POST", Path: hid + "/document", ID: "identityHostedDocument", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's document step (as …/verification/{session_id}/document).", Body: &IdentityDocumentInput{},
-			Result: &session.StepResult{}, Errors: withModuleCodes(append(append([]ErrorCode(nil), step...), body...), documents.Errors), MaxBody: DocumentsMaxBody,
-			Handle: s.hostedDocument},
+			Result: &session.StepResult{}, Errors: kernel.WithModuleCodes(append(append([]kernel.ErrorCode(nil), step...), body...), documents.Errors), MaxBody: DocumentsMaxBody,
+			Handle: x.hostedDocument},
 		{Method: "POST", Path: hid + "/liveness", ID: "identityHostedLiveness", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's liveness challenge.", Result: &session.Challenge{}, Errors: live,
 			Handle: hostedOp(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Liveness(ctx, who, id, tok)
+				return x.idv.Liveness(ctx, who, id, tok)
 			})},
 		{Method: "POST", Path: hid + "/face", ID: "identityHostedFace", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's face step.", Body: &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs,
 			MaxBody: IdentityFaceMaxBody,
-			Handle:  s.hostedFace},
+			Handle:  x.hostedFace},
 		{Method: "POST", Path: hid + "/complete", ID: "identityHostedComplete", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's complete step.", Result: &session.Result{}, Errors: complete,
 			Handle: hostedOp(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return s.mods.idv.Complete(ctx, who, id, tok)
+				return x.idv.Complete(ctx, who, id, tok)
 			})},
 	}
 }
 
-func (s *Server) hostedCreate(ctx context.Context, _ *Call, who session.Caller, in *HostedSessionInput) (any, error) {
-	v, err := s.mods.idv.CreateHosted(ctx, who, session.HostedRequest{CreateRequest: session.CreateRequest{SubjectID: in.SubjectID,
+func (x identityAPI) hostedCreate(ctx context.Context, _ *kernel.Call, who session.Caller, in *HostedSessionInput) (any, error) {
+	v, err := x.idv.CreateHosted(ctx, who, session.HostedRequest{CreateRequest: session.CreateRequest{SubjectID: in.SubjectID,
 		Action: in.Action, Assurance: in.AssuranceLevel, Country: in.Country, DocumentType: in.DocumentType,
 		ConsentAccepted: in.ConsentAccepted, ConsentReference: in.ConsentReference},
 		ParentOrigin: in.ParentOrigin, ReturnURL: in.ReturnURL, Theme: in.Theme, Locale: in.Locale})
 	if err != nil {
 		return nil, err
 	}
-	return &HostedSessionView{Created: v.Created, URL: s.cfg.BaseURL + "/v1/identity/hosted/" + v.SessionID + "#" + v.HostedToken}, nil
+	return &HostedSessionView{Created: v.Created, URL: x.baseURL + "/v1/identity/hosted/" + v.SessionID + "#" + v.HostedToken}, nil
 }
 
 // hostedCSP allows this origin's script, style and API only; camera
@@ -139,20 +140,20 @@ func hostedCSP(frameAncestors string) string {
 		"; require-trusted-types-for 'script'"
 }
 
-func (s *Server) hostedPage(c *Call) {
+func (x identityAPI) hostedPage(c *kernel.Call) {
 	hd := &c.Ctx.Response.Header
-	hd.Set("Content-Security-Policy", hostedCSP(s.mods.idv.FrameAncestors(c.Param("session_id"))))
+	hd.Set("Content-Security-Policy", hostedCSP(x.idv.FrameAncestors(c.Param("session_id"))))
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("Referrer-Policy", "no-referrer")
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Permissions-Policy", "camera=(self), microphone=(), geolocation=()")
 	var page struct{ Brand *branding.View }
-	if p, ok := branding.ForHostedSession(c.cat, c.Param("session_id")); ok {
+	if p, ok := branding.ForHostedSession(c.Catalog(), c.Param("session_id")); ok {
 		page.Brand = p.View(branding.DefaultSize)
 	}
 	var b bytes.Buffer
 	if err := hostedPageTmpl.Execute(&b, &page); err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	c.Ctx.SetStatusCode(200)
@@ -161,42 +162,42 @@ func (s *Server) hostedPage(c *Call) {
 }
 
 // hostedCaller reads the hosted capability; the module checks it.
-func (c *Call) hostedCaller(s *Server) (session.Caller, string, bool) {
+func (x identityAPI) hostedCaller(c *kernel.Call) (session.Caller, string, bool) {
 	tok := string(c.Ctx.Request.Header.Peek(HostedTokenHeader))
 	if !strings.HasPrefix(tok, session.HostedPrefix) {
-		c.failErr(session.ErrCapability)
+		c.FailErr(session.ErrCapability)
 		return session.Caller{}, "", false
 	}
-	return s.mods.idv.HostedCaller(c.Param("session_id")), tok, true
+	return x.idv.HostedCaller(c.Param("session_id")), tok, true
 }
 
-func (s *Server) hostedDocument(c *Call) {
+func (x identityAPI) hostedDocument(c *kernel.Call) {
 	var in IdentityDocumentInput
-	if c.refuseClientVerdict() || !c.decode(&in) {
+	if refuseClientVerdict(c) || !c.Decode(&in) {
 		return
 	}
-	who, tok, ok := c.hostedCaller(s)
+	who, tok, ok := x.hostedCaller(c)
 	if !ok {
 		return
 	}
 	ctx, cancel := identityCtx()
 	defer cancel()
-	v, err := s.mods.idv.Document(ctx, who, c.Param("session_id"), tok, session.DocumentRequest{Front: in.FrontImage, Back: in.BackImage,
+	v, err := x.idv.Document(ctx, who, c.Param("session_id"), tok, session.DocumentRequest{Front: in.FrontImage, Back: in.BackImage,
 		Country: in.Country, DocumentType: in.DocumentType})
 	if err != nil {
-		c.identityFail(ctx, err)
+		identityFail(c, ctx, err)
 		return
 	}
 	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-	c.ok(v)
+	c.OK(v)
 }
 
-func (s *Server) hostedFace(c *Call) {
+func (x identityAPI) hostedFace(c *kernel.Call) {
 	var in IdentityFaceInput
-	if c.refuseClientVerdict() || !c.decode(&in) {
+	if refuseClientVerdict(c) || !c.Decode(&in) {
 		return
 	}
-	who, tok, ok := c.hostedCaller(s)
+	who, tok, ok := x.hostedCaller(c)
 	if !ok {
 		return
 	}
@@ -206,12 +207,12 @@ func (s *Server) hostedFace(c *Call) {
 	}
 	ctx, cancel := identityCtx()
 	defer cancel()
-	v, err := s.mods.idv.Face(ctx, who, c.Param("session_id"), tok, session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie, Frames: fr,
+	v, err := x.idv.Face(ctx, who, c.Param("session_id"), tok, session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie, Frames: fr,
 		DocumentFront: in.DocumentFrontImage})
 	if err != nil {
-		c.identityFail(ctx, err)
+		identityFail(c, ctx, err)
 		return
 	}
 	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-	c.ok(v)
+	c.OK(v)
 }

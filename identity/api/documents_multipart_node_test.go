@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"bytes"
@@ -70,26 +70,26 @@ func TestDocumentsVerifyTakesMultipart(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ct, body := multipartBody(t, tc.parts...)
-			r := e.do("POST", "/v1/documents/verify", tc.bearer, body, "Content-Type", ct)
-			if r.status != tc.status {
-				t.Fatalf("%d %s", r.status, r.body)
+			r := e.Do("POST", "/v1/documents/verify", tc.bearer, body, "Content-Type", ct)
+			if r.Status != tc.status {
+				t.Fatalf("%d %s", r.Status, r.Body)
 			}
-			if tc.code != "" && r.errorCode(t) != tc.code {
-				t.Fatalf("%s", r.body)
+			if tc.code != "" && r.ErrorCode(t) != tc.code {
+				t.Fatalf("%s", r.Body)
 			}
-			if tc.decision != "" && !strings.Contains(string(r.body), `"decision":"`+tc.decision+`"`) {
-				t.Fatalf("%s", r.body)
+			if tc.decision != "" && !strings.Contains(string(r.Body), `"decision":"`+tc.decision+`"`) {
+				t.Fatalf("%s", r.Body)
 			}
 		})
 	}
 	t.Run("a body that is not multipart as announced", func(t *testing.T) {
-		r := e.do("POST", "/v1/documents/verify", "", []byte("--nope\r\n"), "Content-Type", "multipart/form-data; boundary=other")
-		if r.status != 400 || r.errorCode(t) != "bad-request" {
-			t.Fatalf("%d %s", r.status, r.body)
+		r := e.Do("POST", "/v1/documents/verify", "", []byte("--nope\r\n"), "Content-Type", "multipart/form-data; boundary=other")
+		if r.Status != 400 || r.ErrorCode(t) != "bad-request" {
+			t.Fatalf("%d %s", r.Status, r.Body)
 		}
 	})
 	t.Run("the contract documents the form", func(t *testing.T) {
-		doc := string(e.do("GET", "/v1/openapi.json", "", nil).body)
+		doc := string(e.Do("GET", "/v1/openapi.json", "", nil).Body)
 		i := strings.Index(doc, `"operationId":"documentsVerify"`)
 		if i < 0 || !strings.Contains(doc, `"multipart/form-data":{"schema":{"$ref":"#/components/schemas/DocumentVerifyForm"}}`) ||
 			!strings.Contains(doc, `"front_image":{"description":"The front's image file`) || !strings.Contains(doc, `"format":"binary"`) {

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // Standard-assurance sessions through the REAL face engine: the node
@@ -77,19 +78,19 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 	t.Logf("fixtures rendered after %v", time.Since(t0).Round(time.Millisecond))
 	probe := jpegOf(t, sample)
 	waitUntil(t, 2*time.Minute, "the node's face sidecar answers", func() bool {
-		_, err := e.n.FaceEngine().Analyze(t.Context(), probe)
+		_, err := e.N.FaceEngine().Analyze(t.Context(), probe)
 		return err == nil
 	})
 	t.Logf("sidecar ready after %v", time.Since(t0).Round(time.Millisecond))
 
-	faceStep := func(t *testing.T, s idSession, frames []map[string]any, page string) (response, session.FaceOutcome) {
+	faceStep := func(t *testing.T, s idSession, frames []map[string]any, page string) (nodetest.Response, session.FaceOutcome) {
 		t.Helper()
 		r := e.call("POST", e.full, s, "liveness", nil)
-		if r.status != 200 {
-			t.Fatalf("liveness: %d %s", r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("liveness: %d %s", r.Status, r.Body)
 		}
 		var ch session.Challenge
-		r.decode(t, &ch)
+		r.Decode(t, &ch)
 		if strings.Join(ch.Actions, ",") != "turn_left,turn_right" {
 			t.Fatalf("challenge %+v", ch)
 		}
@@ -98,8 +99,8 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 		var v struct {
 			Face session.FaceOutcome `json:"face"`
 		}
-		if r.status == 200 {
-			r.decode(t, &v)
+		if r.Status == 200 {
+			r.Decode(t, &v)
 			t.Logf("face step (%d frames, %v): outcome %s liveness %v observed %v reasons %v similarity document %v liveness %v",
 				len(frames), time.Since(t1).Round(time.Millisecond), v.Face.Outcome, v.Face.LivenessPassed, v.Face.Observed, v.Face.Reasons,
 				deref(v.Face.SimilarityDocument), deref(v.Face.SimilarityLiveness))
@@ -111,11 +112,11 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 	resolve := func(t *testing.T, sessionID, decision string) {
 		t.Helper()
 		var l session.CaseList
-		e.admin("GET", "/workspaces/"+e.ws+"/reviews?status=open", nil).decode(t, &l)
+		e.Admin("GET", "/workspaces/"+e.ws+"/reviews?status=open", nil).Decode(t, &l)
 		for _, k := range l.Cases {
 			if k.Reference == sessionID {
-				if r := e.admin("POST", "/workspaces/"+e.ws+"/reviews/"+k.CaseID+"/resolve", map[string]any{"decision": decision, "note": "real engine test", "by": "reviewer"}); r.status != 200 {
-					t.Fatalf("resolve: %d %s", r.status, r.body)
+				if r := e.Admin("POST", "/workspaces/"+e.ws+"/reviews/"+k.CaseID+"/resolve", map[string]any{"decision": decision, "note": "real engine test", "by": "reviewer"}); r.Status != 200 {
+					t.Fatalf("resolve: %d %s", r.Status, r.Body)
 				}
 				return
 			}
@@ -142,12 +143,12 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 		res := e.call("GET", e.full, s, "result", nil)
 		wantStatus(t, res, 200, "verified")
 		for _, want := range []string{`"liveness":"passed"`, `"face_match_document":"passed"`, `"face_match_liveness":"passed"`, `"similarity_document":`} {
-			if !bytes.Contains(res.body, []byte(want)) {
-				t.Fatalf("result lacks %s: %s", want, res.body)
+			if !bytes.Contains(res.Body, []byte(want)) {
+				t.Fatalf("result lacks %s: %s", want, res.Body)
 			}
 		}
-		if bytes.Contains(res.body, []byte(selfie[:64])) || bytes.Contains(res.body, []byte("descriptor")) {
-			t.Fatalf("result holds image or descriptor data: %s", res.body)
+		if bytes.Contains(res.Body, []byte(selfie[:64])) || bytes.Contains(res.Body, []byte("descriptor")) {
+			t.Fatalf("result holds image or descriptor data: %s", res.Body)
 		}
 		if got := strings.Join(e.events(t, s.ID), ","); got != "recapture_required,verified" {
 			t.Fatalf("events %s", got)
