@@ -93,6 +93,9 @@ func (c *Call) IsMultipart() bool {
 	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("multipart/form-data"))
 }
 
+// ClientAddr is the peer's address, an IPv4 address unmapped.
+func (c *Call) ClientAddr() string { return c.clientAddr() }
+
 // OriginHost is the request's Origin and its host, or "" when it is not a
 // plain http(s) origin.
 func (c *Call) OriginHost() (origin, host string) { return c.originHost() }

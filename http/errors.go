@@ -3,7 +3,6 @@ package http
 import (
 	"context"
 	"errors"
-	"github.com/trustd/trustd/journeys"
 	"slices"
 	"strconv"
 
@@ -88,7 +87,7 @@ func (s *Server) contractErrors() []ErrorCode {
 		branding.Errors,
 		users.Errors,
 		s.areaErrors("identity/sessions"),
-		journeys.Errors,
+		s.areaErrors("journeys"),
 	} {
 		out = withModuleCodes(out, mod)
 	}

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"
@@ -20,7 +19,6 @@ type modules struct {
 	lease     *lease.Module
 	admission *admission.Module
 	verify    *verify.Module
-	journeys  *journeys.Module
 }
 
 func newModules(s *Server) modules {
@@ -30,7 +28,6 @@ func newModules(s *Server) modules {
 		lease:     lease.New(s.router, s.clock, s.log),
 		admission: admission.New(s.router, s.clock),
 		verify:    hv,
-		journeys:  s.newJourneys(hv),
 	}
 }
 
@@ -58,7 +55,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.consoleUserRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/passwords/status")...)
 	rs = append(rs, s.areaRoutes("identity/sessions")...)
-	rs = append(rs, s.journeyRoutes()...)
+	rs = append(rs, s.areaRoutes("journeys")...)
 	for _, a := range s.cfg.Areas {
 		if !placed[a.Name] {
 			rs = append(rs, a.Routes...)
@@ -75,7 +72,7 @@ func (s *Server) routes() []Route {
 // goes: the order is then node/'s alone.
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
-	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true,
+	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.
@@ -97,3 +94,8 @@ func (s *Server) areaErrors(name string) []*errcode.Code {
 	}
 	return nil
 }
+
+// Verify is the human-verification module, which node/ lends to the areas
+// that exchange widget tokens or read its live keys (risk, journeys). It
+// goes when verify has its own adapter and node/ builds the module.
+func (s *Server) Verify() *verify.Module { return s.mods.verify }

@@ -21,7 +21,6 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
-	"github.com/trustd/trustd/risk/trust"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -94,10 +93,6 @@ type Config struct {
 	// the area's own adapter (for example risk/api) over modules node/
 	// constructed.
 	Areas []Area
-	// JourneySignals are the risk signals journeys escalate on (the trust
-	// counters with Account Defence's observations, trust.WithAccount);
-	// nil: none. It goes when journeys has its own adapter.
-	JourneySignals trust.SignalSource
 }
 
 // Server is the public and admin API of one node.

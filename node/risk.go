@@ -39,13 +39,19 @@ func (n *Node) newRisk(hv *verifyBridge) ([]api.Area, trust.SignalSource, error)
 }
 
 // verifyBridge lends the verify module's live keys and its token exchange
-// to the Trust API (step-up proofs are signed with the live keys; a widget
-// token is exchanged as /siteverify exchanges it).
+// to the Trust API and journeys (step-up proofs are signed with the live
+// keys; a widget token is exchanged as /siteverify exchanges it).
 type verifyBridge struct {
 	hv      *verify.Module
 	scratch sync.Pool // []byte token scratch of verify.Siteverify
 }
 
+// Signer is the live key that signs step-up proofs (journeys).
+func (b *verifyBridge) Signer(cat *catalog.Catalog) *token.Key {
+	return b.hv.Signer(cat, catalog.KeyLive)
+}
+
+// Verifier is the live key keyID, to check a step-up proof.
 func (b *verifyBridge) Verifier(cat *catalog.Catalog, keyID string) *token.Key {
 	return b.hv.Verifier(cat, catalog.KeyLive, keyID)
 }

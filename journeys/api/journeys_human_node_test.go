@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"encoding/base64"
@@ -12,7 +12,7 @@ import (
 // widgetToken runs the widget protocol from origin (challenge, proof of
 // work, redeem) for sitekey with cdata, as the person's page does.
 func (e *journeyEnv) widgetToken(sitekey, origin, cdata string) string {
-	e.t.Helper()
+	e.T.Helper()
 	var ch struct {
 		Challenge string `json:"challenge"`
 		Pow       struct {
@@ -21,25 +21,25 @@ func (e *journeyEnv) widgetToken(sitekey, origin, cdata string) string {
 			Difficulty int    `json:"difficulty"`
 		} `json:"pow"`
 	}
-	r := e.do("POST", "/v1/challenge", "", map[string]any{"sitekey": sitekey, "cdata": cdata}, "Origin", origin)
-	if r.status != 200 {
-		e.t.Fatalf("challenge: %d %s", r.status, r.body)
+	r := e.Do("POST", "/v1/challenge", "", map[string]any{"sitekey": sitekey, "cdata": cdata}, "Origin", origin)
+	if r.Status != 200 {
+		e.T.Fatalf("challenge: %d %s", r.Status, r.Body)
 	}
-	r.decode(e.t, &ch)
+	r.Decode(e.T, &ch)
 	salt, _ := base64.RawURLEncoding.DecodeString(ch.Pow.Salt)
 	nonce, ok := pow.Solve(salt, ch.Pow.Iterations, ch.Pow.Difficulty, 1<<22)
 	if !ok {
-		e.t.Fatal("no proof-of-work solution")
+		e.T.Fatal("no proof-of-work solution")
 	}
-	r = e.do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce,
+	r = e.Do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce,
 		"signals": map[string]any{"interaction": true, "visible": true, "elapsed_ms": 1500, "pointer_moves": 9}}, "Origin", origin)
-	if r.status != 200 {
-		e.t.Fatalf("redeem: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		e.T.Fatalf("redeem: %d %s", r.Status, r.Body)
 	}
 	var rd struct {
 		Token string `json:"token"`
 	}
-	r.decode(e.t, &rd)
+	r.Decode(e.T, &rd)
 	return rd.Token
 }
 
@@ -68,20 +68,20 @@ type attemptAnswer struct {
 func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	e := startJourneyNode(t)
 	ws := e.dev.WorkspaceID
-	r := e.do("POST", "/admin/v1/workspaces/"+ws+"/sites", e.dev.AdminToken, map[string]any{"name": "shop", "hostnames": []string{"localhost"},
+	r := e.Do("POST", "/admin/v1/workspaces/"+ws+"/sites", e.dev.AdminToken, map[string]any{"name": "shop", "hostnames": []string{"localhost"},
 		"environment": "production", "challenge_mode": "checkbox", "challenge_difficulty": 1})
-	if r.status != 201 {
-		t.Fatalf("site: %d %s", r.status, r.body)
+	if r.Status != 201 {
+		t.Fatalf("site: %d %s", r.Status, r.Body)
 	}
 	var site struct {
 		SiteKey string `json:"site_key"`
 		Secret  string `json:"secret"`
 	}
-	r.decode(t, &site)
-	r = e.do("PUT", "/admin/v1/workspaces/"+ws+"/journeys/login", e.dev.AdminToken, map[string]any{
+	r.Decode(t, &site)
+	r = e.Do("PUT", "/admin/v1/workspaces/"+ws+"/journeys/login", e.dev.AdminToken, map[string]any{
 		"name": "Sign in", "method": "human_verification", "requested_assurance": "none"})
-	if r.status != 200 {
-		t.Fatalf("define: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("define: %d %s", r.Status, r.Body)
 	}
 	origin := e.origin // http://localhost:<port>, a hostname of the site
 	start := func() (session, capability string) {
@@ -93,35 +93,35 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	}
 	view := func(capability string) (ref, sitekey string) {
 		t.Helper()
-		r := e.do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", capability)
-		if r.status != 200 {
-			t.Fatalf("person view: %d %s", r.status, r.body)
+		r := e.Do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", capability)
+		if r.Status != 200 {
+			t.Fatalf("person view: %d %s", r.Status, r.Body)
 		}
 		var v struct {
 			Reference string `json:"reference"`
 			SiteKey   string `json:"sitekey"`
 		}
-		r.decode(t, &v)
+		r.Decode(t, &v)
 		return v.Reference, v.SiteKey
 	}
 	human := func(capability, tok string) attemptAnswer {
 		t.Helper()
-		r := e.do("POST", "/v1/journeys/person/human", "", map[string]any{"response": tok}, "X-Service-Journey-Token", capability)
-		if r.status != 200 {
-			t.Fatalf("person/human: %d %s", r.status, r.body)
+		r := e.Do("POST", "/v1/journeys/person/human", "", map[string]any{"response": tok}, "X-Service-Journey-Token", capability)
+		if r.Status != 200 {
+			t.Fatalf("person/human: %d %s", r.Status, r.Body)
 		}
 		var a attemptAnswer
-		r.decode(t, &a)
+		r.Decode(t, &a)
 		return a
 	}
 	siteverify := func(session, proof string) svJourney {
 		t.Helper()
 		r := e.post("/journeys/siteverify", map[string]any{"secret": site.Secret, "session_token": session, "response": proof, "action": "login"})
-		if r.status != 200 {
-			t.Fatalf("siteverify: %d %s", r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("siteverify: %d %s", r.Status, r.Body)
 		}
 		var v svJourney
-		r.decode(t, &v)
+		r.Decode(t, &v)
 		return v
 	}
 	widgetSiteverify := func(tok string) []string {
@@ -131,7 +131,7 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 			Success bool     `json:"success"`
 			Codes   []string `json:"error-codes"`
 		}
-		r.decode(t, &v)
+		r.Decode(t, &v)
 		return v.Codes
 	}
 
@@ -179,8 +179,8 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	}
 	// A token solved for the site from another page host is refused at
 	// the challenge (the person page's host must be a site hostname).
-	if r := e.do("POST", "/v1/challenge", "", map[string]any{"sitekey": key, "cdata": refB}, "Origin", "http://127.0.0.1:9"); r.status != 403 {
-		t.Fatalf("challenge from a host the site does not list: %d %s", r.status, r.body)
+	if r := e.Do("POST", "/v1/challenge", "", map[string]any{"sitekey": key, "cdata": refB}, "Origin", "http://127.0.0.1:9"); r.Status != 403 {
+		t.Fatalf("challenge from a host the site does not list: %d %s", r.Status, r.Body)
 	}
 	// A token of the dev site (another site of the workspace) is not this site's.
 	if a := human(cb, e.widgetToken(e.dev.SiteKey, origin, refB)); a.Success || a.Reasons[0] != "invalid-input-response" {
@@ -217,7 +217,7 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	e := startJourneyNode(t)
 	ws := e.dev.WorkspaceID
 	a := e.start(map[string]any{"journey_key": "pay", "subject_id": "alice@example.com", "action": "pay", "operation_reference": "order-77", "consent_version": "c1"})
-	out := completePasskey(t, e.testNode, a.Endpoint, journeystest.New(e.origin))
+	out := completePasskey(t, e.Node, a.Endpoint, journeystest.New(e.origin))
 	proof, _ := out["response"].(string)
 	if out["success"] != true {
 		t.Fatalf("passkey: %v", out)
@@ -225,28 +225,28 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	sv := map[string]any{"session_token": a.SessionToken, "response": proof, "subject_id": "alice@example.com", "action": "pay",
 		"operation_reference": "order-77", "consent_version": "c1", "consent_accepted": false}
 	var v svJourney
-	e.post("/journeys/siteverify", sv).decode(t, &v)
+	e.post("/journeys/siteverify", sv).Decode(t, &v)
 	if v.Success || v.Journey.Status != "failed" || v.Codes[0] != "consent-required" {
 		t.Fatalf("a failed proof: %+v", v)
 	}
 	r := e.post("/journeys/escalate", map[string]any{"session_token": a.SessionToken, "reason_code": "customer_dispute", "priority": "high",
 		"operation_label": "payment"})
-	if r.status != 200 {
-		t.Fatalf("escalate: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("escalate: %d %s", r.Status, r.Body)
 	}
 	var esc struct {
 		CaseReference string `json:"case_reference"`
 		Status        string `json:"status"`
 	}
-	r.decode(t, &esc)
+	r.Decode(t, &esc)
 	if esc.CaseReference == "" || esc.Status != "escalated" {
-		t.Fatalf("escalate: %s", r.body)
+		t.Fatalf("escalate: %s", r.Body)
 	}
-	r = e.do("GET", "/admin/v1/workspaces/"+ws+"/reviews?status=open", e.dev.AdminToken, nil)
-	if r.status != 200 {
-		t.Fatalf("reviews: %d %s", r.status, r.body)
+	r = e.Do("GET", "/admin/v1/workspaces/"+ws+"/reviews?status=open", e.dev.AdminToken, nil)
+	if r.Status != 200 {
+		t.Fatalf("reviews: %d %s", r.Status, r.Body)
 	}
-	body := string(r.body)
+	body := string(r.Body)
 	for _, want := range []string{esc.CaseReference, `"kind":"journey"`, "journey-session:", "customer_dispute", "priority/high", "operation/payment"} {
 		if !strings.Contains(body, want) {
 			t.Fatalf("the case is not in the review queue as expected (%s): %s", want, body)
@@ -262,24 +262,24 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	var again struct {
 		CaseReference string `json:"case_reference"`
 	}
-	r.decode(t, &again)
+	r.Decode(t, &again)
 	if again.CaseReference != esc.CaseReference {
-		t.Fatalf("a second escalation opened another case: %s", r.body)
+		t.Fatalf("a second escalation opened another case: %s", r.Body)
 	}
 	// A reviewer approves: the session stays escalated, the failed proof
 	// (now with every field right) and any new attempt complete nothing.
-	r = e.do("POST", "/admin/v1/workspaces/"+ws+"/reviews/"+esc.CaseReference+"/resolve", e.dev.AdminToken,
+	r = e.Do("POST", "/admin/v1/workspaces/"+ws+"/reviews/"+esc.CaseReference+"/resolve", e.dev.AdminToken,
 		map[string]any{"decision": "verified", "note": "looks fine", "by": "reviewer-1"})
-	if r.status != 200 {
-		t.Fatalf("resolve: %d %s", r.status, r.body)
+	if r.Status != 200 {
+		t.Fatalf("resolve: %d %s", r.Status, r.Body)
 	}
 	sv["consent_accepted"] = true
-	e.post("/journeys/siteverify", sv).decode(t, &v)
+	e.post("/journeys/siteverify", sv).Decode(t, &v)
 	if v.Success || v.Journey.Status != "escalated" || v.Codes[0] != "journey-escalated" {
 		t.Fatalf("siteverify after an approving review: %+v", v)
 	}
-	r = e.do("POST", "/v1/journeys/person/passkey/begin", "", nil, "X-Service-Journey-Token", capabilityOf(t, a.Endpoint))
-	if r.status != 409 || r.errorCode(t) != "journey-session-closed" {
-		t.Fatalf("an escalated session began an attempt: %d %s", r.status, r.body)
+	r = e.Do("POST", "/v1/journeys/person/passkey/begin", "", nil, "X-Service-Journey-Token", capabilityOf(t, a.Endpoint))
+	if r.Status != 409 || r.ErrorCode(t) != "journey-session-closed" {
+		t.Fatalf("an escalated session began an attempt: %d %s", r.Status, r.Body)
 	}
 }
