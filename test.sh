@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's one test command: installs what the tests need when it is
 # missing (Go modules; Debian's chromium, redis-server, tesseract-ocr,
-# fonts-ocr-b, zxing-cpp-tools and webp for document screening; the browser
+# fonts-ocr-b, zxing-cpp-tools and webp for document screening; iptables for
+# the fault suite's packet drops; the browser
 # test's, the face engine sidecar's and the password range clients' npm packages), checks formatting and vet, runs every Go test with
 # the race detector, then runs each fuzz target for a short, fixed time.
 set -euo pipefail
@@ -15,6 +16,7 @@ command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
 [ -f /usr/share/fonts/opentype/ocr-b/OCRBS.otf ] || need_apt+=(fonts-ocr-b)
 command -v ZXingWriter >/dev/null 2>&1 || need_apt+=(zxing-cpp-tools)
 command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables) # systemtest/faults: random packet drops
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     # Another process may hold the package manager's lock (unattended
@@ -65,6 +67,11 @@ go vet ./...
 
 echo "== go test -race"
 go test -race -count=1 -timeout 60m ./...
+
+echo "== alert rules and dashboard under Prometheus's own parser (deploy/promcheck, a module of its own)"
+(cd deploy/promcheck && go vet ./... && go test -count=1 ./...)
+echo "== Helm chart under Helm's own engine and lint, objects strictly decoded (deploy/helmcheck, a module of its own)"
+(cd deploy/helmcheck && go vet ./... && go test -count=1 ./...)
 
 echo "== fuzz (time-boxed)"
 since=$(mktemp)

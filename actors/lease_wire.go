@@ -6,15 +6,14 @@ import (
 	"github.com/trustd/trustd/proto/actorpb"
 )
 
-// The wire side of the lease ops (lease.go), and the hand-off
-// of lease sets to a partition's new owner on a planned move (join or
-// leave). Lease sets live on their owner only: a crashed owner's holders
-// are lost and their slots come back at once on the successor, which is
-// the documented trade-off of soft state; fencing tokens stay increasing
-// because a rebuilt set starts at the clock in microseconds.
+// The hand-off of lease sets (lease.go). Lease sets are replicated state:
+// grants, renewals and releases reach the partition's replica before the
+// answer, so a lease table moves to a partition's new owner and is copied
+// to a new replica, like single-use markers. The per-partition fence
+// floor (the last fence of sets evicted while idle) travels with it.
 
-// Replicated implements Exporter: lease sets live on their owner only.
-func (t *leaseTable) Replicated() bool { return false }
+// Replicated implements Exporter: lease sets also live on the replica.
+func (t *leaseTable) Replicated() bool { return true }
 
 // Export implements Exporter.
 func (t *leaseTable) Export(in func(int) bool, out func(int, []byte)) {
@@ -30,14 +29,20 @@ func (t *leaseTable) Export(in func(int) bool, out func(int, []byte)) {
 		}
 		tb.Entries = append(tb.Entries, e)
 	}
+	for p, f := range t.floor {
+		if tb, ok := sets.of(p); ok {
+			tb.FenceFloor, tb.Partition = f, uint32(p)
+		}
+	}
 	sets.emit()
 }
 
-// Import implements Exporter. A set the new owner already holds (a
-// grant that raced the hand-off) takes the union of both sets' live
-// holders, the newer grant of one lease id, and the larger fence, so no
-// holding is lost and no fencing token repeats. The union may briefly
-// exceed capacity; new grants wait until it is back under.
+// Import implements Exporter. A set the receiver already holds (a grant
+// that raced the hand-off, or the replica's own copy) takes the union of
+// both sets' live holders, the newer grant (higher fence) of one lease
+// id, and the larger last fence, so no holding is lost and no fencing
+// token repeats; the partition's fence floor keeps the larger. The union
+// may briefly exceed capacity; new grants wait until it is back under.
 func (t *leaseTable) Import(data []byte, now int64) error {
 	var tb actorpb.LeaseTable
 	if err := gproto.Unmarshal(data, &tb); err != nil {
@@ -46,7 +51,8 @@ func (t *leaseTable) Import(data []byte, now int64) error {
 	for _, e := range tb.Entries {
 		s := t.m[e.Key]
 		if s == nil {
-			s = &leaseSet{holders: make(map[string]leaseHolder, len(e.Holders)), partition: int32(e.Partition)}
+			p := int32(e.Partition)
+			s = &leaseSet{holders: make(map[string]leaseHolder, len(e.Holders)), partition: p, fence: t.floor[p]}
 			t.m[e.Key] = s
 		}
 		s.fence = max(s.fence, e.Fence)
@@ -59,8 +65,12 @@ func (t *leaseTable) Import(data []byte, now int64) error {
 				continue
 			}
 			s.holders[h.LeaseId] = leaseHolder{expires: h.Expires, fence: h.Fence}
+			s.fence = max(s.fence, h.Fence)
 		}
 		s.nextExpiry = s.earliest()
+	}
+	if tb.FenceFloor > 0 {
+		t.raiseFloor(int32(tb.Partition), tb.FenceFloor)
 	}
 	return nil
 }

@@ -15,28 +15,31 @@ import (
 // wireOps constructs a wire op by kind: every type whose doc comment
 // carries an //actors:wire directive.
 var wireOps = map[string]func() WireOp{
-	"account.activity":    func() WireOp { return &Activity{} },
-	"assessment.annotate": func() WireOp { return &AnnotateAssessment{} },
-	"assessment.get":      func() WireOp { return &GetAssessment{} },
-	"assessment.put":      func() WireOp { return &PutAssessment{} },
-	"breaker.admit":       func() WireOp { return &BreakerAdmit{} },
-	"breaker.feedback":    func() WireOp { return &BreakerFeedback{} },
-	"breaker.peek":        func() WireOp { return &BreakerPeek{} },
-	"bucket.refund":       func() WireOp { return &Refund{} },
-	"bucket.reserve":      func() WireOp { return &Reserve{} },
-	"challenge_rate.hit":  func() WireOp { return &Hit{} },
-	"idempotency.claim":   func() WireOp { return &ClaimIdempotency{} },
-	"lease.release":       func() WireOp { return &LeaseRelease{} },
-	"lease.renew":         func() WireOp { return &LeaseRenew{} },
-	"lease.reserve":       func() WireOp { return &LeaseReserve{} },
-	"lease.usage":         func() WireOp { return &LeaseUsage{} },
-	"marker.consume":      func() WireOp { return &Consume{} },
-	"marker.seen":         func() WireOp { return &Seen{} },
-	"redeem":              func() WireOp { return &Redeem{} },
-	"reputation.get":      func() WireOp { return &SubjectLabel{} },
-	"reputation.label":    func() WireOp { return &LabelSubject{} },
-	"velocity.count_hit":  func() WireOp { return &CountHit{} },
-	"verification.get":    func() WireOp { return &GetVerification{} },
+	"account.activity":      func() WireOp { return &Activity{} },
+	"assessment.annotate":   func() WireOp { return &AnnotateAssessment{} },
+	"assessment.get":        func() WireOp { return &GetAssessment{} },
+	"assessment.put":        func() WireOp { return &PutAssessment{} },
+	"breaker.admit":         func() WireOp { return &BreakerAdmit{} },
+	"breaker.feedback":      func() WireOp { return &BreakerFeedback{} },
+	"breaker.peek":          func() WireOp { return &BreakerPeek{} },
+	"bucket.refund":         func() WireOp { return &Refund{} },
+	"bucket.reserve":        func() WireOp { return &Reserve{} },
+	"challenge_rate.hit":    func() WireOp { return &Hit{} },
+	"idempotency.claim":     func() WireOp { return &ClaimIdempotency{} },
+	"lease.release":         func() WireOp { return &LeaseRelease{} },
+	"lease.release.replica": func() WireOp { return &LeaseReleaseReplica{} },
+	"lease.renew":           func() WireOp { return &LeaseRenew{} },
+	"lease.renew.replica":   func() WireOp { return &LeaseRenewReplica{} },
+	"lease.reserve":         func() WireOp { return &LeaseReserve{} },
+	"lease.reserve.replica": func() WireOp { return &LeaseReserveReplica{} },
+	"lease.usage":           func() WireOp { return &LeaseUsage{} },
+	"marker.consume":        func() WireOp { return &Consume{} },
+	"marker.seen":           func() WireOp { return &Seen{} },
+	"redeem":                func() WireOp { return &Redeem{} },
+	"reputation.get":        func() WireOp { return &SubjectLabel{} },
+	"reputation.label":      func() WireOp { return &LabelSubject{} },
+	"velocity.count_hit":    func() WireOp { return &CountHit{} },
+	"verification.get":      func() WireOp { return &GetVerification{} },
 }
 
 // OpKind implements WireOp.
@@ -1294,6 +1297,102 @@ func (o *LeaseRelease) UnmarshalResult(data []byte) error {
 }
 
 // OpKind implements WireOp.
+func (*LeaseReleaseReplica) OpKind() string { return "lease.release.replica" }
+
+// AppendOp implements WireOp.
+func (o *LeaseReleaseReplica) AppendOp(b []byte) ([]byte, error) {
+	return pbAppendLeaseRef(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *LeaseReleaseReplica) UnmarshalOp(data []byte) error {
+	var m actorpb.LeaseRef
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
+	}
+	o.Key = m.Key
+	o.LeaseID = m.LeaseId
+	o.Fence = m.Fence
+	return nil
+}
+
+// AppendResult implements WireOp.
+func (o *LeaseReleaseReplica) AppendResult(b []byte) ([]byte, error) {
+	return pbAppendFlag(b, &actorpb.Flag{Yes: o.Released})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *LeaseReleaseReplica) UnmarshalResult(data []byte) error {
+	var m actorpb.Flag
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Yes = protowire.DecodeBool(u)
+		}
+	}
+	o.Released = m.Yes
+	return nil
+}
+
+// OpKind implements WireOp.
 func (*LeaseRenew) OpKind() string { return "lease.renew" }
 
 // AppendOp implements WireOp.
@@ -1359,6 +1458,103 @@ func (o *LeaseRenew) AppendResult(b []byte) ([]byte, error) {
 
 // UnmarshalResult implements WireOp.
 func (o *LeaseRenew) UnmarshalResult(data []byte) error {
+	var m actorpb.Flag
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Yes = protowire.DecodeBool(u)
+		}
+	}
+	o.Held = m.Yes
+	return nil
+}
+
+// OpKind implements WireOp.
+func (*LeaseRenewReplica) OpKind() string { return "lease.renew.replica" }
+
+// AppendOp implements WireOp.
+func (o *LeaseRenewReplica) AppendOp(b []byte) ([]byte, error) {
+	return pbAppendLeaseRef(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence, Expires: o.Expires})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *LeaseRenewReplica) UnmarshalOp(data []byte) error {
+	var m actorpb.LeaseRef
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		}
+	}
+	o.Key = m.Key
+	o.LeaseID = m.LeaseId
+	o.Fence = m.Fence
+	o.Expires = m.Expires
+	return nil
+}
+
+// AppendResult implements WireOp.
+func (o *LeaseRenewReplica) AppendResult(b []byte) ([]byte, error) {
+	return pbAppendFlag(b, &actorpb.Flag{Yes: o.Held})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *LeaseRenewReplica) UnmarshalResult(data []byte) error {
 	var m actorpb.Flag
 	for len(data) > 0 {
 		tag, n := protowire.ConsumeVarint(data)
@@ -1496,6 +1692,124 @@ func (o *LeaseReserve) UnmarshalResult(data []byte) error {
 	o.Granted = m.Granted
 	o.Existing = m.Existing
 	o.Fence = m.Fence
+	o.HeldUntil = m.HeldUntil
+	o.InUse = int(m.InUse)
+	o.RetryAfter = m.RetryAfter
+	return nil
+}
+
+// OpKind implements WireOp.
+func (*LeaseReserveReplica) OpKind() string { return "lease.reserve.replica" }
+
+// AppendOp implements WireOp.
+func (o *LeaseReserveReplica) AppendOp(b []byte) ([]byte, error) {
+	return pbAppendLeaseReplicaReserve(b, &actorpb.LeaseReplicaReserve{Key: o.Key, LeaseId: o.LeaseID, Capacity: int64(o.Capacity), Expires: o.Expires, Fence: o.Fence, Existing: o.Existing})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *LeaseReserveReplica) UnmarshalOp(data []byte) error {
+	var m actorpb.LeaseReplicaReserve
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.LeaseId = string(s)
+		case num == 3 && typ == protowire.VarintType:
+			m.Capacity = int64(u)
+		case num == 4 && typ == protowire.VarintType:
+			m.Expires = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 6 && typ == protowire.VarintType:
+			m.Existing = protowire.DecodeBool(u)
+		}
+	}
+	o.Key = m.Key
+	o.LeaseID = m.LeaseId
+	o.Capacity = int(m.Capacity)
+	o.Expires = m.Expires
+	o.Fence = m.Fence
+	o.Existing = m.Existing
+	return nil
+}
+
+// AppendResult implements WireOp.
+func (o *LeaseReserveReplica) AppendResult(b []byte) ([]byte, error) {
+	return pbAppendLeaseReserveResult(b, &actorpb.LeaseReserveResult{Fence: o.Fence, Granted: o.Granted, Existing: o.Held, HeldUntil: o.HeldUntil, InUse: int64(o.InUse), RetryAfter: o.RetryAfter})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *LeaseReserveReplica) UnmarshalResult(data []byte) error {
+	var m actorpb.LeaseReserveResult
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.VarintType:
+			m.Granted = protowire.DecodeBool(u)
+		case num == 2 && typ == protowire.VarintType:
+			m.Existing = protowire.DecodeBool(u)
+		case num == 3 && typ == protowire.VarintType:
+			m.Fence = u
+		case num == 4 && typ == protowire.VarintType:
+			m.HeldUntil = int64(u)
+		case num == 5 && typ == protowire.VarintType:
+			m.InUse = int64(u)
+		case num == 6 && typ == protowire.VarintType:
+			m.RetryAfter = int64(u)
+		}
+	}
+	o.Fence = m.Fence
+	o.Granted = m.Granted
+	o.Held = m.Existing
 	o.HeldUntil = m.HeldUntil
 	o.InUse = int(m.InUse)
 	o.RetryAfter = m.RetryAfter
@@ -3227,6 +3541,42 @@ func pbAppendLeaseRef(b []byte, m *actorpb.LeaseRef) ([]byte, error) {
 	if m.Expires != 0 {
 		b = append(b, 0x20)
 		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	return b, nil
+}
+
+// pbAppendLeaseReplicaReserve appends m's encoding to b, as proto.Marshal writes it.
+func pbAppendLeaseReplicaReserve(b []byte, m *actorpb.LeaseReplicaReserve) ([]byte, error) {
+	n0 := len(b)
+	if m.Key != "" {
+		if !utf8.ValidString(m.Key) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x0a)
+		b = protowire.AppendString(b, m.Key)
+	}
+	if m.LeaseId != "" {
+		if !utf8.ValidString(m.LeaseId) {
+			return b[:n0], errWireUTF8
+		}
+		b = append(b, 0x12)
+		b = protowire.AppendString(b, m.LeaseId)
+	}
+	if m.Capacity != 0 {
+		b = append(b, 0x18)
+		b = protowire.AppendVarint(b, uint64(m.Capacity))
+	}
+	if m.Expires != 0 {
+		b = append(b, 0x20)
+		b = protowire.AppendVarint(b, uint64(m.Expires))
+	}
+	if m.Fence != 0 {
+		b = append(b, 0x28)
+		b = protowire.AppendVarint(b, m.Fence)
+	}
+	if m.Existing {
+		b = append(b, 0x30)
+		b = append(b, 1)
 	}
 	return b, nil
 }

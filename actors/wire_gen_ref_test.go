@@ -402,6 +402,36 @@ var wireRefs = map[string]wireRef{
 			return nil
 		},
 	},
+	"lease.release.replica": {
+		appendOp: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*LeaseReleaseReplica)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence})
+		},
+		unmarshalOp: func(w WireOp, data []byte) error {
+			o := w.(*LeaseReleaseReplica)
+			var m actorpb.LeaseRef
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Key = m.Key
+			o.LeaseID = m.LeaseId
+			o.Fence = m.Fence
+			return nil
+		},
+		appendResult: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*LeaseReleaseReplica)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Flag{Yes: o.Released})
+		},
+		unmarshalResult: func(w WireOp, data []byte) error {
+			o := w.(*LeaseReleaseReplica)
+			var m actorpb.Flag
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Released = m.Yes
+			return nil
+		},
+	},
 	"lease.renew": {
 		appendOp: func(w WireOp, b []byte) ([]byte, error) {
 			o := w.(*LeaseRenew)
@@ -425,6 +455,37 @@ var wireRefs = map[string]wireRef{
 		},
 		unmarshalResult: func(w WireOp, data []byte) error {
 			o := w.(*LeaseRenew)
+			var m actorpb.Flag
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Held = m.Yes
+			return nil
+		},
+	},
+	"lease.renew.replica": {
+		appendOp: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*LeaseRenewReplica)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.LeaseRef{Key: o.Key, LeaseId: o.LeaseID, Fence: o.Fence, Expires: o.Expires})
+		},
+		unmarshalOp: func(w WireOp, data []byte) error {
+			o := w.(*LeaseRenewReplica)
+			var m actorpb.LeaseRef
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Key = m.Key
+			o.LeaseID = m.LeaseId
+			o.Fence = m.Fence
+			o.Expires = m.Expires
+			return nil
+		},
+		appendResult: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*LeaseRenewReplica)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Flag{Yes: o.Held})
+		},
+		unmarshalResult: func(w WireOp, data []byte) error {
+			o := w.(*LeaseRenewReplica)
 			var m actorpb.Flag
 			if err := gproto.Unmarshal(data, &m); err != nil {
 				return err
@@ -463,6 +524,44 @@ var wireRefs = map[string]wireRef{
 			o.Granted = m.Granted
 			o.Existing = m.Existing
 			o.Fence = m.Fence
+			o.HeldUntil = m.HeldUntil
+			o.InUse = int(m.InUse)
+			o.RetryAfter = m.RetryAfter
+			return nil
+		},
+	},
+	"lease.reserve.replica": {
+		appendOp: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*LeaseReserveReplica)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.LeaseReplicaReserve{Key: o.Key, LeaseId: o.LeaseID, Capacity: int64(o.Capacity), Expires: o.Expires, Fence: o.Fence, Existing: o.Existing})
+		},
+		unmarshalOp: func(w WireOp, data []byte) error {
+			o := w.(*LeaseReserveReplica)
+			var m actorpb.LeaseReplicaReserve
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Key = m.Key
+			o.LeaseID = m.LeaseId
+			o.Capacity = int(m.Capacity)
+			o.Expires = m.Expires
+			o.Fence = m.Fence
+			o.Existing = m.Existing
+			return nil
+		},
+		appendResult: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*LeaseReserveReplica)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.LeaseReserveResult{Fence: o.Fence, Granted: o.Granted, Existing: o.Held, HeldUntil: o.HeldUntil, InUse: int64(o.InUse), RetryAfter: o.RetryAfter})
+		},
+		unmarshalResult: func(w WireOp, data []byte) error {
+			o := w.(*LeaseReserveReplica)
+			var m actorpb.LeaseReserveResult
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Fence = m.Fence
+			o.Granted = m.Granted
+			o.Held = m.Existing
 			o.HeldUntil = m.HeldUntil
 			o.InUse = int(m.InUse)
 			o.RetryAfter = m.RetryAfter

@@ -83,6 +83,10 @@ var wireSamples = []struct {
 	{"a lease renew keeps its fence and answer", &LeaseRenew{Key: "k", LeaseID: "l1", Fence: 12, Expires: 99, Held: true}},
 	{"a lease release keeps its fence and answer", &LeaseRelease{Key: "k", LeaseID: "l1", Fence: 12, Released: true}},
 	{"a lease usage keeps its count and fence", &LeaseUsage{Key: "k", InUse: 2, Fence: 12}},
+	{"a lease grant's replica half keeps the proposal and every result field", &LeaseReserveReplica{Key: "cc/w/c/h", LeaseID: "l1",
+		Capacity: 3, Expires: 77, Fence: 1<<51 + 9, Existing: true, Granted: true, Held: true, HeldUntil: 70, InUse: 3, RetryAfter: 5}},
+	{"a lease renewal's replica half keeps its fence and answer", &LeaseRenewReplica{Key: "k", LeaseID: "l1", Fence: 12, Expires: 99, Held: true}},
+	{"a lease release's replica half keeps its fence and answer", &LeaseReleaseReplica{Key: "k", LeaseID: "l1", Fence: 12, Released: true}},
 	{"a breaker admission keeps its config and every result field", &BreakerAdmit{Key: "dep/w/d", AdmissionID: "adm1", Retry: true,
 		Config: sampleDependency, Expires: 50, Admitted: false, Reason: AdmitBulkheadFull, State: resilience.HalfOpen, RetryAfter: 8,
 		Probe: true, Bulkhead: true, InFlight: 4, RetriesAvailable: 6}},
@@ -123,6 +127,14 @@ func TestEveryOpAHandlerSendsHasAWireEncoding(t *testing.T) {
 		if _, ok := op.(Replicated); !ok {
 			t.Errorf("%T is single use but not replicated", op)
 		}
+	}
+	for _, op := range []Op{&LeaseReserve{}, &LeaseRenew{}, &LeaseRelease{}} {
+		if _, ok := op.(Replicated); !ok {
+			t.Errorf("%T changes lease state but is not replicated", op)
+		}
+	}
+	if _, ok := Op(&LeaseReserve{}).(Epoched); !ok {
+		t.Error("LeaseReserve issues fences but takes no ownership epoch")
 	}
 }
 

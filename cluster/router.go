@@ -129,8 +129,8 @@ func (r *Router) Live() bool {
 // used when a peer reports a newer epoch. It returns the ring to use.
 func (r *Router) SetRefresher(f func(atLeast uint64) *Ring) { r.refresh.Store(&f) }
 
-// Observe records an epoch seen from a peer, so the next ring this node
-// builds is numbered after it (epochs are Lamport clocks across nodes).
+// Observe records an epoch seen from a peer (a peer ahead of this node in
+// applying the membership; reported in the cluster status).
 func (r *Router) Observe(epoch uint64) {
 	for {
 		cur := r.seen.Load()

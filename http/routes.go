@@ -40,6 +40,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.signingKeyRoutes()...)
 	rs = append(rs, s.widgetRoutes()...)
 	rs = append(rs, s.clusterRoutes()...)
+	rs = append(rs, s.snapshotRoutes()...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
 	rs = append(rs, s.verifyRoutes()...)
@@ -61,6 +62,7 @@ func (s *Server) routes() []Route {
 			rs = append(rs, a.Routes...)
 		}
 	}
+	fitSnapshotLimit(rs)
 	return rs
 }
 

@@ -86,6 +86,9 @@ type Config struct {
 	// timestamps both ways (0: 300 s).
 	SealKey        string
 	AgentTolerance time.Duration
+	// Snapshots takes and restores backups of the replicated state
+	// (http/snapshot.go); nil answers those operations as unavailable.
+	Snapshots Snapshots
 	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
 	// answers its admin operations as unavailable.
 	Webhooks *events.Outbox

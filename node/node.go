@@ -267,7 +267,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	base := n.publicBase()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	reg.MustRegister(n.raftCollector())
+	reg.MustRegister(n.raftCollector(), n.opsCollector())
 	whCfg := cfg.Webhooks
 	whCfg.SealKey = cfg.ClusterKey
 	whCfg.AllowLoopback = whCfg.AllowLoopback || cfg.Dev
@@ -295,8 +295,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks,
-		Areas:    slices.Concat(riskAreas, identityAreas, journeyAreas),
+		Webhooks: n.webhooks, Snapshots: n.store,
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas),
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API and
 	// journeys reach it through hv from the first request on.

@@ -113,14 +113,16 @@ func (f *fsm) Apply(l *raft.Log) any {
 }
 
 // onlyMembership reports whether every command of b is a liveness
-// renewal or another membership change (catalog.BeginMembership).
+// renewal or another membership change (catalog.BeginMembership). An
+// empty batch (a follower's read barrier, backup.go) counts as one: it
+// changes no configuration, so caches keyed on ConfigIndex stay valid.
 func onlyMembership(b *raftpb.Batch) bool {
 	for _, c := range b.Commands {
 		if !catalog.IsMembership(c.Kind) {
 			return false
 		}
 	}
-	return len(b.Commands) > 0
+	return true
 }
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {

@@ -89,10 +89,19 @@ func MintTokenWithCData(api, siteKey, origin, action, cdata string) (string, err
 	}
 	body := map[string]any{"challenge": ch.Challenge, "nonce": nonce,
 		"signals": map[string]any{"interaction": true, "visible": true, "elapsed_ms": 1800, "pointer_moves": 12}}
-	if st, b, err := postJSON(api+"/v1/challenge/redeem", hdr, body, &rd); err != nil || st != 200 || !rd.Success || rd.Token == "" {
-		return "", fmt.Errorf("redeem: %d %s %v", st, b, err)
+	// A 503 (the challenge's owner lapsed, or gained its partition a
+	// moment ago and waits for the hand-off) used nothing: retried for a
+	// bound, as the widget does.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st, b, err := postJSON(api+"/v1/challenge/redeem", hdr, body, &rd)
+		if st == 503 && time.Now().Before(deadline) {
+			continue
+		}
+		if err != nil || st != 200 || !rd.Success || rd.Token == "" {
+			return "", fmt.Errorf("redeem: %d %s %v", st, b, err)
+		}
+		return rd.Token, nil
 	}
-	return rd.Token, nil
 }
 
 // Verdict is the part of a siteverify answer the tests look at.

@@ -76,6 +76,7 @@ verbs:     create, list, get <id>, update <id>, delete <id>; sites|agents rotate
            policies stats <id> (this node's counts, incl. what an observed policy would have refused)
            cluster status | cluster leave [--node <id>]
            tls ca create | tls cert create --node <id> [--ip …] [--dns …] (local, see trustctl tls)
+           snapshot save|inspect|restore <file> (--passphrase-file F | --key-file F): encrypted backups, see trustctl snapshot.go
            passwords import --in PATH [--mode sha1|ntlm] | passwords verify (local, see trustctl passwords)
 Scoped resources need --workspace <id>. Fields are the API's JSON fields with
 dashes (--challenge-mode score_based); values that parse as JSON numbers,
@@ -172,6 +173,9 @@ func run(args []string, out io.Writer) error {
 	}
 	if len(o.positional) >= 1 && o.positional[0] == "tls" {
 		return o.tlsCmd(o.positional[1:], out, time.Now())
+	}
+	if len(o.positional) >= 1 && o.positional[0] == "snapshot" {
+		return o.snapshot(o.positional[1:], out)
 	}
 	if len(o.positional) >= 1 && o.positional[0] == "passwords" {
 		return o.passwordsCmd(o.positional[1:], out)

@@ -2163,7 +2163,97 @@ func (x *LeaseReserveResult) GetRetryAfter() int64 {
 	return 0
 }
 
-// LeaseRef names one holding: LeaseRenew (with expires), LeaseRelease, and
+// LeaseReplicaReserve is a grant the partition's owner made (or found
+// already held), applied on the partition's replica before the answer
+// (lease.reserve.replica). fence is the owner's proposed fencing token;
+// the replica answers with LeaseReserveResult, whose fence is the token
+// both nodes keep (or, when the replica refuses, its last fence).
+type LeaseReplicaReserve struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	LeaseId       string                 `protobuf:"bytes,2,opt,name=lease_id,json=leaseId,proto3" json:"lease_id,omitempty"`
+	Capacity      int64                  `protobuf:"varint,3,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	Expires       int64                  `protobuf:"varint,4,opt,name=expires,proto3" json:"expires,omitempty"`
+	Fence         uint64                 `protobuf:"varint,5,opt,name=fence,proto3" json:"fence,omitempty"`
+	Existing      bool                   `protobuf:"varint,6,opt,name=existing,proto3" json:"existing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseReplicaReserve) Reset() {
+	*x = LeaseReplicaReserve{}
+	mi := &file_shardops_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseReplicaReserve) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseReplicaReserve) ProtoMessage() {}
+
+func (x *LeaseReplicaReserve) ProtoReflect() protoreflect.Message {
+	mi := &file_shardops_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseReplicaReserve.ProtoReflect.Descriptor instead.
+func (*LeaseReplicaReserve) Descriptor() ([]byte, []int) {
+	return file_shardops_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *LeaseReplicaReserve) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *LeaseReplicaReserve) GetLeaseId() string {
+	if x != nil {
+		return x.LeaseId
+	}
+	return ""
+}
+
+func (x *LeaseReplicaReserve) GetCapacity() int64 {
+	if x != nil {
+		return x.Capacity
+	}
+	return 0
+}
+
+func (x *LeaseReplicaReserve) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *LeaseReplicaReserve) GetFence() uint64 {
+	if x != nil {
+		return x.Fence
+	}
+	return 0
+}
+
+func (x *LeaseReplicaReserve) GetExisting() bool {
+	if x != nil {
+		return x.Existing
+	}
+	return false
+}
+
+// LeaseRef names one holding: LeaseRenew (with expires), LeaseRelease,
+// their replica halves lease.renew.replica and lease.release.replica, and
 // LeaseUsage (key only).
 type LeaseRef struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2177,7 +2267,7 @@ type LeaseRef struct {
 
 func (x *LeaseRef) Reset() {
 	*x = LeaseRef{}
-	mi := &file_shardops_proto_msgTypes[32]
+	mi := &file_shardops_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2189,7 +2279,7 @@ func (x *LeaseRef) String() string {
 func (*LeaseRef) ProtoMessage() {}
 
 func (x *LeaseRef) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[32]
+	mi := &file_shardops_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2202,7 +2292,7 @@ func (x *LeaseRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseRef.ProtoReflect.Descriptor instead.
 func (*LeaseRef) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{32}
+	return file_shardops_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *LeaseRef) GetKey() string {
@@ -2243,7 +2333,7 @@ type Flag struct {
 
 func (x *Flag) Reset() {
 	*x = Flag{}
-	mi := &file_shardops_proto_msgTypes[33]
+	mi := &file_shardops_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2345,7 @@ func (x *Flag) String() string {
 func (*Flag) ProtoMessage() {}
 
 func (x *Flag) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[33]
+	mi := &file_shardops_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2358,7 @@ func (x *Flag) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Flag.ProtoReflect.Descriptor instead.
 func (*Flag) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{33}
+	return file_shardops_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Flag) GetYes() bool {
@@ -2288,7 +2378,7 @@ type LeaseUsageResult struct {
 
 func (x *LeaseUsageResult) Reset() {
 	*x = LeaseUsageResult{}
-	mi := &file_shardops_proto_msgTypes[34]
+	mi := &file_shardops_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2300,7 +2390,7 @@ func (x *LeaseUsageResult) String() string {
 func (*LeaseUsageResult) ProtoMessage() {}
 
 func (x *LeaseUsageResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[34]
+	mi := &file_shardops_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2313,7 +2403,7 @@ func (x *LeaseUsageResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseUsageResult.ProtoReflect.Descriptor instead.
 func (*LeaseUsageResult) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{34}
+	return file_shardops_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *LeaseUsageResult) GetInUse() int64 {
@@ -2342,7 +2432,7 @@ type LeaseHolder struct {
 
 func (x *LeaseHolder) Reset() {
 	*x = LeaseHolder{}
-	mi := &file_shardops_proto_msgTypes[35]
+	mi := &file_shardops_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2354,7 +2444,7 @@ func (x *LeaseHolder) String() string {
 func (*LeaseHolder) ProtoMessage() {}
 
 func (x *LeaseHolder) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[35]
+	mi := &file_shardops_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2367,7 +2457,7 @@ func (x *LeaseHolder) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseHolder.ProtoReflect.Descriptor instead.
 func (*LeaseHolder) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{35}
+	return file_shardops_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LeaseHolder) GetLeaseId() string {
@@ -2405,7 +2495,7 @@ type LeaseEntry struct {
 
 func (x *LeaseEntry) Reset() {
 	*x = LeaseEntry{}
-	mi := &file_shardops_proto_msgTypes[36]
+	mi := &file_shardops_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2417,7 +2507,7 @@ func (x *LeaseEntry) String() string {
 func (*LeaseEntry) ProtoMessage() {}
 
 func (x *LeaseEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[36]
+	mi := &file_shardops_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2430,7 +2520,7 @@ func (x *LeaseEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseEntry.ProtoReflect.Descriptor instead.
 func (*LeaseEntry) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{36}
+	return file_shardops_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LeaseEntry) GetKey() string {
@@ -2470,15 +2560,20 @@ func (x *LeaseEntry) GetPartition() uint32 {
 
 // LeaseTable is the hand-off form of a lease table.
 type LeaseTable struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entries       []*LeaseEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*LeaseEntry          `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// fence_floor is the partition's highest fence of lease sets evicted
+	// while idle: a set created again starts above it.
+	FenceFloor uint64 `protobuf:"varint,2,opt,name=fence_floor,json=fenceFloor,proto3" json:"fence_floor,omitempty"`
+	// partition is the partition whose floor fence_floor is.
+	Partition     uint32 `protobuf:"varint,3,opt,name=partition,proto3" json:"partition,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LeaseTable) Reset() {
 	*x = LeaseTable{}
-	mi := &file_shardops_proto_msgTypes[37]
+	mi := &file_shardops_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2490,7 +2585,7 @@ func (x *LeaseTable) String() string {
 func (*LeaseTable) ProtoMessage() {}
 
 func (x *LeaseTable) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[37]
+	mi := &file_shardops_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2503,7 +2598,7 @@ func (x *LeaseTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseTable.ProtoReflect.Descriptor instead.
 func (*LeaseTable) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{37}
+	return file_shardops_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LeaseTable) GetEntries() []*LeaseEntry {
@@ -2511,6 +2606,20 @@ func (x *LeaseTable) GetEntries() []*LeaseEntry {
 		return x.Entries
 	}
 	return nil
+}
+
+func (x *LeaseTable) GetFenceFloor() uint64 {
+	if x != nil {
+		return x.FenceFloor
+	}
+	return 0
+}
+
+func (x *LeaseTable) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
 }
 
 // BreakerConfig is resilience.BreakerConfig.
@@ -2528,7 +2637,7 @@ type BreakerConfig struct {
 
 func (x *BreakerConfig) Reset() {
 	*x = BreakerConfig{}
-	mi := &file_shardops_proto_msgTypes[38]
+	mi := &file_shardops_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2540,7 +2649,7 @@ func (x *BreakerConfig) String() string {
 func (*BreakerConfig) ProtoMessage() {}
 
 func (x *BreakerConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[38]
+	mi := &file_shardops_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2553,7 +2662,7 @@ func (x *BreakerConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerConfig.ProtoReflect.Descriptor instead.
 func (*BreakerConfig) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{38}
+	return file_shardops_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BreakerConfig) GetWindowSize() int64 {
@@ -2610,7 +2719,7 @@ type RetryBudgetConfig struct {
 
 func (x *RetryBudgetConfig) Reset() {
 	*x = RetryBudgetConfig{}
-	mi := &file_shardops_proto_msgTypes[39]
+	mi := &file_shardops_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2622,7 +2731,7 @@ func (x *RetryBudgetConfig) String() string {
 func (*RetryBudgetConfig) ProtoMessage() {}
 
 func (x *RetryBudgetConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[39]
+	mi := &file_shardops_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2635,7 +2744,7 @@ func (x *RetryBudgetConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetryBudgetConfig.ProtoReflect.Descriptor instead.
 func (*RetryBudgetConfig) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{39}
+	return file_shardops_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RetryBudgetConfig) GetTtlNs() int64 {
@@ -2671,7 +2780,7 @@ type DependencyConfig struct {
 
 func (x *DependencyConfig) Reset() {
 	*x = DependencyConfig{}
-	mi := &file_shardops_proto_msgTypes[40]
+	mi := &file_shardops_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2792,7 @@ func (x *DependencyConfig) String() string {
 func (*DependencyConfig) ProtoMessage() {}
 
 func (x *DependencyConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[40]
+	mi := &file_shardops_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2805,7 @@ func (x *DependencyConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DependencyConfig.ProtoReflect.Descriptor instead.
 func (*DependencyConfig) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{40}
+	return file_shardops_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DependencyConfig) GetBreaker() *BreakerConfig {
@@ -2734,7 +2843,7 @@ type BreakerAdmit struct {
 
 func (x *BreakerAdmit) Reset() {
 	*x = BreakerAdmit{}
-	mi := &file_shardops_proto_msgTypes[41]
+	mi := &file_shardops_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2746,7 +2855,7 @@ func (x *BreakerAdmit) String() string {
 func (*BreakerAdmit) ProtoMessage() {}
 
 func (x *BreakerAdmit) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[41]
+	mi := &file_shardops_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2759,7 +2868,7 @@ func (x *BreakerAdmit) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerAdmit.ProtoReflect.Descriptor instead.
 func (*BreakerAdmit) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{41}
+	return file_shardops_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *BreakerAdmit) GetKey() string {
@@ -2813,7 +2922,7 @@ type BreakerAdmitResult struct {
 
 func (x *BreakerAdmitResult) Reset() {
 	*x = BreakerAdmitResult{}
-	mi := &file_shardops_proto_msgTypes[42]
+	mi := &file_shardops_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2825,7 +2934,7 @@ func (x *BreakerAdmitResult) String() string {
 func (*BreakerAdmitResult) ProtoMessage() {}
 
 func (x *BreakerAdmitResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[42]
+	mi := &file_shardops_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2838,7 +2947,7 @@ func (x *BreakerAdmitResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerAdmitResult.ProtoReflect.Descriptor instead.
 func (*BreakerAdmitResult) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{42}
+	return file_shardops_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *BreakerAdmitResult) GetAdmitted() bool {
@@ -2910,7 +3019,7 @@ type BreakerFeedback struct {
 
 func (x *BreakerFeedback) Reset() {
 	*x = BreakerFeedback{}
-	mi := &file_shardops_proto_msgTypes[43]
+	mi := &file_shardops_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2922,7 +3031,7 @@ func (x *BreakerFeedback) String() string {
 func (*BreakerFeedback) ProtoMessage() {}
 
 func (x *BreakerFeedback) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[43]
+	mi := &file_shardops_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2935,7 +3044,7 @@ func (x *BreakerFeedback) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerFeedback.ProtoReflect.Descriptor instead.
 func (*BreakerFeedback) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{43}
+	return file_shardops_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *BreakerFeedback) GetKey() string {
@@ -2976,7 +3085,7 @@ type BreakerFeedbackResult struct {
 
 func (x *BreakerFeedbackResult) Reset() {
 	*x = BreakerFeedbackResult{}
-	mi := &file_shardops_proto_msgTypes[44]
+	mi := &file_shardops_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2988,7 +3097,7 @@ func (x *BreakerFeedbackResult) String() string {
 func (*BreakerFeedbackResult) ProtoMessage() {}
 
 func (x *BreakerFeedbackResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[44]
+	mi := &file_shardops_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3001,7 +3110,7 @@ func (x *BreakerFeedbackResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerFeedbackResult.ProtoReflect.Descriptor instead.
 func (*BreakerFeedbackResult) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{44}
+	return file_shardops_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *BreakerFeedbackResult) GetCounted() bool {
@@ -3028,7 +3137,7 @@ type BreakerPeek struct {
 
 func (x *BreakerPeek) Reset() {
 	*x = BreakerPeek{}
-	mi := &file_shardops_proto_msgTypes[45]
+	mi := &file_shardops_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3040,7 +3149,7 @@ func (x *BreakerPeek) String() string {
 func (*BreakerPeek) ProtoMessage() {}
 
 func (x *BreakerPeek) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[45]
+	mi := &file_shardops_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3053,7 +3162,7 @@ func (x *BreakerPeek) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerPeek.ProtoReflect.Descriptor instead.
 func (*BreakerPeek) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{45}
+	return file_shardops_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *BreakerPeek) GetKey() string {
@@ -3075,7 +3184,7 @@ type BreakerPeekResult struct {
 
 func (x *BreakerPeekResult) Reset() {
 	*x = BreakerPeekResult{}
-	mi := &file_shardops_proto_msgTypes[46]
+	mi := &file_shardops_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3087,7 +3196,7 @@ func (x *BreakerPeekResult) String() string {
 func (*BreakerPeekResult) ProtoMessage() {}
 
 func (x *BreakerPeekResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[46]
+	mi := &file_shardops_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3100,7 +3209,7 @@ func (x *BreakerPeekResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerPeekResult.ProtoReflect.Descriptor instead.
 func (*BreakerPeekResult) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{46}
+	return file_shardops_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *BreakerPeekResult) GetState() uint32 {
@@ -3150,7 +3259,7 @@ type Breaker struct {
 
 func (x *Breaker) Reset() {
 	*x = Breaker{}
-	mi := &file_shardops_proto_msgTypes[47]
+	mi := &file_shardops_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3162,7 +3271,7 @@ func (x *Breaker) String() string {
 func (*Breaker) ProtoMessage() {}
 
 func (x *Breaker) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[47]
+	mi := &file_shardops_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3175,7 +3284,7 @@ func (x *Breaker) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Breaker.ProtoReflect.Descriptor instead.
 func (*Breaker) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{47}
+	return file_shardops_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Breaker) GetState() uint32 {
@@ -3262,7 +3371,7 @@ type Admission struct {
 
 func (x *Admission) Reset() {
 	*x = Admission{}
-	mi := &file_shardops_proto_msgTypes[48]
+	mi := &file_shardops_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3274,7 +3383,7 @@ func (x *Admission) String() string {
 func (*Admission) ProtoMessage() {}
 
 func (x *Admission) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[48]
+	mi := &file_shardops_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3287,7 +3396,7 @@ func (x *Admission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Admission.ProtoReflect.Descriptor instead.
 func (*Admission) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{48}
+	return file_shardops_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *Admission) GetId() string {
@@ -3340,7 +3449,7 @@ type BreakerEntry struct {
 
 func (x *BreakerEntry) Reset() {
 	*x = BreakerEntry{}
-	mi := &file_shardops_proto_msgTypes[49]
+	mi := &file_shardops_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3352,7 +3461,7 @@ func (x *BreakerEntry) String() string {
 func (*BreakerEntry) ProtoMessage() {}
 
 func (x *BreakerEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[49]
+	mi := &file_shardops_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3365,7 +3474,7 @@ func (x *BreakerEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerEntry.ProtoReflect.Descriptor instead.
 func (*BreakerEntry) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{49}
+	return file_shardops_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *BreakerEntry) GetKey() string {
@@ -3413,7 +3522,7 @@ type BreakerTable struct {
 
 func (x *BreakerTable) Reset() {
 	*x = BreakerTable{}
-	mi := &file_shardops_proto_msgTypes[50]
+	mi := &file_shardops_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3425,7 +3534,7 @@ func (x *BreakerTable) String() string {
 func (*BreakerTable) ProtoMessage() {}
 
 func (x *BreakerTable) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[50]
+	mi := &file_shardops_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3438,7 +3547,7 @@ func (x *BreakerTable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BreakerTable.ProtoReflect.Descriptor instead.
 func (*BreakerTable) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{50}
+	return file_shardops_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BreakerTable) GetEntries() []*BreakerEntry {
@@ -3467,7 +3576,7 @@ type Activity struct {
 
 func (x *Activity) Reset() {
 	*x = Activity{}
-	mi := &file_shardops_proto_msgTypes[51]
+	mi := &file_shardops_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3479,7 +3588,7 @@ func (x *Activity) String() string {
 func (*Activity) ProtoMessage() {}
 
 func (x *Activity) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[51]
+	mi := &file_shardops_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3492,7 +3601,7 @@ func (x *Activity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activity.ProtoReflect.Descriptor instead.
 func (*Activity) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{51}
+	return file_shardops_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Activity) GetKey() string {
@@ -3563,7 +3672,7 @@ type ActivityResult struct {
 
 func (x *ActivityResult) Reset() {
 	*x = ActivityResult{}
-	mi := &file_shardops_proto_msgTypes[52]
+	mi := &file_shardops_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3575,7 +3684,7 @@ func (x *ActivityResult) String() string {
 func (*ActivityResult) ProtoMessage() {}
 
 func (x *ActivityResult) ProtoReflect() protoreflect.Message {
-	mi := &file_shardops_proto_msgTypes[52]
+	mi := &file_shardops_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3588,7 +3697,7 @@ func (x *ActivityResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivityResult.ProtoReflect.Descriptor instead.
 func (*ActivityResult) Descriptor() ([]byte, []int) {
-	return file_shardops_proto_rawDescGZIP(), []int{52}
+	return file_shardops_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ActivityResult) GetFailures() float64 {
@@ -3796,7 +3905,14 @@ const file_shardops_proto_rawDesc = "" +
 	"held_until\x18\x04 \x01(\x03R\theldUntil\x12\x15\n" +
 	"\x06in_use\x18\x05 \x01(\x03R\x05inUse\x12\x1f\n" +
 	"\vretry_after\x18\x06 \x01(\x03R\n" +
-	"retryAfter\"g\n" +
+	"retryAfter\"\xaa\x01\n" +
+	"\x13LeaseReplicaReserve\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x19\n" +
+	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x1a\n" +
+	"\bcapacity\x18\x03 \x01(\x03R\bcapacity\x12\x18\n" +
+	"\aexpires\x18\x04 \x01(\x03R\aexpires\x12\x14\n" +
+	"\x05fence\x18\x05 \x01(\x04R\x05fence\x12\x1a\n" +
+	"\bexisting\x18\x06 \x01(\bR\bexisting\"g\n" +
 	"\bLeaseRef\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x19\n" +
 	"\blease_id\x18\x02 \x01(\tR\aleaseId\x12\x14\n" +
@@ -3817,10 +3933,13 @@ const file_shardops_proto_rawDesc = "" +
 	"\x05fence\x18\x02 \x01(\x04R\x05fence\x123\n" +
 	"\aholders\x18\x03 \x03(\v2\x19.trustd.actor.LeaseHolderR\aholders\x12\x18\n" +
 	"\atouched\x18\x04 \x01(\x03R\atouched\x12\x1c\n" +
-	"\tpartition\x18\x05 \x01(\rR\tpartition\"@\n" +
+	"\tpartition\x18\x05 \x01(\rR\tpartition\"\x7f\n" +
 	"\n" +
 	"LeaseTable\x122\n" +
-	"\aentries\x18\x01 \x03(\v2\x18.trustd.actor.LeaseEntryR\aentries\"\x92\x02\n" +
+	"\aentries\x18\x01 \x03(\v2\x18.trustd.actor.LeaseEntryR\aentries\x12\x1f\n" +
+	"\vfence_floor\x18\x02 \x01(\x04R\n" +
+	"fenceFloor\x12\x1c\n" +
+	"\tpartition\x18\x03 \x01(\rR\tpartition\"\x92\x02\n" +
 	"\rBreakerConfig\x12\x1f\n" +
 	"\vwindow_size\x18\x01 \x01(\x03R\n" +
 	"windowSize\x12#\n" +
@@ -3924,7 +4043,7 @@ func file_shardops_proto_rawDescGZIP() []byte {
 	return file_shardops_proto_rawDescData
 }
 
-var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_shardops_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_shardops_proto_goTypes = []any{
 	(*Marker)(nil),                   // 0: trustd.actor.Marker
 	(*MarkerResult)(nil),             // 1: trustd.actor.MarkerResult
@@ -3958,27 +4077,28 @@ var file_shardops_proto_goTypes = []any{
 	(*GetVerificationResult)(nil),    // 29: trustd.actor.GetVerificationResult
 	(*LeaseReserve)(nil),             // 30: trustd.actor.LeaseReserve
 	(*LeaseReserveResult)(nil),       // 31: trustd.actor.LeaseReserveResult
-	(*LeaseRef)(nil),                 // 32: trustd.actor.LeaseRef
-	(*Flag)(nil),                     // 33: trustd.actor.Flag
-	(*LeaseUsageResult)(nil),         // 34: trustd.actor.LeaseUsageResult
-	(*LeaseHolder)(nil),              // 35: trustd.actor.LeaseHolder
-	(*LeaseEntry)(nil),               // 36: trustd.actor.LeaseEntry
-	(*LeaseTable)(nil),               // 37: trustd.actor.LeaseTable
-	(*BreakerConfig)(nil),            // 38: trustd.actor.BreakerConfig
-	(*RetryBudgetConfig)(nil),        // 39: trustd.actor.RetryBudgetConfig
-	(*DependencyConfig)(nil),         // 40: trustd.actor.DependencyConfig
-	(*BreakerAdmit)(nil),             // 41: trustd.actor.BreakerAdmit
-	(*BreakerAdmitResult)(nil),       // 42: trustd.actor.BreakerAdmitResult
-	(*BreakerFeedback)(nil),          // 43: trustd.actor.BreakerFeedback
-	(*BreakerFeedbackResult)(nil),    // 44: trustd.actor.BreakerFeedbackResult
-	(*BreakerPeek)(nil),              // 45: trustd.actor.BreakerPeek
-	(*BreakerPeekResult)(nil),        // 46: trustd.actor.BreakerPeekResult
-	(*Breaker)(nil),                  // 47: trustd.actor.Breaker
-	(*Admission)(nil),                // 48: trustd.actor.Admission
-	(*BreakerEntry)(nil),             // 49: trustd.actor.BreakerEntry
-	(*BreakerTable)(nil),             // 50: trustd.actor.BreakerTable
-	(*Activity)(nil),                 // 51: trustd.actor.Activity
-	(*ActivityResult)(nil),           // 52: trustd.actor.ActivityResult
+	(*LeaseReplicaReserve)(nil),      // 32: trustd.actor.LeaseReplicaReserve
+	(*LeaseRef)(nil),                 // 33: trustd.actor.LeaseRef
+	(*Flag)(nil),                     // 34: trustd.actor.Flag
+	(*LeaseUsageResult)(nil),         // 35: trustd.actor.LeaseUsageResult
+	(*LeaseHolder)(nil),              // 36: trustd.actor.LeaseHolder
+	(*LeaseEntry)(nil),               // 37: trustd.actor.LeaseEntry
+	(*LeaseTable)(nil),               // 38: trustd.actor.LeaseTable
+	(*BreakerConfig)(nil),            // 39: trustd.actor.BreakerConfig
+	(*RetryBudgetConfig)(nil),        // 40: trustd.actor.RetryBudgetConfig
+	(*DependencyConfig)(nil),         // 41: trustd.actor.DependencyConfig
+	(*BreakerAdmit)(nil),             // 42: trustd.actor.BreakerAdmit
+	(*BreakerAdmitResult)(nil),       // 43: trustd.actor.BreakerAdmitResult
+	(*BreakerFeedback)(nil),          // 44: trustd.actor.BreakerFeedback
+	(*BreakerFeedbackResult)(nil),    // 45: trustd.actor.BreakerFeedbackResult
+	(*BreakerPeek)(nil),              // 46: trustd.actor.BreakerPeek
+	(*BreakerPeekResult)(nil),        // 47: trustd.actor.BreakerPeekResult
+	(*Breaker)(nil),                  // 48: trustd.actor.Breaker
+	(*Admission)(nil),                // 49: trustd.actor.Admission
+	(*BreakerEntry)(nil),             // 50: trustd.actor.BreakerEntry
+	(*BreakerTable)(nil),             // 51: trustd.actor.BreakerTable
+	(*Activity)(nil),                 // 52: trustd.actor.Activity
+	(*ActivityResult)(nil),           // 53: trustd.actor.ActivityResult
 }
 var file_shardops_proto_depIdxs = []int32{
 	0,  // 0: trustd.actor.MarkerSet.markers:type_name -> trustd.actor.Marker
@@ -3993,15 +4113,15 @@ var file_shardops_proto_depIdxs = []int32{
 	22, // 9: trustd.actor.RedeemResult.held:type_name -> trustd.actor.Redemption
 	22, // 10: trustd.actor.RedemptionSet.entries:type_name -> trustd.actor.Redemption
 	27, // 11: trustd.actor.GetVerificationResult.verification:type_name -> trustd.actor.Verification
-	35, // 12: trustd.actor.LeaseEntry.holders:type_name -> trustd.actor.LeaseHolder
-	36, // 13: trustd.actor.LeaseTable.entries:type_name -> trustd.actor.LeaseEntry
-	38, // 14: trustd.actor.DependencyConfig.breaker:type_name -> trustd.actor.BreakerConfig
-	39, // 15: trustd.actor.DependencyConfig.budget:type_name -> trustd.actor.RetryBudgetConfig
-	40, // 16: trustd.actor.BreakerAdmit.config:type_name -> trustd.actor.DependencyConfig
-	40, // 17: trustd.actor.BreakerFeedback.config:type_name -> trustd.actor.DependencyConfig
-	47, // 18: trustd.actor.BreakerEntry.breaker:type_name -> trustd.actor.Breaker
-	48, // 19: trustd.actor.BreakerEntry.admissions:type_name -> trustd.actor.Admission
-	49, // 20: trustd.actor.BreakerTable.entries:type_name -> trustd.actor.BreakerEntry
+	36, // 12: trustd.actor.LeaseEntry.holders:type_name -> trustd.actor.LeaseHolder
+	37, // 13: trustd.actor.LeaseTable.entries:type_name -> trustd.actor.LeaseEntry
+	39, // 14: trustd.actor.DependencyConfig.breaker:type_name -> trustd.actor.BreakerConfig
+	40, // 15: trustd.actor.DependencyConfig.budget:type_name -> trustd.actor.RetryBudgetConfig
+	41, // 16: trustd.actor.BreakerAdmit.config:type_name -> trustd.actor.DependencyConfig
+	41, // 17: trustd.actor.BreakerFeedback.config:type_name -> trustd.actor.DependencyConfig
+	48, // 18: trustd.actor.BreakerEntry.breaker:type_name -> trustd.actor.Breaker
+	49, // 19: trustd.actor.BreakerEntry.admissions:type_name -> trustd.actor.Admission
+	50, // 20: trustd.actor.BreakerTable.entries:type_name -> trustd.actor.BreakerEntry
 	21, // [21:21] is the sub-list for method output_type
 	21, // [21:21] is the sub-list for method input_type
 	21, // [21:21] is the sub-list for extension type_name
@@ -4020,7 +4140,7 @@ func file_shardops_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shardops_proto_rawDesc), len(file_shardops_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   53,
+			NumMessages:   54,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
