@@ -145,19 +145,9 @@ type CredentialList struct {
 
 var adminErrors = []ErrorCode{ErrUnauthorized, ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrNotFound, ErrUnavailable}
 
-// admin wraps an admin handler with the admin token check.
-func (s *Server) admin(h func(*Call)) func(*Call) {
-	return func(c *Call) {
-		// c.console: run in-process for a console session, which logged
-		// in with this same token check (http/console.go).
-		if !c.console && !s.checkAdminToken(c.cat, c.bearer()) {
-			c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd-admin"`)
-			c.fail(ErrUnauthorized, "a valid admin token is required (Authorization: Bearer <admin token>)")
-			return
-		}
-		h(c)
-	}
-}
+// admin wraps an admin handler with the admin token check (AdminOnly; it
+// needs no server, so a nil *Server may call it).
+func (s *Server) admin(h func(*Call)) func(*Call) { return AdminOnly(h) }
 
 // apply replicates cmd and answers any error itself; ok reports success.
 func (c *Call) apply(cmd catalog.Command) (any, bool) {

@@ -166,7 +166,9 @@ func TestSitesShowTheirBrandingProfile(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("start: %d %s", r.status, r.body)
 		}
-		var st startAnswer
+		var st struct {
+			Endpoint string `json:"endpoint"`
+		}
 		r.decode(t, &st)
 		r = person(st.Endpoint)
 		if r.status != 200 {

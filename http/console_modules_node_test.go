@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/trustd/trustd/node"
 )
 
 // postFile posts a multipart form with one file in field "logo".
@@ -58,7 +60,7 @@ func testPNG(t *testing.T, w, h int) []byte {
 // served at the preview's address, and the messaging page before and
 // after a policy exists.
 func TestConsoleModulePagesOnARealNode(t *testing.T) {
-	e := startJourneyNode(t)
+	e := startDevNode(t)
 	ws := e.dev.WorkspaceID
 	wsPage := "/console/workspaces/" + ws
 	cc := newConsoleClient(t, e.testNode)
@@ -91,7 +93,14 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	}
 
 	// Review queue: an escalated journey opens a case; an approver resolves it.
-	start := e.start(map[string]any{"journey_key": "step.up", "action": "pay"})
+	var start struct {
+		SessionToken string `json:"session_token"`
+	}
+	if r := e.post("/journeys/start", map[string]any{"journey_key": "step.up", "action": "pay"}); r.status != 200 {
+		t.Fatalf("start: %d %s", r.status, r.body)
+	} else {
+		r.decode(t, &start)
+	}
 	if r := e.post("/journeys/escalate", map[string]any{"session_token": start.SessionToken, "reason_code": "stuck"}); r.status != 200 {
 		t.Fatalf("escalate: %d %s", r.status, r.body)
 	}
@@ -216,4 +225,25 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	if _, _, body := cc.do("GET", wsPage+"/messaging", nil); !strings.Contains(body, "<code>prefix_limit</code></td><td>7</td><td>7</td>") {
 		t.Fatalf("messaging page after settings:\n%s", body)
 	}
+}
+
+// devNode is a --dev node and its seeded credentials.
+type devNode struct {
+	*testNode
+	dev *node.DevCredentials
+}
+
+func startDevNode(t *testing.T) *devNode {
+	t.Helper()
+	tn := mustStartNode(t, func(c *node.Config) { c.Dev = true })
+	return &devNode{testNode: tn, dev: tn.n.Dev()}
+}
+
+// post posts body to a public path with the dev site's secret.
+func (e *devNode) post(path string, body map[string]any) response {
+	e.t.Helper()
+	if _, ok := body["secret"]; !ok {
+		body["secret"] = e.dev.Secret
+	}
+	return e.do("POST", "/v1"+path, "", body)
 }

@@ -3,7 +3,10 @@
 // /postman-collection.json), middleware (request ids, common headers,
 // ingress limits, body limits), the JSON codecs, the authenticators of
 // server operations (auth.go), the one admin CRUD path of workspace-owned
-// records (admin_resource.go) and one route file per product module.
+// records (admin_resource.go) and the route files of the product areas
+// that have no adapter of their own yet. An area with its own adapter (for
+// example risk/api) hands its routes in through Config.Areas (area.go);
+// this package never imports it.
 //
 // Decisions live in the product modules (verify, verify/widget,
 // traffic/ratecheck, traffic/lease, traffic/admission, risk/apiprotection,

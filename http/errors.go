@@ -3,7 +3,7 @@ package http
 import (
 	"context"
 	"errors"
-	"github.com/trustd/trustd/journeys"
+	"slices"
 	"strconv"
 
 	"github.com/valyala/fasthttp"
@@ -14,13 +14,7 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console/users"
-	"github.com/trustd/trustd/identity/documents"
-	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/persistence"
-	"github.com/trustd/trustd/risk/account"
-	"github.com/trustd/trustd/risk/messaging"
-	"github.com/trustd/trustd/risk/passwords"
-	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/verify"
@@ -79,23 +73,28 @@ var (
 )
 
 // contractErrors is every ApiError code the contract documents: the
-// transport's and each product module's.
-func contractErrors() []ErrorCode {
+// transport's and each product module's (an area's from Config.Areas).
+func (s *Server) contractErrors() []ErrorCode {
 	out := apiErrors
 	for _, mod := range [][]*errcode.Code{
-		documents.Errors,
-		account.Errors,
+		s.areaErrors("identity/documents"),
+		s.areaErrors("risk/account"),
 		events.Codes(),
 		agentModuleCodes(),
-		passwords.Errors,
-		trust.Errors,
-		messaging.Errors,
+		s.areaErrors("risk/passwords"),
+		s.areaErrors("risk/trust"),
+		s.areaErrors("risk/messaging"),
 		branding.Errors,
 		users.Errors,
-		session.Errors,
-		journeys.Errors,
+		s.areaErrors("identity/sessions"),
+		s.areaErrors("journeys"),
 	} {
 		out = withModuleCodes(out, mod)
+	}
+	for _, a := range s.cfg.Areas {
+		if !placed[a.Name] {
+			out = withModuleCodes(out, a.Errors)
+		}
 	}
 	return out
 }
@@ -209,6 +208,18 @@ func kindStatus(k errcode.Kind) int {
 	default:
 		return 500
 	}
+}
+
+// withModuleCodes appends a module's codes to list, skipping codes already
+// in it (the module's 503 is the shared service-unavailable).
+func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, m := range mod {
+		if !slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == m.Code }) {
+			out = append(out, moduleCode(m))
+		}
+	}
+	return out
 }
 
 // moduleCode turns a module's sentinel into the contract's ErrorCode, so a

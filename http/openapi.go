@@ -198,6 +198,12 @@ var securitySchemes = map[Auth]map[string]any{
 	AuthHosted:       {"type": "apiKey", "in": "header", "name": "X-Service-Hosted-Token", "description": "The hosted capability of one identity session: given to the browser in the hosted URL's fragment, removed from the address bar by the page at once."},
 }
 
+// messagingSigDoc describes the messaging-signature scheme (risk/messaging
+// verifies it).
+const messagingSigDoc = "A signed messaging-provider request (preflight, delivery events). Headers: X-Service-Workspace (the workspace_id whose messaging secret signs), X-Service-Timestamp (Unix seconds, exactly 10 ASCII digits, within ±300 s of the server clock), " +
+	"X-Service-Nonce (16 to 128 characters of A-Z a-z 0-9 . _ ~ -, single use per workspace: a replay answers messaging-nonce-reused), X-Service-Signature = \"v1=\" + lowercase hex of HMAC-SHA-256(key = the ASCII bytes of the workspace's messaging secret, " +
+	"message = timestamp + \"\\n\" + nonce + \"\\n\" + the exact raw body bytes): the Agent Trust HMAC signing string. The signature is verified before the body is decoded, and the body is decoded strictly; fields that would carry a one-time code or a message text (code, otp, message, body, text, …) are refused with messaging-content-refused."
+
 // SpecError is the fixed error body of /siteverify and the rate-limit check.
 type SpecError struct {
 	Success bool   `json:"success" required:"true"`
@@ -211,7 +217,7 @@ func (s *Server) openAPI() map[string]any {
 	// The ApiError schema lists every code with its status and meaning, so
 	// integrators find the whole error vocabulary in one place.
 	var codes []string
-	for _, e := range contractErrors() {
+	for _, e := range s.contractErrors() {
 		codes = append(codes, e.Code+" ("+strconv.Itoa(e.Status)+"): "+e.Meaning)
 	}
 	if sch, ok := g.components["ApiError"].(map[string]any); ok {

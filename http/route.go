@@ -25,7 +25,7 @@ const (
 	// an agent with a registered Ed25519 key.
 	AuthAgentHTTPSig Auth = "agent_http_signature"
 	// AuthMessaging is a request signed with a workspace's messaging
-	// secret (risk/messaging, http/messaging.go).
+	// secret (risk/messaging, risk/api/messaging.go).
 	AuthMessaging Auth = "messaging_signature"
 	// AuthHosted is the hosted-capture capability of one identity session
 	// (header X-Service-Hosted-Token).

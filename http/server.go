@@ -21,10 +21,6 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
-	"github.com/trustd/trustd/identity/face"
-	"github.com/trustd/trustd/identity/session"
-	"github.com/trustd/trustd/risk/passwords"
-	"github.com/trustd/trustd/risk/trust"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -96,16 +92,10 @@ type Config struct {
 	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
 	// answers its admin operations as unavailable.
 	Webhooks *events.Outbox
-	// Passwords answers the breached-password range operations; nil uses
-	// the embedded default corpus only.
-	Passwords *passwords.Module
-	// Identity tunes identity verification sessions; FaceEngine, Presence
-	// and FaceMatch are the facial checks (nil: standard and high
-	// sessions fail closed with face-engine-unavailable).
-	Identity   session.Config
-	FaceEngine face.Engine
-	Presence   session.Presence
-	FaceMatch  session.Matcher
+	// Areas are the product areas' operations, each built by node/ from
+	// the area's own adapter (for example risk/api) over modules node/
+	// constructed.
+	Areas []Area
 }
 
 // Server is the public and admin API of one node.
@@ -155,9 +145,6 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
-	if s.router != nil {
-		s.mods.trust.SetSignals(accountSignals{own: trust.ActorSignals{Router: s.router}, account: s.mods.account})
-	}
 	s.console = s.newConsole()
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)

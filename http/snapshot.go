@@ -20,10 +20,27 @@ type Snapshots interface {
 	RestoreBackup(ctx context.Context, archive []byte) (backup.Meta, error)
 }
 
-// SnapshotMaxBody bounds a restore's archive: the largest body any route
-// already accepts (identity face steps), so the snapshot route does not
-// raise what the server reads before routing.
-const SnapshotMaxBody = IdentityFaceMaxBody
+// restoreSnapshotID is the restore operation, whose body limit
+// fitSnapshotLimit sets.
+const restoreSnapshotID = "restoreSnapshot"
+
+// fitSnapshotLimit bounds a restore's archive by the largest body any
+// other route already accepts (the identity face steps, an area's route),
+// so the snapshot route does not raise what the server reads before
+// routing.
+func fitSnapshotLimit(rs []Route) {
+	limit, at := 0, -1
+	for i := range rs {
+		if rs[i].ID == restoreSnapshotID {
+			at = i
+			continue
+		}
+		limit = max(limit, rs[i].MaxBody)
+	}
+	if at >= 0 {
+		rs[at].MaxBody = limit
+	}
+}
 
 func (s *Server) snapshotRoutes() []Route {
 	a := []Auth{AuthAdmin}
@@ -31,9 +48,9 @@ func (s *Server) snapshotRoutes() []Route {
 		{Method: "GET", Path: "/snapshot", Admin: true, ID: "saveSnapshot", Tag: "Admin", Auth: a, ContentType: "application/octet-stream",
 			Summary: "A consistent backup archive of the replicated state (catalog with signing keys and sealed secrets, approvals, sessions, outbox), taken through the leader without stopping the cluster. Unencrypted: trustctl snapshot save encrypts it.",
 			Errors:  adminErrors, Handle: s.admin(s.saveSnapshot)},
-		{Method: "POST", Path: "/snapshot/restore", Admin: true, ID: "restoreSnapshot", Tag: "Admin", Auth: a,
+		{Method: "POST", Path: "/snapshot/restore", Admin: true, ID: restoreSnapshotID, Tag: "Admin", Auth: a,
 			Summary: "Replace the replicated state with a backup archive (the body, as GET /snapshot returned it), keeping this cluster's membership. On the Raft leader only (409 names it). Single-use markers are not part of a backup.",
-			Result:  &backup.Meta{}, Errors: append(adminErrors, ErrBadRequest, ErrConflict), MaxBody: SnapshotMaxBody, Handle: s.admin(s.restoreSnapshot)},
+			Result:  &backup.Meta{}, Errors: append(adminErrors, ErrBadRequest, ErrConflict), Handle: s.admin(s.restoreSnapshot)},
 	}
 }
 

@@ -3,7 +3,6 @@ package http_test
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"io"
 	"net/url"
 	"regexp"
@@ -11,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/trustd/trustd/node"
-	"github.com/trustd/trustd/pow"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 func TestWidgetFilesAreServedCacheable(t *testing.T) {
@@ -204,38 +203,7 @@ func TestDemoPageIsCSPCleanAndVerifiesThroughSiteverify(t *testing.T) {
 // a page on 127.0.0.1, solve its proof of work, redeem it.
 func widgetToken(t *testing.T, tn *testNode, siteKey, action string) string {
 	t.Helper()
-	origin := []string{"Origin", "http://127.0.0.1"}
-	var ch struct {
-		Challenge string `json:"challenge"`
-		Pow       struct {
-			Salt       string `json:"salt"`
-			Iterations int    `json:"iterations"`
-			Difficulty int    `json:"difficulty"`
-		} `json:"pow"`
-	}
-	r := tn.do("POST", "/v1/challenge", "", map[string]string{"sitekey": siteKey, "action": action}, origin...)
-	if r.status != 200 {
-		t.Fatalf("POST /v1/challenge = %d %s", r.status, r.body)
-	}
-	r.decode(t, &ch)
-	salt, err := base64.RawURLEncoding.DecodeString(ch.Pow.Salt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nonce, ok := pow.Solve(salt, ch.Pow.Iterations, ch.Pow.Difficulty, 1<<24)
-	if !ok {
-		t.Fatal("no proof-of-work solution")
-	}
-	var red struct {
-		Token string `json:"token"`
-	}
-	r = tn.do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce,
-		"signals": map[string]any{"interaction": true, "elapsed_ms": 1500, "pointer_moves": 12, "visible": true}}, origin...)
-	if r.status != 200 {
-		t.Fatalf("POST /v1/challenge/redeem = %d %s", r.status, r.body)
-	}
-	r.decode(t, &red)
-	return red.Token
+	return nodetest.WidgetToken(t, tn.tn, siteKey, action)
 }
 
 // doForm posts a form-encoded body.

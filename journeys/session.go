@@ -470,7 +470,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		m.countFailure(ws.ID, s.SubjectHash)
 	}
 	res.Achieved = Achieves{Assurance: trust.Level(min(p.Assurance, uint8(trust.LevelHigh))), Identity: p.Identity, Liveness: p.Liveness, DeviceBound: p.DeviceBound,
-		Authorization: p.Identity && p.HasOperation}
+		Authorization: trust.AuthorizationCapable(p.Identity, p.HasOperation)}
 	res.OperationBound = p.HasOperation
 	res.Success = len(codes) == 0 && final.Consumed && final.Status == StatusCompleted
 	return answer(final, codes...)

@@ -2,16 +2,32 @@ package node
 
 import (
 	"context"
+	"time"
 
 	"github.com/trustd/trustd/catalog"
+	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/journeys"
+	journeysapi "github.com/trustd/trustd/journeys/api"
+	"github.com/trustd/trustd/risk/trust"
+	"github.com/trustd/trustd/token"
 	"github.com/trustd/trustd/verify"
 )
 
 // Journeys is the node's journeys module, where the review queue, the
 // human-verification verdict and the face engine are wired.
-func (n *Node) Journeys() *journeys.Module { return n.api.Journeys() }
+func (n *Node) Journeys() *journeys.Module { return n.journeys }
+
+// newJourneys builds the journeys module over the live signing keys (hv)
+// and the same risk signals as trust decisions, and its routes. The review
+// queue, the widget exchange and the face checks are wired once the
+// modules they come from exist (wireJourneys).
+func (n *Node) newJourneys(base string, hv *verifyBridge, signals trust.SignalSource) []api.Area {
+	n.journeys = journeys.New(n.store, n.router, hv, signals, time.Now).
+		WithFace(nil, nil, token.NewSealer(n.cfg.ClusterKey, "journey-face-template")).
+		WithPasskeys(base)
+	return journeysapi.Areas(journeysapi.Deps{Journeys: n.journeys, BaseURL: base})
+}
 
 // journeyHuman is the human_verification verdict of journeys: the widget
 // token exchanged through the verify module exactly as /siteverify

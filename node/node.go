@@ -12,6 +12,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,7 @@ import (
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/identity/session"
+	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/token"
@@ -133,6 +135,7 @@ type Node struct {
 	trans    *cluster.Transport
 	cluster  *cluster.Cluster
 	api      *api.Server
+	journeys *journeys.Module
 	apiLn    net.Listener
 	ops      *nethttp.Server
 	opsLn    net.Listener
@@ -280,28 +283,37 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.prepareFace()
 		fe, presence, match = n.faceEng, n.liveness, n.faceMatch
 	}
+	hv := &verifyBridge{}
+	riskAreas, riskSignals, err := n.newRisk(hv)
+	if err != nil {
+		return fail(err)
+	}
+	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
+	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Webhooks: n.webhooks, Snapshots: n.store,
-		Passwords: n.passwords,
-		Identity:  cfg.Identity, FaceEngine: fe, Presence: presence, FaceMatch: match,
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas),
 	}, n.store, n.router, reg, cfg.Logger)
+	// The verify module is still built by http.New; the Trust API and
+	// journeys reach it through hv from the first request on.
+	hv.hv = n.api.Verify()
 	// Journeys escalate into the identity review queue, exchange widget
 	// tokens through the verify module, and run their facial methods on
 	// the same presence check and matcher as identity sessions (the
 	// node's face engine, or the configured ones).
-	n.api.Journeys().WithCases(n.api.IdentitySessions()).
+	n.journeys.WithCases(sessions).
 		WithHuman(journeyHuman{hv: n.api.Verify(), cat: n.store.Catalog})
 	if presence != nil && match != nil {
-		n.api.Journeys().WithFace(presence, journeyMatchFunc(match), token.NewSealer(cfg.ClusterKey, "journey-face-template"))
+		n.journeys.WithFace(presence, journeyMatchFunc(match), token.NewSealer(cfg.ClusterKey, "journey-face-template"))
 	}
 	n.identityDone = make(chan struct{})
 	go func() {
 		defer close(n.identityDone)
-		n.api.SweepIdentityEvents(whCtx, 30*time.Second, n.store.IsLeader)
+		n.sweepIdentity(whCtx, sessions, 30*time.Second, n.store.IsLeader)
 	}()
 	go func() { n.served <- n.api.Serve(n.apiLn) }()
 
