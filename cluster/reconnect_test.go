@@ -98,6 +98,22 @@ func (t *cutTransport) StreamCh() <-chan net.Conn           { return t.streams }
 
 func (t *cutTransport) Shutdown() error {
 	t.once.Do(func() { close(t.done) })
+	// The inner transport's listeners block handing over a packet nobody
+	// reads any more, and its Shutdown waits for them: drain until it is
+	// done.
+	stopped := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-t.Transport.PacketCh():
+			case c := <-t.Transport.StreamCh():
+				c.Close()
+			case <-stopped:
+				return
+			}
+		}
+	}()
+	defer close(stopped)
 	return t.Transport.Shutdown()
 }
 
