@@ -266,7 +266,7 @@ func TestSixteenBitPNGScreeningsAreBounded(t *testing.T) {
 		}
 		wg.Wait()
 	})
-	limit := uint64(8 * (8000*3145 + len(raw) + 8<<20))
+	limit := uint64(raceAllocSlack * float64(8*(8000*3145+len(raw)+8<<20)))
 	t.Logf("8 screenings of the 16-bit RGBA PNG allocated %.0f MiB (limit %.0f); budget %+v", float64(got)/(1<<20), float64(limit)/(1<<20), s.Budget())
 	if got > limit {
 		t.Fatalf("8 screenings allocated %d bytes, over %d", got, limit)
