@@ -128,9 +128,8 @@ type Cluster struct {
 	leftGossip atomic.Bool // after Leave: this node is no member any more
 
 	// Liveness (liveness.go) and holding (hold.go).
-	epoch        atomic.Uint64 // this node's liveness epoch (0: none yet)
-	renewMu      sync.Mutex    // one renewal at a time
-	renewNow     chan struct{}
+	epoch        atomic.Uint64     // this node's liveness epoch (0: none yet)
+	renewMu      sync.Mutex        // one renewal at a time
 	stopRenewing atomic.Bool       // set once the node has left the ring for good
 	handedOff    map[string]uint64 // member id → newest epoch it handed off to us (under mu)
 
@@ -174,7 +173,7 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 		token: peerToken(cfg.Key), events: make(chan struct{}, 1), recon: make(chan struct{}, 1),
 		members: map[string]member{}, left: map[string]time.Time{}, dead: map[string]time.Time{},
 		gone: map[string]goneMember{}, joining: map[string]bool{}, stop: make(chan struct{}),
-		renewNow: make(chan struct{}, 1), handedOff: map[string]uint64{}}
+		handedOff: map[string]uint64{}}
 	c.state.Store(int32(Joining))
 
 	var err error

@@ -65,7 +65,6 @@ func (c *Cluster) renewLoop() {
 		case <-c.stop:
 			return
 		case <-t.C:
-		case <-c.renewNow:
 		}
 	}
 }
