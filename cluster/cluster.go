@@ -100,6 +100,10 @@ type Cluster struct {
 	cons   Consensus
 	ml     *memberlist.Memberlist
 	token  string
+	// gossipAddr is the local gossip address, read once after memberlist
+	// started: its LocalNode is written under memberlist's own lock on
+	// every meta update, so it is never read again from outside.
+	gossipAddr string
 
 	state atomic.Int32 // NodeState
 	meta  atomic.Pointer[[]byte]
@@ -199,6 +203,9 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 	mc, err := c.memberlistConfig()
 	if err == nil {
 		c.ml, err = memberlist.Create(mc)
+	}
+	if err == nil {
+		c.gossipAddr = c.ml.LocalNode().Address()
 	}
 	if err != nil {
 		if mc != nil && mc.Transport != nil {
@@ -332,10 +339,7 @@ func (c *Cluster) join() error {
 
 // GossipAddr is the address other nodes join through.
 func (c *Cluster) GossipAddr() string {
-	if c.ml == nil {
-		return ""
-	}
-	return c.ml.LocalNode().Address()
+	return c.gossipAddr
 }
 
 // PeerAddr is the address of this node's peer listener.
