@@ -346,7 +346,7 @@ func (c *Call) decideApproval(approve bool) {
 	}
 	if !approve {
 		// Denied approvals raise the agent's risk (observed behaviour).
-		_ = c.ask("agd/"+cur.AgentID, &actors.Hit{Key: "agd/" + cur.AgentID, Window: int64(time.Hour)})
+		_ = c.ask(actors.SpaceAgentDenials+cur.AgentID, &actors.Hit{Key: actors.SpaceAgentDenials + cur.AgentID, Window: int64(time.Hour)})
 	}
 	c.ok(approvalView(v.(*catalog.Approval), c.s.clock()))
 }
@@ -391,7 +391,7 @@ func (c *Call) verifyAgent() (agents.Identity, bool) {
 	if err != nil {
 		if errors.Is(err, agents.ErrSignatureInvalid) || errors.Is(err, agents.ErrHTTPSigSignature) {
 			if aid, perr := uuid.Parse(agentID); perr == nil && c.cat.Agents[aid.String()] != nil {
-				_ = c.ask("agf/"+aid.String(), &actors.Hit{Key: "agf/" + aid.String(), Window: int64(time.Hour)})
+				_ = c.ask(actors.SpaceAgentFailures+aid.String(), &actors.Hit{Key: actors.SpaceAgentFailures + aid.String(), Window: int64(time.Hour)})
 			}
 		}
 		c.failErr(err)
@@ -417,9 +417,9 @@ func (s *Server) agentDecision(c *Call) {
 	a := c.cat.Agents[id.ID.String()]
 	aid := a.ID
 	now := s.clock()
-	vel := &actors.Hit{Key: "agv/" + aid, Window: int64(time.Minute)}
-	fails := &actors.Hit{Key: "agf/" + aid, Window: int64(time.Hour)}
-	denied := &actors.Hit{Key: "agd/" + aid, Window: int64(time.Hour)}
+	vel := &actors.Hit{Key: actors.SpaceAgentVelocity + aid, Window: int64(time.Minute)}
+	fails := &actors.Hit{Key: actors.SpaceAgentFailures + aid, Window: int64(time.Hour)}
+	denied := &actors.Hit{Key: actors.SpaceAgentDenials + aid, Window: int64(time.Hour)}
 	b := agents.Behaviour{}
 	if err := c.ask(vel.Key, vel); err == nil {
 		b.Rate, b.Baseline = vel.Rate, vel.Baseline
@@ -432,7 +432,7 @@ func (s *Server) agentDecision(c *Call) {
 		b.DeniedApprovals = denied.Rate - 1
 	}
 	if agents.ScopeAllowed(a, in.Scope) {
-		seen := &actors.Consume{ID: "agsc/" + aid + "/" + in.Scope, Expires: now.Add(30 * 24 * time.Hour).UnixNano()}
+		seen := &actors.Consume{ID: actors.SpaceAgentScope + aid + "/" + in.Scope, Expires: now.Add(30 * 24 * time.Hour).UnixNano()}
 		if err := c.ask(seen.ID, seen); err == nil {
 			b.NewScope = seen.First
 		}
@@ -446,7 +446,7 @@ func (s *Server) agentDecision(c *Call) {
 	}
 	stored, _ := json.Marshal(ans)
 	sum := sha256.Sum256(c.Ctx.Request.Body())
-	red := &actors.Redeem{ID: "agr/" + aid + "/" + in.RequestID, Key: hex.EncodeToString(sum[:]),
+	red := &actors.Redeem{ID: actors.SpaceAgentDecision + aid + "/" + in.RequestID, Key: hex.EncodeToString(sum[:]),
 		Expires: now.Add(agentDecisionRetention).UnixNano(), Outcome: actors.Outcome{Ref: string(stored), At: now.UnixNano()}}
 	if err := c.ask(red.ID, red); err != nil {
 		c.failErr(err)

@@ -60,12 +60,12 @@ func OperationBinding(scopeKey []byte, ref string) [16]byte {
 
 // Key spaces of the trust API's actor state. Every key embeds the
 // workspace and a keyed hash, never a raw identifier.
-func repKey(ws, subjectHash string) string     { return "rep/" + ws + "/" + subjectHash }
-func decisionsKey(ws, subject string) string   { return "trv/" + ws + "/" + subject }
-func failuresKey(ws, subject string) string    { return "trf/" + ws + "/" + subject }
-func matchesKey(ws, policy string) string      { return "trm/" + ws + "/" + policy }
-func decisionRecordKey(id string) string       { return "trd/" + id }
-func orchestratedKey(assessment string) string { return "tro/" + assessment }
+func repKey(ws, subjectHash string) string     { return actors.SpaceReputation + ws + "/" + subjectHash }
+func decisionsKey(ws, subject string) string   { return actors.SpaceTrustDecisions + ws + "/" + subject }
+func failuresKey(ws, subject string) string    { return actors.SpaceTrustFailures + ws + "/" + subject }
+func matchesKey(ws, policy string) string      { return actors.SpaceTrustMatches + ws + "/" + policy }
+func decisionRecordKey(id string) string       { return actors.SpaceTrustRecord + id }
+func orchestratedKey(assessment string) string { return actors.SpaceTrustOrchestra + assessment }
 
 // Windows of the trust counters.
 const (
