@@ -9,13 +9,6 @@ import (
 	"github.com/trustd/trustd/ratelimit"
 )
 
-// Asker routes an op to the shard that owns its key or partition
-// (cluster.Router, on every node).
-type Asker interface {
-	Ask(key string, op actors.Op) error
-	AskPartition(p int, op actors.Op) error
-}
-
 // SignalSource reads what the service observed of a subject (and, when
 // known, a device). Account Defence (risk/account) implements it with its
 // own counters; ActorSignals is what exists without it. subjectHash and
@@ -78,7 +71,7 @@ const (
 // and failed step-up proofs counted for the subject in the current
 // 5-minute window. It knows no devices; TrustedDevice stays false until
 // Account Defence provides it.
-type ActorSignals struct{ Router Asker }
+type ActorSignals struct{ Router actors.PartitionAsker }
 
 // SubjectSignals implements SignalSource.
 func (a ActorSignals) SubjectSignals(_ context.Context, workspace, subjectHash, _ string) (Signals, error) {
