@@ -444,6 +444,10 @@ func (n *Node) startOps(reg *prometheus.Registry) error {
 		w.Header().Set("Content-Type", "application/json")
 		if !n.store.Ready() {
 			w.WriteHeader(nethttp.StatusServiceUnavailable)
+			if n.store.Halted() != nil {
+				_, _ = w.Write([]byte(`{"status":"not-ready","reason":"raft log entry of a newer format refused; upgrade this node"}`))
+				return
+			}
 			_, _ = w.Write([]byte(`{"status":"not-ready","reason":"no raft leader or catalog not loaded"}`))
 			return
 		}
