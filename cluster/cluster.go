@@ -95,11 +95,13 @@ type Cluster struct {
 	voters voterState // the leader's voter admission (voters.go)
 	cfg    Config
 	log    *slog.Logger
-	router *Router
-	trans  *Transport
-	cons   Consensus
-	ml     *memberlist.Memberlist
-	token  string
+
+	formats formatRefusals // asks refused for their format (wireformat.go)
+	router  *Router
+	trans   *Transport
+	cons    Consensus
+	ml      *memberlist.Memberlist
+	token   string
 	// gossipAddr is the local gossip address, read once after memberlist
 	// started: its LocalNode is written under memberlist's own lock on
 	// every meta update, so it is never read again from outside.
