@@ -179,3 +179,38 @@ func TestForwardedBatchOfNewerFormatNeverEntersTheLog(t *testing.T) {
 		t.Fatalf("last entry format %d (%v), want %d", b.Format, err, LogFormat)
 	}
 }
+
+// A log entry of a newer format that reached the log (written by a newer
+// leader) halts the store: nothing after it is applied, it reports not
+// ready, and it stops cleanly, keeping its log.
+func TestAStoreHaltsOnALogEntryOfANewerFormat(t *testing.T) {
+	s := mustOpenStore(t, t.TempDir())
+	defer s.Close()
+	waitLeader(t, s)
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, &catalog.CreateWorkspace{Workspace: catalog.Workspace{ID: "ws-1", Name: "a", Settings: catalog.DefaultSettings()}}); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Ready() {
+		t.Fatal("store not ready before the refused entry")
+	}
+	// Raft.Apply directly: what a newer leader's replication delivers.
+	if err := s.Raft().Apply(entry(t, 0, LogFormat+1, "ws-next").Data, 5*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(s.Halted(), ErrUnknownFormat) || s.Ready() || s.Refused().Entries != 1 {
+		t.Fatalf("after an entry of format %d: halted %v, ready %v, refused %+v", LogFormat+1, s.Halted(), s.Ready(), s.Refused())
+	}
+	if _, err := s.Apply(ctx, &catalog.CreateWorkspace{Workspace: catalog.Workspace{ID: "ws-2", Name: "b", Settings: catalog.DefaultSettings()}}); !errors.Is(err, ErrUnknownFormat) {
+		t.Fatalf("a write after the halt: err %v, want ErrUnknownFormat", err)
+	}
+	if _, ok := s.Catalog().Workspaces["ws-2"]; ok {
+		t.Fatal("a write after the refused entry was applied")
+	}
+	if err := s.Raft().Snapshot().Error(); err == nil {
+		t.Fatal("a halted store took a snapshot (the refused entry could be dropped from the log)")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close of a halted store: %v", err)
+	}
+}
