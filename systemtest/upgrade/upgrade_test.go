@@ -175,14 +175,22 @@ func repoRoot(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// previousRelease resolves the commit deploy/upgrade/PREVIOUS names. A
-// clone without it (a shallow one) fails the test, saying what to do: the
-// policy is not held if the test cannot run.
+// previousRelease resolves the commit deploy/upgrade/PREVIOUS names, or
+// fails the test saying what to do: the policy is not held if the test
+// cannot run, so a clone without that commit fails rather than skips.
 func previousRelease(t *testing.T, root string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "deploy", "upgrade", "PREVIOUS"))
+	commit, err := resolvePrevious(root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return commit
+}
+
+func resolvePrevious(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "upgrade", "PREVIOUS"))
+	if err != nil {
+		return "", err
 	}
 	var ref string
 	for sc := bufio.NewScanner(bytes.NewReader(b)); sc.Scan(); {
@@ -192,16 +200,16 @@ func previousRelease(t *testing.T, root string) string {
 		}
 	}
 	if ref == "" {
-		t.Fatal("deploy/upgrade/PREVIOUS names no commit")
+		return "", errors.New("deploy/upgrade/PREVIOUS names no commit")
 	}
 	out, err := exec.Command("git", "-C", root, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
 	if err != nil {
 		shallow, _ := exec.Command("git", "-C", root, "rev-parse", "--is-shallow-repository").Output()
-		t.Fatalf("the previous release %s (deploy/upgrade/PREVIOUS) is not in this clone's history (shallow clone: %s): "+
+		return "", fmt.Errorf("the previous release %s (deploy/upgrade/PREVIOUS) is not in this clone's history (shallow clone: %s): "+
 			"the rolling-upgrade test builds it from git; fetch the full history (git fetch --unshallow) and run it again",
 			ref, strings.TrimSpace(string(shallow)))
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(string(out)), nil
 }
 
 // buildPrevious extracts commit's tree (git archive: no worktree, nothing
