@@ -63,5 +63,69 @@ func (r *formatRefusals) askReadable(a *askMsg, ans *answer, log *slog.Logger) b
 	return false
 }
 
+// Formats are the highest formats a node reads of what nodes write for
+// each other: Raft log entries and snapshots (persistence/format.go) and
+// forwarded asks (AskFormat). Every node gossips its own (Meta.Formats).
+type Formats struct {
+	Log, Snapshot, Ask uint32
+}
+
+// legacyFormats is what a member that gossips no formats reads: it runs a
+// build from before versions (61b6550), which reads format 1 (the same
+// layouts as its own format 0) of each.
+var legacyFormats = Formats{Log: 1, Snapshot: 1, Ask: 1}
+
+func (f Formats) orDefault() Formats {
+	if f == (Formats{}) {
+		return Formats{Log: 1, Snapshot: 1, Ask: AskFormat}
+	}
+	return f
+}
+
+func (f Formats) pb() *clusterpb.Formats {
+	if f == (Formats{}) {
+		return nil
+	}
+	return &clusterpb.Formats{Log: f.Log, Snapshot: f.Snapshot, Ask: f.Ask}
+}
+
+func formatsOf(pb *clusterpb.Formats) Formats {
+	if pb == nil {
+		return Formats{}
+	}
+	return Formats{Log: pb.Log, Snapshot: pb.Snapshot, Ask: pb.Ask}
+}
+
+// Reads is what m's node reads: its gossiped formats, or those of the
+// builds before versions when it gossips none.
+func (m Meta) Reads() Formats {
+	if m.Formats == (Formats{}) {
+		return legacyFormats
+	}
+	return m.Formats
+}
+
+// ClusterReads is, for each kind, the highest format every live member
+// reads: a build that brings format N+1 of a kind keeps writing N until
+// this says N+1 (docs/operations.md, version skew). It sees the members
+// gossip sees; the policy (every node on N or N-1, one upgrade at a time)
+// covers a member that is down meanwhile.
+func (c *Cluster) ClusterReads() Formats {
+	return minReads(c.Members())
+}
+
+func minReads(members []Meta) Formats {
+	out := Formats{}
+	for i, m := range members {
+		r := m.Reads()
+		if i == 0 {
+			out = r
+			continue
+		}
+		out = Formats{Log: min(out.Log, r.Log), Snapshot: min(out.Snapshot, r.Snapshot), Ask: min(out.Ask, r.Ask)}
+	}
+	return out
+}
+
 // RefusedAsks is how many asks this node refused for their format.
 func (c *Cluster) RefusedAsks() uint64 { return c.formats.asks.Load() }

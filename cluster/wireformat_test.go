@@ -123,3 +123,42 @@ func TestAnAskOfANewerFormatIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Every node gossips the formats it reads; a member of the previous
+// release gossips none and reads format 1 of each; the cluster reads what
+// its least capable member reads.
+func TestMembersGossipTheFormatsTheyRead(t *testing.T) {
+	cur := Formats{Log: 1, Snapshot: 1, Ask: AskFormat}
+	b, err := Meta{ID: "n1", APIAddr: "127.0.0.1:1", State: Ready, Formats: cur}.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := DecodeMeta(b)
+	if err != nil || m.Formats != cur || m.Reads() != cur {
+		t.Fatalf("round trip: %+v %v", m, err)
+	}
+	// What the previous release gossips: no formats field at all.
+	old, err := gproto.Marshal(&clusterpb.NodeMeta{Id: "n0", ApiAddr: "127.0.0.1:2", State: clusterpb.NodeState_NODE_STATE_READY})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := DecodeMeta(old); err != nil || m.Reads() != (Formats{Log: 1, Snapshot: 1, Ask: 1}) {
+		t.Fatalf("a previous-release member reads %+v (%v), want format 1 of each", m.Reads(), err)
+	}
+	if got := (Formats{}).orDefault(); got != cur {
+		t.Fatalf("a node configured with no formats gossips %+v, want %+v", got, cur)
+	}
+	for _, tc := range []struct {
+		name    string
+		members []Meta
+		want    Formats
+	}{
+		{"a lone node reads its own", []Meta{{Formats: Formats{2, 3, 4}}}, Formats{2, 3, 4}},
+		{"a previous-release member holds every kind at 1", []Meta{{Formats: Formats{2, 2, 2}}, {}}, Formats{1, 1, 1}},
+		{"each kind is the least of the members", []Meta{{Formats: Formats{2, 1, 3}}, {Formats: Formats{3, 2, 2}}}, Formats{2, 1, 2}},
+	} {
+		if got := minReads(tc.members); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}

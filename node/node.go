@@ -225,6 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		GossipAddr: cfg.GossipAddr, AdvertiseGossip: cfg.AdvertiseGossip, PeerAddr: cfg.PeerAddr, AdvertisePeer: cfg.AdvertisePeer,
 		APIAddr: apiAddr, RaftAddr: n.store.RaftAddr(), Join: cfg.Join, PeersFile: filepath.Join(cfg.DataDir, "cluster-peers"),
 		Version: api.ContractVersion + "+" + api.Build, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,
+		Formats: cluster.Formats{Log: persistence.LogFormat, Snapshot: persistence.SnapshotFormat, Ask: cluster.AskFormat},
 	}, n.router, trans, n.store)
 	if err != nil {
 		n.apiLn.Close()

@@ -19,7 +19,8 @@ import (
 //
 // A build that changes a layout, or adds a catalog command kind, raises
 // the format it can read first and writes the new format only once every
-// member of the cluster reads it (the version-skew policy in
+// member of the cluster reads it (each node gossips what it reads:
+// cluster.Cluster.ClusterReads; the version-skew policy in
 // docs/operations.md: builds N and N-1 side by side). A reader that meets
 // a format above its own refuses it with ErrUnknownFormat, a log line and
 // trustd_format_refused_total, instead of misreading it.
