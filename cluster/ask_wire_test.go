@@ -23,6 +23,7 @@ func TestAppendAskIsProto(t *testing.T) {
 			Partition: []uint32{0, 1, r.Uint32N(1024), math.MaxUint32}[r.IntN(4)],
 			Kind:      kinds[r.IntN(len(kinds))],
 			Replica:   r.IntN(2) == 0,
+			Format:    AskFormat,
 		}
 		if n := r.IntN(3); n > 0 {
 			ask.Op = make([]byte, r.IntN(200*n))

@@ -64,6 +64,11 @@ type Config struct {
 	// so a node restarted without --join finds its cluster again.
 	PeersFile string
 	Version   string
+	// Formats are the highest formats this build reads, gossiped so that a
+	// build only writes a new format once every member reads it
+	// (wireformat.go, ClusterReads). Zero: this package's AskFormat and
+	// format 1 of the rest.
+	Formats Formats
 	// Debounce is how long membership events are collected before the
 	// next ring is published (default 50ms).
 	Debounce time.Duration
@@ -95,11 +100,13 @@ type Cluster struct {
 	voters voterState // the leader's voter admission (voters.go)
 	cfg    Config
 	log    *slog.Logger
-	router *Router
-	trans  *Transport
-	cons   Consensus
-	ml     *memberlist.Memberlist
-	token  string
+
+	formats formatRefusals // asks refused for their format (wireformat.go)
+	router  *Router
+	trans   *Transport
+	cons    Consensus
+	ml      *memberlist.Memberlist
+	token   string
 	// gossipAddr is the local gossip address, read once after memberlist
 	// started: its LocalNode is written under memberlist's own lock on
 	// every meta update, so it is never read again from outside.
@@ -393,7 +400,7 @@ func (c *Cluster) setState(s NodeState) error {
 
 func (c *Cluster) updateMeta() error {
 	b, err := Meta{ID: c.cfg.NodeID, APIAddr: c.cfg.APIAddr, PeerAddr: c.cfg.AdvertisePeer, RaftAddr: c.cfg.RaftAddr,
-		State: c.State(), Version: c.cfg.Version}.Encode()
+		State: c.State(), Version: c.cfg.Version, Formats: c.cfg.Formats.orDefault()}.Encode()
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ type Meta struct {
 	RaftAddr string
 	State    NodeState
 	Version  string
+	Formats  Formats // what the node reads; zero from builds before versions
 }
 
 // Member returns the ring's view of the node.
@@ -54,7 +55,7 @@ func (m Meta) Member() Member {
 // metadata limit (512 bytes), which only absurdly long addresses reach.
 func (m Meta) Encode() ([]byte, error) {
 	b, err := gproto.Marshal(&clusterpb.NodeMeta{Id: m.ID, ApiAddr: m.APIAddr, PeerAddr: m.PeerAddr,
-		RaftAddr: m.RaftAddr, State: clusterpb.NodeState(m.State), Version: m.Version})
+		RaftAddr: m.RaftAddr, State: clusterpb.NodeState(m.State), Version: m.Version, Formats: m.Formats.pb()})
 	if err != nil {
 		return nil, err
 	}
@@ -74,5 +75,5 @@ func DecodeMeta(b []byte) (Meta, error) {
 		return Meta{}, fmt.Errorf("cluster: node metadata without an id")
 	}
 	return Meta{ID: pb.Id, APIAddr: pb.ApiAddr, PeerAddr: pb.PeerAddr, RaftAddr: pb.RaftAddr,
-		State: NodeState(pb.State), Version: pb.Version}, nil
+		State: NodeState(pb.State), Version: pb.Version, Formats: formatsOf(pb.Formats)}, nil
 }

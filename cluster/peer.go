@@ -91,6 +91,7 @@ type askMsg struct {
 	kind      []byte
 	op        []byte
 	replica   bool
+	format    uint64 // clusterpb.Ask.format (wireformat.go)
 }
 
 func (a *askMsg) decode(b []byte) bool {
@@ -114,6 +115,8 @@ func (a *askMsg) decode(b []byte) bool {
 			var v uint64
 			v, n = protowire.ConsumeVarint(b)
 			a.replica = v != 0
+		case num == askFormatField && typ == protowire.VarintType:
+			a.format, n = protowire.ConsumeVarint(b)
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
@@ -205,7 +208,10 @@ func (a *answer) decode(b []byte) bool {
 }
 
 // decodeOp decodes an ask's op; false: ans holds the refusal.
-func decodeOp(a *askMsg, ans *answer) (actors.WireOp, bool) {
+func (c *Cluster) decodeOp(a *askMsg, ans *answer) (actors.WireOp, bool) {
+	if !c.formats.askReadable(a, ans, c.log) {
+		return nil, false
+	}
 	op, err := actors.NewWireOpOf(a.kind)
 	if err != nil {
 		ans.status, ans.err = clusterpb.Status_STATUS_UNKNOWN_OP, err.Error()
@@ -225,7 +231,7 @@ func (c *Cluster) runAsk(body []byte, ans *answer) {
 		ans.status, ans.err = clusterpb.Status_STATUS_BAD_REQUEST, "undecodable ask"
 		return
 	}
-	op, ok := decodeOp(&a, ans)
+	op, ok := c.decodeOp(&a, ans)
 	if !ok {
 		return
 	}
@@ -313,7 +319,7 @@ func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 			ans.status, ans.err = clusterpb.Status_STATUS_BAD_REQUEST, "undecodable ask"
 			continue
 		}
-		op, ok := decodeOp(a, ans)
+		op, ok := c.decodeOp(a, ans)
 		if !ok {
 			continue
 		}

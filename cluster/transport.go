@@ -494,7 +494,7 @@ func appendAsk(b []byte, epoch uint64, partition uint32, kind string, op []byte,
 	if replica {
 		b = append(b, 5<<3|byte(protowire.VarintType), 1)
 	}
-	return b, nil
+	return appendAskFormat(b), nil
 }
 
 // States of a pendingAsk, in the low two bits of its state; the rest is

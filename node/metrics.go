@@ -17,6 +17,7 @@ type raftCollector struct {
 	panics, held             *prometheus.Desc
 	frames, frameAsks        *prometheus.Desc
 	dials                    *prometheus.Desc
+	refused                  *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -34,6 +35,8 @@ func (n *Node) raftCollector() prometheus.Collector {
 			"Asks those frames carried: divided by trustd_peer_frames_total, how well forwarded asks share a frame.", nil, nil),
 		dials: prometheus.NewDesc("trustd_peer_dials_total",
 			"Connections this node tried to open to peers; a steady rate on an idle cluster is a peer dialled in a loop.", nil, nil),
+		refused: prometheus.NewDesc("trustd_format_refused_total",
+			"Raft log entries (and forwarded batches), snapshots and peer asks this node refused because a newer build wrote them in a format it does not read; any is a node to upgrade (docs/operations.md, version skew).", []string{"what"}, nil),
 	}
 }
 
@@ -48,6 +51,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.frames
 	ch <- c.frameAsks
 	ch <- c.dials
+	ch <- c.refused
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -71,6 +75,12 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.frames, prometheus.CounterValue, float64(frames))
 	ch <- prometheus.MustNewConstMetric(c.frameAsks, prometheus.CounterValue, float64(asks))
 	ch <- prometheus.MustNewConstMetric(c.dials, prometheus.CounterValue, float64(c.n.trans.Dials()))
+	refused := c.n.store.Refused()
+	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(refused.Entries), "raft_entry")
+	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(refused.Snapshots), "snapshot")
+	if c.n.cluster != nil {
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(c.n.cluster.RefusedAsks()), "peer_ask")
+	}
 	held := c.n.actors.HeldKeys()
 	for k, name := range actors.KindNames {
 		if name != "" {

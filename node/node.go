@@ -225,6 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		GossipAddr: cfg.GossipAddr, AdvertiseGossip: cfg.AdvertiseGossip, PeerAddr: cfg.PeerAddr, AdvertisePeer: cfg.AdvertisePeer,
 		APIAddr: apiAddr, RaftAddr: n.store.RaftAddr(), Join: cfg.Join, PeersFile: filepath.Join(cfg.DataDir, "cluster-peers"),
 		Version: api.ContractVersion + "+" + api.Build, ReapAfter: cfg.ReapAfter, Logger: cfg.Logger,
+		Formats: cluster.Formats{Log: persistence.LogFormat, Snapshot: persistence.SnapshotFormat, Ask: cluster.AskFormat},
 	}, n.router, trans, n.store)
 	if err != nil {
 		n.apiLn.Close()
@@ -445,6 +446,10 @@ func (n *Node) startOps(reg *prometheus.Registry) error {
 		w.Header().Set("Content-Type", "application/json")
 		if !n.store.Ready() {
 			w.WriteHeader(nethttp.StatusServiceUnavailable)
+			if n.store.Halted() != nil {
+				_, _ = w.Write([]byte(`{"status":"not-ready","reason":"raft log entry of a newer format refused; upgrade this node"}`))
+				return
+			}
 			_, _ = w.Write([]byte(`{"status":"not-ready","reason":"no raft leader or catalog not loaded"}`))
 			return
 		}

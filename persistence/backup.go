@@ -91,7 +91,7 @@ func (s *Store) barrier(ctx context.Context) error {
 	// transaction: no ConfigIndex move); its being applied here is the
 	// point.
 	seq := s.seq.Add(1)
-	data, err := gproto.Marshal(&raftpb.Batch{Origin: s.cfg.NodeID, Seq: seq})
+	data, err := gproto.Marshal(&raftpb.Batch{Origin: s.cfg.NodeID, Seq: seq, Format: LogFormat})
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,15 @@
 package persistence
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-json-experiment/json"
 
 	"github.com/hashicorp/raft"
 	gproto "google.golang.org/protobuf/proto"
@@ -24,6 +29,16 @@ type result struct {
 type fsm struct {
 	cur  atomic.Pointer[catalog.Catalog]
 	self string
+	log  *slog.Logger
+
+	// halted is the first entry this node refused for its format
+	// (format.go): from it on nothing is applied, since applying later
+	// entries without it would diverge from the other nodes. Raft's
+	// applied index moves on, but Snapshot refuses, so the log is kept
+	// and the node, restarted on a build that reads the format, replays
+	// it from the last snapshot.
+	halted  atomic.Pointer[error]
+	refused refusals
 
 	mu      sync.Mutex
 	waiters map[uint64]waiter // by Batch.Seq, for batches this node forwarded
@@ -34,8 +49,8 @@ type waiter struct {
 	done  chan struct{}
 }
 
-func newFSM(self string) *fsm {
-	f := &fsm{self: self, waiters: map[uint64]waiter{}}
+func newFSM(self string, log *slog.Logger) *fsm {
+	f := &fsm{self: self, log: log, waiters: map[uint64]waiter{}}
 	f.cur.Store(catalog.Empty())
 	return f
 }
@@ -94,6 +109,14 @@ func (f *fsm) Apply(l *raft.Log) any {
 	if err := gproto.Unmarshal(l.Data, &b); err != nil {
 		return []result{{err: fmt.Errorf("persistence: undecodable log entry %d: %w", l.Index, err)}}
 	}
+	if err := f.readable(l.Index, &b); err != nil {
+		out := make([]result, max(len(b.Commands), 1))
+		for i := range out {
+			out[i].err = err
+		}
+		f.deliver(&b, out)
+		return out
+	}
 	tx := catalog.BeginAt(f.cur.Load(), l.Index)
 	if onlyMembership(&b) {
 		tx = catalog.BeginMembership(f.cur.Load(), l.Index)
@@ -112,6 +135,24 @@ func (f *fsm) Apply(l *raft.Log) any {
 	return out
 }
 
+// readable refuses an entry of a format this build does not read, and
+// every entry after the first refused one (see halted).
+func (f *fsm) readable(index uint64, b *raftpb.Batch) error {
+	if h := f.halted.Load(); h != nil {
+		return *h
+	}
+	err := checkFormat("raft log entry", b.Format, LogFormat)
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("entry %d: %w; this node applies nothing more until it runs a build that reads it", index, err)
+	f.halted.Store(&err)
+	f.refused.entries.Add(1)
+	f.log.Error("persistence: refused a raft log entry written in a newer format; state frozen at the previous entry, upgrade this node",
+		"index", index, "format", b.Format, "reads_up_to", LogFormat)
+	return err
+}
+
 // onlyMembership reports whether every command of b is a liveness
 // renewal or another membership change (catalog.BeginMembership). An
 // empty batch (a follower's read barrier, backup.go) counts as one: it
@@ -126,6 +167,11 @@ func onlyMembership(b *raftpb.Batch) bool {
 }
 
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	if h := f.halted.Load(); h != nil {
+		// A snapshot now would let Raft drop the entries this node could
+		// not apply; keeping them lets a newer build replay them.
+		return nil, fmt.Errorf("persistence: no snapshot while halted: %w", *h)
+	}
 	return &snapshot{c: f.cur.Load()}, nil
 }
 
@@ -135,7 +181,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return fmt.Errorf("persistence: read snapshot: %w", err)
 	}
-	c, err := catalog.UnmarshalSnapshot(data)
+	c, err := f.readSnapshot(data)
 	if err != nil {
 		return err
 	}
@@ -143,10 +189,49 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	return nil
 }
 
+// snapshotHead is the member of a snapshot's JSON object that states its
+// format; the catalog's own members follow it.
+type snapshotHead struct {
+	Format uint32 `json:"snapshot_format"`
+}
+
+// readSnapshot decodes a snapshot, refusing a format this build does not
+// read. Builds before versions wrote none (format 0, the same layout).
+func (f *fsm) readSnapshot(data []byte) (*catalog.Catalog, error) {
+	var head snapshotHead
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("persistence: restore snapshot: %w", err)
+	}
+	if err := checkFormat("snapshot", head.Format, SnapshotFormat); err != nil {
+		f.refused.snapshots.Add(1)
+		f.log.Error("persistence: refused a snapshot written in a newer format; upgrade this node",
+			"format", head.Format, "reads_up_to", SnapshotFormat)
+		return nil, err
+	}
+	return catalog.UnmarshalSnapshot(data)
+}
+
+// writeSnapshot encodes c with its format stated first. The previous
+// release's decoder skips the member it does not know.
+func writeSnapshot(c *catalog.Catalog) ([]byte, error) {
+	data, err := c.MarshalSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < 2 || data[0] != '{' {
+		return nil, errors.New("persistence: catalog snapshot is not a JSON object")
+	}
+	head := fmt.Appendf(nil, `{"snapshot_format":%d`, SnapshotFormat)
+	if !bytes.Equal(bytes.TrimSpace(data[1:]), []byte("}")) {
+		head = append(head, ',')
+	}
+	return append(head, data[1:]...), nil
+}
+
 type snapshot struct{ c *catalog.Catalog }
 
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
-	data, err := s.c.MarshalSnapshot()
+	data, err := writeSnapshot(s.c)
 	if err == nil {
 		_, err = sink.Write(data)
 	}

@@ -151,7 +151,7 @@ func Open(cfg Config) (*Store, error) {
 		logs.Close()
 		return nil, fmt.Errorf("persistence: raft transport on %s: %w", cfg.BindAddr, err)
 	}
-	f := newFSM(cfg.NodeID)
+	f := newFSM(cfg.NodeID, cfg.Logger)
 	r, err := raft.NewRaft(rc, f, logs, logs, snaps, trans)
 	if err != nil {
 		trans.Close()
@@ -227,6 +227,13 @@ func (s *Store) ApplyBatch(data []byte, timeout time.Duration) (uint64, error) {
 	if err := gproto.Unmarshal(data, &b); err != nil {
 		return 0, fmt.Errorf("persistence: undecodable forwarded batch: %w", err)
 	}
+	if err := checkFormat("forwarded batch", b.Format, LogFormat); err != nil {
+		// Refused before it enters the log: this leader would halt on it.
+		s.fsm.refused.entries.Add(1)
+		s.log.Error("persistence: refused a forwarded batch written in a newer format; upgrade this node",
+			"format", b.Format, "reads_up_to", LogFormat, "origin", b.Origin)
+		return 0, err
+	}
 	f := s.raft.Apply(data, timeout)
 	if err := f.Error(); err != nil {
 		return 0, err
@@ -258,8 +265,12 @@ func (s *Store) WaitReady(ctx context.Context) error {
 	}
 }
 
-// Ready reports whether a leader is known and the catalog is loaded.
+// Ready reports whether a leader is known and the catalog is loaded, and
+// this node has not halted on an entry of a newer format (format.go).
 func (s *Store) Ready() bool {
+	if s.fsm.halted.Load() != nil {
+		return false
+	}
 	addr, _ := s.raft.LeaderWithID()
 	return addr != "" && s.fsm.cur.Load().Index > 0
 }
@@ -333,7 +344,7 @@ func (s *Store) submit(batch []*pending) {
 		fail(ErrNotLeader)
 		return
 	}
-	b := &raftpb.Batch{Commands: make([]*raftpb.Command, len(batch))}
+	b := &raftpb.Batch{Commands: make([]*raftpb.Command, len(batch)), Format: LogFormat}
 	for i, p := range batch {
 		b.Commands[i] = p.cmd
 	}
@@ -407,6 +418,17 @@ type Stats struct {
 	Term        string `json:"term"`
 	NumPeers    string `json:"num_peers"`
 	LastContact string `json:"last_contact"`
+}
+
+// Refused counts what this node refused for its format (format.go).
+func (s *Store) Refused() Refusals { return s.fsm.refused.load() }
+
+// Halted is the refusal that froze this node's state (format.go), or nil.
+func (s *Store) Halted() error {
+	if h := s.fsm.halted.Load(); h != nil {
+		return *h
+	}
+	return nil
 }
 
 // Stats reports the Raft state.

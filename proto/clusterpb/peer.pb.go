@@ -132,13 +132,17 @@ func (Status) EnumDescriptor() ([]byte, []int) {
 
 // NodeMeta is the memberlist metadata of a node (at most 512 bytes).
 type NodeMeta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ApiAddr       string                 `protobuf:"bytes,2,opt,name=api_addr,json=apiAddr,proto3" json:"api_addr,omitempty"`
-	PeerAddr      string                 `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
-	RaftAddr      string                 `protobuf:"bytes,4,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
-	State         NodeState              `protobuf:"varint,5,opt,name=state,proto3,enum=trustd.cluster.NodeState" json:"state,omitempty"`
-	Version       string                 `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ApiAddr  string                 `protobuf:"bytes,2,opt,name=api_addr,json=apiAddr,proto3" json:"api_addr,omitempty"`
+	PeerAddr string                 `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
+	RaftAddr string                 `protobuf:"bytes,4,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
+	State    NodeState              `protobuf:"varint,5,opt,name=state,proto3,enum=trustd.cluster.NodeState" json:"state,omitempty"`
+	Version  string                 `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	// formats are the highest formats the node reads (persistence/format.go,
+	// cluster/wireformat.go). Builds before versions (61b6550) send none:
+	// they read format 1 of each.
+	Formats       *Formats `protobuf:"bytes,7,opt,name=formats,proto3" json:"formats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -215,6 +219,74 @@ func (x *NodeMeta) GetVersion() string {
 	return ""
 }
 
+func (x *NodeMeta) GetFormats() *Formats {
+	if x != nil {
+		return x.Formats
+	}
+	return nil
+}
+
+// Formats are the versions of what nodes write for each other.
+type Formats struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Log           uint32                 `protobuf:"varint,1,opt,name=log,proto3" json:"log,omitempty"`           // Raft log entries
+	Snapshot      uint32                 `protobuf:"varint,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"` // Raft snapshots
+	Ask           uint32                 `protobuf:"varint,3,opt,name=ask,proto3" json:"ask,omitempty"`           // forwarded asks
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Formats) Reset() {
+	*x = Formats{}
+	mi := &file_peer_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Formats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Formats) ProtoMessage() {}
+
+func (x *Formats) ProtoReflect() protoreflect.Message {
+	mi := &file_peer_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Formats.ProtoReflect.Descriptor instead.
+func (*Formats) Descriptor() ([]byte, []int) {
+	return file_peer_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Formats) GetLog() uint32 {
+	if x != nil {
+		return x.Log
+	}
+	return 0
+}
+
+func (x *Formats) GetSnapshot() uint32 {
+	if x != nil {
+		return x.Snapshot
+	}
+	return 0
+}
+
+func (x *Formats) GetAsk() uint32 {
+	if x != nil {
+		return x.Ask
+	}
+	return 0
+}
+
 // Ask carries one op to the node that owns (or replicates) its partition.
 type Ask struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -227,14 +299,19 @@ type Ask struct {
 	Op   []byte `protobuf:"bytes,4,opt,name=op,proto3" json:"op,omitempty"`
 	// replica marks a write to the partition's replica: applied locally,
 	// never fenced by ownership, never replicated further.
-	Replica       bool `protobuf:"varint,5,opt,name=replica,proto3" json:"replica,omitempty"`
+	Replica bool `protobuf:"varint,5,opt,name=replica,proto3" json:"replica,omitempty"`
+	// format is the version of the ask's layout (cluster/wireformat.go).
+	// Builds before versions (61b6550) write none and skip it; a receiver
+	// that meets a format above the one it knows refuses the ask. The
+	// answer is in the ask's format.
+	Format        uint32 `protobuf:"varint,6,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Ask) Reset() {
 	*x = Ask{}
-	mi := &file_peer_proto_msgTypes[1]
+	mi := &file_peer_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +323,7 @@ func (x *Ask) String() string {
 func (*Ask) ProtoMessage() {}
 
 func (x *Ask) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[1]
+	mi := &file_peer_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +336,7 @@ func (x *Ask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ask.ProtoReflect.Descriptor instead.
 func (*Ask) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{1}
+	return file_peer_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Ask) GetEpoch() uint64 {
@@ -297,6 +374,13 @@ func (x *Ask) GetReplica() bool {
 	return false
 }
 
+func (x *Ask) GetFormat() uint32 {
+	if x != nil {
+		return x.Format
+	}
+	return 0
+}
+
 // Answer is the reply to an Ask.
 type Answer struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
@@ -312,7 +396,7 @@ type Answer struct {
 
 func (x *Answer) Reset() {
 	*x = Answer{}
-	mi := &file_peer_proto_msgTypes[2]
+	mi := &file_peer_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -324,7 +408,7 @@ func (x *Answer) String() string {
 func (*Answer) ProtoMessage() {}
 
 func (x *Answer) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[2]
+	mi := &file_peer_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -337,7 +421,7 @@ func (x *Answer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Answer.ProtoReflect.Descriptor instead.
 func (*Answer) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{2}
+	return file_peer_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Answer) GetStatus() Status {
@@ -380,7 +464,7 @@ type ApplyAnswer struct {
 
 func (x *ApplyAnswer) Reset() {
 	*x = ApplyAnswer{}
-	mi := &file_peer_proto_msgTypes[3]
+	mi := &file_peer_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -392,7 +476,7 @@ func (x *ApplyAnswer) String() string {
 func (*ApplyAnswer) ProtoMessage() {}
 
 func (x *ApplyAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[3]
+	mi := &file_peer_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -405,7 +489,7 @@ func (x *ApplyAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyAnswer.ProtoReflect.Descriptor instead.
 func (*ApplyAnswer) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{3}
+	return file_peer_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ApplyAnswer) GetIndex() uint64 {
@@ -441,7 +525,7 @@ type StateChunk struct {
 
 func (x *StateChunk) Reset() {
 	*x = StateChunk{}
-	mi := &file_peer_proto_msgTypes[4]
+	mi := &file_peer_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -453,7 +537,7 @@ func (x *StateChunk) String() string {
 func (*StateChunk) ProtoMessage() {}
 
 func (x *StateChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[4]
+	mi := &file_peer_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -466,7 +550,7 @@ func (x *StateChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateChunk.ProtoReflect.Descriptor instead.
 func (*StateChunk) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{4}
+	return file_peer_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StateChunk) GetKind() uint32 {
@@ -503,7 +587,7 @@ type Handoff struct {
 
 func (x *Handoff) Reset() {
 	*x = Handoff{}
-	mi := &file_peer_proto_msgTypes[5]
+	mi := &file_peer_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +599,7 @@ func (x *Handoff) String() string {
 func (*Handoff) ProtoMessage() {}
 
 func (x *Handoff) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[5]
+	mi := &file_peer_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +612,7 @@ func (x *Handoff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Handoff.ProtoReflect.Descriptor instead.
 func (*Handoff) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{5}
+	return file_peer_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Handoff) GetEpoch() uint64 {
@@ -569,7 +653,7 @@ type NodeStatus struct {
 
 func (x *NodeStatus) Reset() {
 	*x = NodeStatus{}
-	mi := &file_peer_proto_msgTypes[6]
+	mi := &file_peer_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +665,7 @@ func (x *NodeStatus) String() string {
 func (*NodeStatus) ProtoMessage() {}
 
 func (x *NodeStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[6]
+	mi := &file_peer_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +678,7 @@ func (x *NodeStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatus.ProtoReflect.Descriptor instead.
 func (*NodeStatus) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{6}
+	return file_peer_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NodeStatus) GetId() string {
@@ -655,7 +739,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_peer_proto_msgTypes[7]
+	mi := &file_peer_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +751,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_peer_proto_msgTypes[7]
+	mi := &file_peer_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,7 +764,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_peer_proto_rawDescGZIP(), []int{7}
+	return file_peer_proto_rawDescGZIP(), []int{8}
 }
 
 var File_peer_proto protoreflect.FileDescriptor
@@ -688,20 +772,26 @@ var File_peer_proto protoreflect.FileDescriptor
 const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"peer.proto\x12\x0etrustd.cluster\"\xba\x01\n" +
+	"peer.proto\x12\x0etrustd.cluster\"\xed\x01\n" +
 	"\bNodeMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bapi_addr\x18\x02 \x01(\tR\aapiAddr\x12\x1b\n" +
 	"\tpeer_addr\x18\x03 \x01(\tR\bpeerAddr\x12\x1b\n" +
 	"\traft_addr\x18\x04 \x01(\tR\braftAddr\x12/\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x19.trustd.cluster.NodeStateR\x05state\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion\"w\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\x121\n" +
+	"\aformats\x18\a \x01(\v2\x17.trustd.cluster.FormatsR\aformats\"I\n" +
+	"\aFormats\x12\x10\n" +
+	"\x03log\x18\x01 \x01(\rR\x03log\x12\x1a\n" +
+	"\bsnapshot\x18\x02 \x01(\rR\bsnapshot\x12\x10\n" +
+	"\x03ask\x18\x03 \x01(\rR\x03ask\"\x8f\x01\n" +
 	"\x03Ask\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02op\x18\x04 \x01(\fR\x02op\x12\x18\n" +
-	"\areplica\x18\x05 \x01(\bR\areplica\"|\n" +
+	"\areplica\x18\x05 \x01(\bR\areplica\x12\x16\n" +
+	"\x06format\x18\x06 \x01(\rR\x06format\"|\n" +
 	"\x06Answer\x12.\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x16.trustd.cluster.StatusR\x06status\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\fR\x06result\x12\x14\n" +
@@ -758,29 +848,31 @@ func file_peer_proto_rawDescGZIP() []byte {
 }
 
 var file_peer_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_peer_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_peer_proto_goTypes = []any{
 	(NodeState)(0),       // 0: trustd.cluster.NodeState
 	(Status)(0),          // 1: trustd.cluster.Status
 	(*NodeMeta)(nil),     // 2: trustd.cluster.NodeMeta
-	(*Ask)(nil),          // 3: trustd.cluster.Ask
-	(*Answer)(nil),       // 4: trustd.cluster.Answer
-	(*ApplyAnswer)(nil),  // 5: trustd.cluster.ApplyAnswer
-	(*StateChunk)(nil),   // 6: trustd.cluster.StateChunk
-	(*Handoff)(nil),      // 7: trustd.cluster.Handoff
-	(*NodeStatus)(nil),   // 8: trustd.cluster.NodeStatus
-	(*LeaveRequest)(nil), // 9: trustd.cluster.LeaveRequest
+	(*Formats)(nil),      // 3: trustd.cluster.Formats
+	(*Ask)(nil),          // 4: trustd.cluster.Ask
+	(*Answer)(nil),       // 5: trustd.cluster.Answer
+	(*ApplyAnswer)(nil),  // 6: trustd.cluster.ApplyAnswer
+	(*StateChunk)(nil),   // 7: trustd.cluster.StateChunk
+	(*Handoff)(nil),      // 8: trustd.cluster.Handoff
+	(*NodeStatus)(nil),   // 9: trustd.cluster.NodeStatus
+	(*LeaveRequest)(nil), // 10: trustd.cluster.LeaveRequest
 }
 var file_peer_proto_depIdxs = []int32{
 	0, // 0: trustd.cluster.NodeMeta.state:type_name -> trustd.cluster.NodeState
-	1, // 1: trustd.cluster.Answer.status:type_name -> trustd.cluster.Status
-	6, // 2: trustd.cluster.Handoff.chunks:type_name -> trustd.cluster.StateChunk
-	0, // 3: trustd.cluster.NodeStatus.state:type_name -> trustd.cluster.NodeState
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	3, // 1: trustd.cluster.NodeMeta.formats:type_name -> trustd.cluster.Formats
+	1, // 2: trustd.cluster.Answer.status:type_name -> trustd.cluster.Status
+	7, // 3: trustd.cluster.Handoff.chunks:type_name -> trustd.cluster.StateChunk
+	0, // 4: trustd.cluster.NodeStatus.state:type_name -> trustd.cluster.NodeState
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_peer_proto_init() }
@@ -794,7 +886,7 @@ func file_peer_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_peer_proto_rawDesc), len(file_peer_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

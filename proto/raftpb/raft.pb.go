@@ -84,8 +84,12 @@ type Batch struct {
 	// origin and seq name the node and request that proposed the batch, so
 	// that a follower which forwarded it to the leader can hand the results
 	// of its own FSM to the waiting callers.
-	Origin        string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
-	Seq           uint64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	Origin string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
+	Seq    uint64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	// format is the version of this entry's layout (persistence/format.go).
+	// Builds before versions (61b6550) write none and ignore it; a reader
+	// that meets a format above the one it knows refuses the entry.
+	Format        uint32 `protobuf:"varint,4,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -141,6 +145,13 @@ func (x *Batch) GetSeq() uint64 {
 	return 0
 }
 
+func (x *Batch) GetFormat() uint32 {
+	if x != nil {
+		return x.Format
+	}
+	return 0
+}
+
 var File_raft_proto protoreflect.FileDescriptor
 
 const file_raft_proto_rawDesc = "" +
@@ -149,11 +160,12 @@ const file_raft_proto_rawDesc = "" +
 	"raft.proto\x12\vtrustd.raft\"1\n" +
 	"\aCommand\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\fR\x04body\"c\n" +
+	"\x04body\x18\x02 \x01(\fR\x04body\"{\n" +
 	"\x05Batch\x120\n" +
 	"\bcommands\x18\x01 \x03(\v2\x14.trustd.raft.CommandR\bcommands\x12\x16\n" +
 	"\x06origin\x18\x02 \x01(\tR\x06origin\x12\x10\n" +
-	"\x03seq\x18\x03 \x01(\x04R\x03seqB'Z%github.com/trustd/trustd/proto/raftpbb\x06proto3"
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x16\n" +
+	"\x06format\x18\x04 \x01(\rR\x06formatB'Z%github.com/trustd/trustd/proto/raftpbb\x06proto3"
 
 var (
 	file_raft_proto_rawDescOnce sync.Once
