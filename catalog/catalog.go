@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"time"
+
+	"github.com/trustd/trustd/ident"
 )
 
 // Hash is the SHA-256 of a secret. Secrets are never stored, only hashes.
@@ -93,30 +95,11 @@ func (s *Site) Sandbox() bool { return s.Environment == EnvSandbox }
 // case-insensitive match, never suffix matching.
 func (s *Site) AllowsHost(host string) bool {
 	for _, h := range s.Hostnames {
-		if equalFold(h, host) {
+		if ident.EqualFoldASCII(h, host) {
 			return true
 		}
 	}
 	return false
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // MobileApp is a registered native application with its server secret.

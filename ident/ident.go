@@ -119,3 +119,61 @@ func Hostname(h string) bool {
 	}
 	return true
 }
+
+// MaxActionLen is the longest action name in bytes.
+const MaxActionLen = 64
+
+// Action reports whether s is an action name: 1 to MaxActionLen of
+// A-Z a-z 0-9 _ - . / (spec 4.9). Trust decisions, journeys and identity
+// sessions bind actions by this one rule, so an action one accepts is
+// accepted by the others.
+func Action(s string) bool {
+	if len(s) == 0 || len(s) > MaxActionLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
+			return false
+		}
+	}
+	return true
+}
+
+// Printable reports whether s is printable ASCII (0x20 to 0x7e) only, as
+// operation references and consent versions are; "" is printable and the
+// caller bounds the length.
+func Printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// EqualFoldASCII reports whether a and b are equal when only ASCII letters
+// are folded. strings.EqualFold would also fold Unicode (the Kelvin sign
+// equals 'k'), which would let a value that fails validation match one
+// that passes: hostnames, actions and methods compare by this one rule.
+func EqualFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == y {
+			continue
+		}
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}

@@ -63,3 +63,48 @@ func TestHostname(t *testing.T) {
 		}
 	}
 }
+
+func TestActionAndPrintable(t *testing.T) {
+	tests := []struct {
+		name      string
+		v         string
+		action    bool
+		printable bool
+	}{
+		{"a dotted action", "payment.approve", true, true},
+		{"every allowed character", "aZ09_-./", true, true},
+		{"the longest action", strings.Repeat("a", MaxActionLen), true, true},
+		{"one byte too long for an action", strings.Repeat("a", MaxActionLen+1), false, true},
+		{"empty", "", false, true},
+		{"a space is printable, not an action", "pay now", false, true},
+		{"a colon", "pay:now", false, true},
+		{"a tab", "pay\tnow", false, false},
+		{"DEL", "pay\x7f", false, false},
+		{"non-ASCII", "paiement-é", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Action(tt.v); got != tt.action {
+				t.Errorf("Action(%q) = %v, want %v", tt.v, got, tt.action)
+			}
+			if got := Printable(tt.v); got != tt.printable {
+				t.Errorf("Printable(%q) = %v, want %v", tt.v, got, tt.printable)
+			}
+		})
+	}
+}
+
+func TestEqualFoldASCII(t *testing.T) {
+	tests := []struct {
+		a, b string
+		ok   bool
+	}{
+		{"Shop.Example.COM", "shop.example.com", true}, {"", "", true}, {"a", "b", false}, {"ab", "a", false},
+		{"\u212a", "k", false}, {"K", "k", true}, {"[", "{", false}, {"@", "`", false},
+	}
+	for _, tc := range tests {
+		if got := EqualFoldASCII(tc.a, tc.b); got != tc.ok {
+			t.Errorf("EqualFoldASCII(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.ok)
+		}
+	}
+}

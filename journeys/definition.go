@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/risk/trust"
 )
 
@@ -82,8 +83,12 @@ type Spec struct {
 	Escalation             catalog.JourneyEscalation
 }
 
-func validKey(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
+// validKey is the rule of a journey key: 1 to 64 of a-z 0-9 _ - .
+func validKey(s string) bool { return validCode(s, 64) }
+
+// validCode reports 1 to n of a-z 0-9 _ - . (keys, reason codes, labels).
+func validCode(s string, n int) bool {
+	if len(s) == 0 || len(s) > n {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -102,11 +107,11 @@ func (s Spec) Validate() error {
 	switch {
 	case !validKey(s.Key):
 		return ErrInvalidJourney.With("key: 1 to 64 of a-z 0-9 _ - .")
-	case len(s.Name) == 0 || len(s.Name) > 128 || !printable(s.Name):
+	case len(s.Name) == 0 || len(s.Name) > 128 || !ident.Printable(s.Name):
 		return ErrInvalidJourney.With("name: 1 to 128 printable characters")
 	case !validMethod(s.Method):
 		return ErrInvalidJourney.With("method: one of human_verification, facial_liveness, facial_enrollment, facial_authorization, device_authorization")
-	case len(s.Consent.Version) > 64 || !printable(s.Consent.Version):
+	case len(s.Consent.Version) > 64 || !ident.Printable(s.Consent.Version):
 		return ErrInvalidJourney.With("consent.version: at most 64 printable characters")
 	case s.Consent.Required && s.Consent.Version == "":
 		return ErrInvalidJourney.With("consent.version: required when consent.required")
@@ -153,15 +158,6 @@ func (s Spec) Validate() error {
 		}
 	}
 	return nil
-}
-
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // NewJourney validates spec and returns the record for workspace; the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/risk/trust"
 	"github.com/trustd/trustd/token"
@@ -78,7 +79,7 @@ func (f *fakeCases) OpenCase(_ context.Context, ws, kind, ref string, reasons []
 	// The identity review queue's rule for reasons (identity/session
 	// OpenCase): 1 to 64 of A-Z a-z 0-9 _ - . /.
 	for _, r := range reasons {
-		if !validAction(r) {
+		if !ident.Action(r) {
 			return "", errors.New("the review queue refuses reason " + r)
 		}
 	}

@@ -27,19 +27,6 @@ type StartRequest struct {
 
 var riskLevels = map[string]int{"": 0, "low": 0, "medium": 1, "high": 2, "critical": 3}
 
-func validAction(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
-			return false
-		}
-	}
-	return true
-}
-
 // Validate checks the fields.
 func (r StartRequest) Validate() error {
 	switch {
@@ -47,13 +34,13 @@ func (r StartRequest) Validate() error {
 		return ErrInvalidRequest.With("journey_key: 1 to 64 of a-z 0-9 _ - .")
 	case r.SubjectID != "" && !ident.Valid(r.SubjectID):
 		return ErrInvalidRequest.With("subject_id: 1 to 256 bytes of UTF-8 without control characters")
-	case r.Action != "" && !validAction(r.Action):
+	case r.Action != "" && !ident.Action(r.Action):
 		return ErrInvalidRequest.With("action: 1 to 64 of A-Z a-z 0-9 _ - . /")
-	case len(r.OperationReference) > 128 || !printable(r.OperationReference):
+	case len(r.OperationReference) > 128 || !ident.Printable(r.OperationReference):
 		return ErrInvalidRequest.With("operation_reference: at most 128 printable ASCII characters")
-	case len(r.RequestReference) > 128 || !printable(r.RequestReference):
+	case len(r.RequestReference) > 128 || !ident.Printable(r.RequestReference):
 		return ErrInvalidRequest.With("request_reference: at most 128 printable ASCII characters")
-	case len(r.ConsentVersion) > 64 || !printable(r.ConsentVersion):
+	case len(r.ConsentVersion) > 64 || !ident.Printable(r.ConsentVersion):
 		return ErrInvalidRequest.With("consent_version: at most 64 printable characters")
 	case r.RiskScore < 0 || r.RiskScore > 1 || r.RiskScore != r.RiskScore:
 		return ErrInvalidRequest.With("risk_score: 0 to 1")
@@ -255,19 +242,6 @@ type EscalateResult struct {
 	Status        string
 }
 
-func validCode(s string, n int) bool {
-	if len(s) == 0 || len(s) > n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
 // Escalate opens a privacy-safe review case for a session: the case holds
 // the session reference, the reason code, the priority and the operation
 // label (a code, not free text), never the subject. The session becomes
@@ -367,9 +341,9 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		return SiteverifyResult{}, ErrInvalidRequest.With("session_token: required")
 	case r.SubjectID != "" && !ident.Valid(r.SubjectID):
 		return SiteverifyResult{}, ErrInvalidRequest.With("subject_id: 1 to 256 bytes of UTF-8 without control characters")
-	case r.Action != "" && !validAction(r.Action):
+	case r.Action != "" && !ident.Action(r.Action):
 		return SiteverifyResult{}, ErrInvalidRequest.With("action: 1 to 64 of A-Z a-z 0-9 _ - . /")
-	case len(r.OperationReference) > 128 || !printable(r.OperationReference) || len(r.ConsentVersion) > 64 || !printable(r.ConsentVersion):
+	case len(r.OperationReference) > 128 || !ident.Printable(r.OperationReference) || len(r.ConsentVersion) > 64 || !ident.Printable(r.ConsentVersion):
 		return SiteverifyResult{}, ErrInvalidRequest.With("operation_reference (128) or consent_version (64): printable ASCII within limits")
 	}
 	ws := who.Workspace

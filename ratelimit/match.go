@@ -1,5 +1,7 @@
 package ratelimit
 
+import "github.com/trustd/trustd/ident"
+
 // Limits of the names a policy matches on.
 const (
 	MaxActionLen = 128
@@ -49,9 +51,9 @@ func MatchAction(pattern, action string) bool {
 		return true
 	}
 	if prefix, ok := wildcardPrefix(pattern); ok {
-		return len(action) > len(prefix) && equalFoldASCII(action[:len(prefix)], prefix)
+		return len(action) > len(prefix) && ident.EqualFoldASCII(action[:len(prefix)], prefix)
 	}
-	return equalFoldASCII(pattern, action)
+	return ident.EqualFoldASCII(pattern, action)
 }
 
 // wildcardPrefix returns "payment." for "payment.*".
@@ -87,7 +89,7 @@ func ValidMethodPattern(p string) bool {
 // HTTP methods are case-sensitive on the wire, but policies are typed by
 // people, so "post" in a policy matches a POST request.
 func MatchMethod(pattern, method string) bool {
-	return pattern == "*" || equalFoldASCII(pattern, method)
+	return pattern == "*" || ident.EqualFoldASCII(pattern, method)
 }
 
 func actionByte(c byte) bool {
@@ -96,29 +98,4 @@ func actionByte(c byte) bool {
 
 func isAlnum(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
-}
-
-// equalFoldASCII folds only ASCII letters. strings.EqualFold would also fold
-// Unicode (the Kelvin sign equals 'k'), which would let a name that fails
-// validation match one that passes.
-func equalFoldASCII(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if x == y {
-			continue
-		}
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }

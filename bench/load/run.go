@@ -207,17 +207,26 @@ func (r *run) closedLoop(w Worker, rec *recorder) {
 		if sent >= r.total {
 			return
 		}
-		o := w.Do()
-		lat := time.Since(r.start) - sent
-		if o.Kind == Exhausted {
-			r.exhausted(sent)
+		if !r.send(w, rec, sent) {
 			return
 		}
-		rec.timelineAdd(sent, lat, o.Kind != OK)
-		if sent >= r.cfg.Warmup {
-			rec.record(o, lat)
-		}
 	}
+}
+
+// send makes one request of w, intended at offset at, and records it
+// (past the warm-up); false means w had nothing left to send.
+func (r *run) send(w Worker, rec *recorder, at time.Duration) bool {
+	o := w.Do()
+	lat := time.Since(r.start) - at
+	if o.Kind == Exhausted {
+		r.exhausted(at)
+		return false
+	}
+	rec.timelineAdd(at, lat, o.Kind != OK)
+	if at >= r.cfg.Warmup {
+		rec.record(o, lat)
+	}
+	return true
 }
 
 func (r *run) openLoop(ctx context.Context, w Worker, rec *recorder) {
@@ -244,16 +253,11 @@ func (r *run) openLoop(ctx context.Context, w Worker, rec *recorder) {
 			// sent by the end is counted as backlog, not sent late.
 			return
 		}
-		o := w.Do()
-		lat := time.Since(r.start) - intended
-		if o.Kind == Exhausted {
-			r.exhausted(intended)
+		if !r.send(w, rec, intended) {
 			return
 		}
-		rec.timelineAdd(intended, lat, o.Kind != OK)
 		if intended >= r.cfg.Warmup {
 			_ = rec.lag.RecordValue(clampUs(now - intended))
-			rec.record(o, lat)
 		}
 	}
 }

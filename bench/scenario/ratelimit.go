@@ -43,15 +43,9 @@ func NewRateLimit(op uint8, t *Targets, secret string, bodies *keys.Payloads, ch
 // Do sends one check and classifies the decision.
 func (w *RateLimit) Do() load.Outcome {
 	body := w.bodies.Get(&w.buf, w.chooser.Next())
-	if err := w.p.post(body); err != nil {
-		return load.Outcome{Op: w.op, Kind: load.Transport}
-	}
-	if code := w.p.resp.StatusCode(); code != 200 {
-		return load.Outcome{Op: w.op, Kind: load.Status, Status: uint16(code)}
-	}
-	v, err := w.parser.ParseBytes(w.p.resp.Body())
-	if err != nil {
-		return load.Outcome{Op: w.op, Kind: load.Decode}
+	v, fail, ok := w.p.exchange(w.op, body, &w.parser)
+	if !ok {
+		return fail
 	}
 	var d load.Decision
 	switch string(v.GetStringBytes("decision")) {

@@ -65,15 +65,9 @@ func (w *Siteverify) Do() load.Outcome {
 	if !ok {
 		return load.Outcome{Op: w.op, Kind: load.Exhausted}
 	}
-	if err := w.p.post(body); err != nil {
-		return load.Outcome{Op: w.op, Kind: load.Transport}
-	}
-	if code := w.p.resp.StatusCode(); code != 200 {
-		return load.Outcome{Op: w.op, Kind: load.Status, Status: uint16(code)}
-	}
-	v, err := w.parser.ParseBytes(w.p.resp.Body())
-	if err != nil {
-		return load.Outcome{Op: w.op, Kind: load.Decode}
+	v, fail, ok := w.p.exchange(w.op, body, &w.parser)
+	if !ok {
+		return fail
 	}
 	switch v.Get("success").Type() {
 	case fastjson.TypeTrue:

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fastjson"
+
+	"github.com/trustd/trustd/bench/load"
 )
 
 // ErrBadTarget is returned for a target that is not an http(s) base URL.
@@ -109,4 +112,21 @@ func (p *poster) post(body []byte) error {
 	req := p.reqs[i]
 	req.SetBodyRaw(body)
 	return p.targets.clients[i].Do(req, p.resp)
+}
+
+// exchange posts body and parses a 200 answer with parser. When the post
+// fails, the status is not 200 or the answer is not JSON, ok is false and
+// fail is the outcome to report as operation op.
+func (p *poster) exchange(op uint8, body []byte, parser *fastjson.Parser) (v *fastjson.Value, fail load.Outcome, ok bool) {
+	if err := p.post(body); err != nil {
+		return nil, load.Outcome{Op: op, Kind: load.Transport}, false
+	}
+	if code := p.resp.StatusCode(); code != 200 {
+		return nil, load.Outcome{Op: op, Kind: load.Status, Status: uint16(code)}, false
+	}
+	v, err := parser.ParseBytes(p.resp.Body())
+	if err != nil {
+		return nil, load.Outcome{Op: op, Kind: load.Decode}, false
+	}
+	return v, load.Outcome{}, true
 }

@@ -14,47 +14,36 @@ import (
 //	trustctl journeys get|delete <key> --workspace <id>
 //	trustctl journeys erase-subject --workspace <id> --subject-id <id>   (face template and passkeys)
 //
-// put creates or replaces; every change increments policy_version.
+// put creates or replaces; every change increments policy_version. list,
+// get and delete are the generic verbs of run().
 
 var journeyCols = []string{"key", "name", "method", "requested_assurance", "policy_version", "session_lifetime_seconds"}
 
-func (o *options) journeys(verb string, rest []string, out io.Writer) error {
-	if o.workspace == "" {
-		return fmt.Errorf("journeys needs --workspace <id>")
-	}
-	res := resource{cols: journeyCols}
-	coll := "/admin/v1/workspaces/" + o.workspace + "/journeys"
-	one := func() (string, error) {
-		if len(rest) != 1 {
-			return "", fmt.Errorf("journeys %s needs one key", verb)
-		}
-		return coll + "/" + rest[0], nil
+// journeyVerb runs the journey-specific verbs (a journey is put under its
+// key, never created under an id the service picks); handled is false for
+// the generic ones.
+func (o *options) journeyVerb(noun, verb string, rest []string, coll string, res resource, out io.Writer) (handled bool, err error) {
+	if noun != "journeys" {
+		return false, nil
 	}
 	switch verb {
-	case "list":
-		return o.call("GET", coll, nil, res, out)
+	case "list", "get", "delete":
+		return false, nil
 	case "put":
-		p, err := one()
-		if err != nil {
-			return err
+		if len(rest) != 1 {
+			return true, fmt.Errorf("journeys put needs one key")
 		}
 		body, err := o.body(res)
 		if err != nil {
-			return err
+			return true, err
 		}
-		return o.call("PUT", p, body, res, out)
-	case "get", "delete":
-		p, err := one()
-		if err != nil {
-			return err
-		}
-		return o.call(map[string]string{"get": "GET", "delete": "DELETE"}[verb], p, nil, res, out)
+		return true, o.call("PUT", coll+"/"+rest[0], body, res, out)
 	case "erase-subject":
 		body, err := o.body(resource{})
 		if err != nil {
-			return err
+			return true, err
 		}
-		return o.call("POST", "/admin/v1/workspaces/"+o.workspace+"/journey-subjects/erase", body, resource{cols: []string{"deleted"}}, out)
+		return true, o.call("POST", "/admin/v1/workspaces/"+o.workspace+"/journey-subjects/erase", body, resource{cols: []string{"deleted"}}, out)
 	}
-	return fmt.Errorf("journeys: unknown verb %q (put, list, get, delete, erase-subject)", verb)
+	return true, fmt.Errorf("journeys: unknown verb %q (put, list, get, delete, erase-subject)", verb)
 }

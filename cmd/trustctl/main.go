@@ -33,6 +33,9 @@ type resource struct {
 	scoped bool     // lives under /workspaces/{id}
 	cols   []string // table columns
 	lists  []string // fields given as comma-separated lists
+	// replace sends update as PUT: the record is replaced whole, not
+	// merged from the fields given (PATCH).
+	replace bool
 }
 
 var resources = map[string]resource{
@@ -45,13 +48,15 @@ var resources = map[string]resource{
 	"concurrency-constraints": {path: "/concurrency-constraints", scoped: true, cols: []string{"constraint_id", "name", "scope", "capacity"}},
 	"dependencies":            {path: "/dependencies", scoped: true, cols: []string{"dependency_id", "name"}},
 	"signing-keys":            {path: "/signing-keys", cols: []string{"key_id", "purpose", "state", "created_at", "superseded_at"}},
-	"agents":                  {path: "/agents", scoped: true, cols: []string{"agent_id", "name", "status", "allowed_actions", "allowed_scopes", "secrets_valid", "secret"}, lists: []string{"allowed_actions", "allowed_scopes"}},
+	"agents":                  {path: "/agents", scoped: true, cols: []string{"agent_id", "name", "status", "allowed_actions", "allowed_scopes", "secrets_valid", "secret"}, lists: []string{"allowed_actions", "allowed_scopes"}, replace: true},
 	"webhooks":                {path: "/webhooks", scoped: true, cols: []string{"endpoint_id", "url", "status", "event_types", "secrets_valid", "consecutive_failures", "secret"}, lists: []string{"event_types"}},
 	"webhook-events":          {path: "/webhook-events", scoped: true, cols: []string{"event_id", "type", "subject", "sequence", "created_at"}},
 	"console-users":           {path: "/console-users", scoped: true, cols: []string{"console_user_id", "email", "role", "has_password", "sign_in_link_pending", "sign_in_url", "sign_in_expires_at"}},
 	"audit":                   {path: "/audit", cols: []string{"seq", "at", "actor", "via", "operation", "path", "status"}},
 	"approvals":               {path: "/approvals", scoped: true, cols: []string{"approval_id", "agent_id", "action", "scope", "status", "consumed", "decided_by", "expires_at"}},
 	"branding-profiles":       {path: "/branding-profiles", scoped: true, cols: []string{"profile_id", "name", "colors", "logo", "updated_at"}},
+	"journeys":                {path: "/journeys", scoped: true, cols: journeyCols},
+	"trust-policies":          {path: "/trust-policies", scoped: true, cols: trustPolicyCols, replace: true},
 }
 
 const usage = `usage: trustctl [--addr URL] [--admin-token T] [--data-dir D] [--json] <resource> <verb> [id] [--field value ...]
@@ -187,12 +192,6 @@ func run(args []string, out io.Writer) error {
 	if noun == "cluster" {
 		return o.cluster(verb, out)
 	}
-	if noun == "journeys" {
-		return o.journeys(verb, rest, out)
-	}
-	if noun == "trust-policies" {
-		return o.trustPolicies(verb, rest, out)
-	}
 	if noun == "messaging" {
 		return o.messaging(verb, out)
 	}
@@ -214,6 +213,12 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	if handled, err := o.consoleVerb(noun, verb, rest, coll, res, out); handled {
+		return err
+	}
+	if handled, err := o.journeyVerb(noun, verb, rest, coll, res, out); handled {
+		return err
+	}
+	if handled, err := o.trustPolicyVerb(noun, verb, coll, res, out); handled {
 		return err
 	}
 	id := func() (string, error) {
@@ -250,8 +255,8 @@ func run(args []string, out io.Writer) error {
 			return err
 		}
 		method := "PATCH"
-		if noun == "agents" {
-			method = "PUT" // an agent's settings are replaced whole
+		if res.replace {
+			method = "PUT"
 		}
 		return o.call(method, coll+"/"+x, body, res, out)
 	case "suspend", "activate", "approve", "deny":

@@ -18,69 +18,35 @@ import (
 
 var trustPolicyCols = []string{"trust_policy_id", "name", "mode", "outcome", "reason_code", "matches_today", "condition"}
 
-func (o *options) trustPolicies(verb string, rest []string, out io.Writer) error {
-	if o.workspace == "" {
-		return fmt.Errorf("trust-policies needs --workspace <id>")
+// trustPolicyVerb prints the list as two tables; handled is false for the
+// generic verbs (create, get, update, delete), which run() serves: an
+// update replaces a policy whole.
+func (o *options) trustPolicyVerb(noun, verb, coll string, res resource, out io.Writer) (handled bool, err error) {
+	if noun != "trust-policies" || verb != "list" || o.asJSON {
+		return false, nil
 	}
-	res := resource{cols: trustPolicyCols}
-	coll := "/admin/v1/workspaces/" + o.workspace + "/trust-policies"
-	one := func() (string, error) {
-		if len(rest) != 1 {
-			return "", fmt.Errorf("trust-policies %s needs one id", verb)
-		}
-		return coll + "/" + rest[0], nil
+	// The answer holds two lists and a flag: print each.
+	var buf bytes.Buffer
+	j := *o
+	j.asJSON = true
+	if err := j.call("GET", coll, nil, res, &buf); err != nil {
+		return true, err
 	}
-	switch verb {
-	case "create":
-		body, err := o.body(res)
-		if err != nil {
-			return err
-		}
-		return o.call("POST", coll, body, res, out)
-	case "list":
-		if o.asJSON {
-			return o.call("GET", coll, nil, res, out)
-		}
-		// The answer holds two lists and a flag: print each.
-		var buf bytes.Buffer
-		j := *o
-		j.asJSON = true
-		if err := j.call("GET", coll, nil, res, &buf); err != nil {
-			return err
-		}
-		var l struct {
-			Policies       []any `json:"policies"`
-			BuiltinsActive bool  `json:"builtins_active"`
-			Builtins       []any `json:"builtins"`
-		}
-		if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
-			return err
-		}
-		if err := table(out, map[string]any{"policies": l.Policies}, trustPolicyCols); err != nil {
-			return err
-		}
-		state := "inactive: the workspace enforces policies of its own"
-		if l.BuiltinsActive {
-			state = "active: the workspace enforces no policy of its own"
-		}
-		fmt.Fprintf(out, "\nbuilt-in rules (%s):\n", state)
-		return table(out, map[string]any{"builtins": l.Builtins}, trustPolicyCols[1:])
-	case "get", "delete":
-		p, err := one()
-		if err != nil {
-			return err
-		}
-		return o.call(map[string]string{"get": "GET", "delete": "DELETE"}[verb], p, nil, res, out)
-	case "update":
-		p, err := one()
-		if err != nil {
-			return err
-		}
-		body, err := o.body(res)
-		if err != nil {
-			return err
-		}
-		return o.call("PUT", p, body, res, out) // a policy is replaced whole
+	var l struct {
+		Policies       []any `json:"policies"`
+		BuiltinsActive bool  `json:"builtins_active"`
+		Builtins       []any `json:"builtins"`
 	}
-	return fmt.Errorf("usage: trustctl trust-policies create|list|get <id>|update <id>|delete <id> --workspace <id>")
+	if err := json.Unmarshal(buf.Bytes(), &l); err != nil {
+		return true, err
+	}
+	if err := table(out, map[string]any{"policies": l.Policies}, trustPolicyCols); err != nil {
+		return true, err
+	}
+	state := "inactive: the workspace enforces policies of its own"
+	if l.BuiltinsActive {
+		state = "active: the workspace enforces no policy of its own"
+	}
+	fmt.Fprintf(out, "\nbuilt-in rules (%s):\n", state)
+	return true, table(out, map[string]any{"builtins": l.Builtins}, trustPolicyCols[1:])
 }

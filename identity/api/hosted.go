@@ -67,28 +67,11 @@ func (x identityAPI) hostedRoutes(step, body []kernel.ErrorCode, faceErrs, live,
 				c.Ctx.SetBody(b)
 			}}
 	}
-	hostedOp := func(op func(ctx context.Context, who session.Caller, id, tok string) (any, error)) func(*kernel.Call) {
-		return func(c *kernel.Call) {
-			who, tok, ok := x.hostedCaller(c)
-			if !ok {
-				return
-			}
-			ctx, cancel := identityCtx()
-			defer cancel()
-			v, err := op(ctx, who, c.Param("session_id"), tok)
-			if err != nil {
-				identityFail(c, ctx, err)
-				return
-			}
-			c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-			c.OK(v)
-		}
-	}
 	auth := []kernel.ErrorCode{kernel.ModuleCode(session.ErrCapability), kernel.ModuleCode(session.ErrNotFound), kernel.ErrRateLimited, kernel.ErrUnavailable}
 	return []kernel.Route{
 		{Method: "POST", Path: "/identity/hosted/session", ID: "identityHostedCreate", Tag: "Identity verification", Auth: []kernel.Auth{kernel.AuthCredential},
 			Summary: "Start a session captured on trustd's hosted page; the answer holds the session capability (for your server) and the page URL (hosted capability in its fragment).",
-			Body:    &HostedSessionInput{}, Status: 201, Result: &HostedSessionView{}, Errors: cr, Handle: identityBody(x.hostedCreate)},
+			Body:    &HostedSessionInput{}, Status: 201, Result: &HostedSessionView{}, Errors: cr, Handle: sessionBody(credentialAuth, x.hostedCreate)},
 		{Method: "GET", Path: hid, ID: "identityHostedPage", Tag: "Identity verification", ContentType: "text/html",
 			Summary: "The hosted capture page (strict CSP, no third-party requests); it reads the capability from the fragment and removes it at once.",
 			Handle:  x.hostedPage},
@@ -96,31 +79,27 @@ func (x identityAPI) hostedRoutes(step, body []kernel.ErrorCode, faceErrs, live,
 		asset("/identity/hosted-assets/app.css", "identityHostedStyle", "text/css; charset=utf-8", hostedCSS),
 		{Method: "GET", Path: hid + "/info", ID: "identityHostedInfo", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's view of its session (status, steps, theme, locale, where to return).",
-			Result:  &session.HostedInfo{}, Errors: auth, Handle: hostedOp(func(ctx context.Context, _ session.Caller, id, tok string) (any, error) {
+			Result:  &session.HostedInfo{}, Errors: auth, Handle: sessionOp(x.hostedCaller, func(ctx context.Context, _ session.Caller, id, tok string) (*session.HostedInfo, error) {
 				return x.idv.Hosted(ctx, id, tok)
 			})},
 		{Method: "POST", Path: hid + "/document", ID: "identityHostedDocument", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's document step (as …/verification/{session_id}/document).", Body: &IdentityDocumentInput{},
 			Result: &session.StepResult{}, Errors: kernel.WithModuleCodes(append(append([]kernel.ErrorCode(nil), step...), body...), documents.Errors), MaxBody: DocumentsMaxBody,
-			Handle: x.hostedDocument},
+			Handle: sessionBody(x.hostedCaller, x.identityDocument)},
 		{Method: "POST", Path: hid + "/liveness", ID: "identityHostedLiveness", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's liveness challenge.", Result: &session.Challenge{}, Errors: live,
-			Handle: hostedOp(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Liveness(ctx, who, id, tok)
-			})},
+			Handle: sessionOp(x.hostedCaller, x.idv.Liveness)},
 		{Method: "POST", Path: hid + "/face", ID: "identityHostedFace", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's face step.", Body: &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs,
 			MaxBody: IdentityFaceMaxBody,
-			Handle:  x.hostedFace},
+			Handle:  sessionBody(x.hostedCaller, x.identityFace)},
 		{Method: "POST", Path: hid + "/complete", ID: "identityHostedComplete", Tag: "Identity verification", Auth: h,
 			Summary: "The hosted page's complete step.", Result: &session.Result{}, Errors: complete,
-			Handle: hostedOp(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Complete(ctx, who, id, tok)
-			})},
+			Handle: sessionOp(x.hostedCaller, x.idv.Complete)},
 	}
 }
 
-func (x identityAPI) hostedCreate(ctx context.Context, _ *kernel.Call, who session.Caller, in *HostedSessionInput) (any, error) {
+func (x identityAPI) hostedCreate(ctx context.Context, who session.Caller, _, _ string, in *HostedSessionInput) (*HostedSessionView, error) {
 	v, err := x.idv.CreateHosted(ctx, who, session.HostedRequest{CreateRequest: session.CreateRequest{SubjectID: in.SubjectID,
 		Action: in.Action, Assurance: in.AssuranceLevel, Country: in.Country, DocumentType: in.DocumentType,
 		ConsentAccepted: in.ConsentAccepted, ConsentReference: in.ConsentReference},
@@ -169,50 +148,4 @@ func (x identityAPI) hostedCaller(c *kernel.Call) (session.Caller, string, bool)
 		return session.Caller{}, "", false
 	}
 	return x.idv.HostedCaller(c.Param("session_id")), tok, true
-}
-
-func (x identityAPI) hostedDocument(c *kernel.Call) {
-	var in IdentityDocumentInput
-	if refuseClientVerdict(c) || !c.Decode(&in) {
-		return
-	}
-	who, tok, ok := x.hostedCaller(c)
-	if !ok {
-		return
-	}
-	ctx, cancel := identityCtx()
-	defer cancel()
-	v, err := x.idv.Document(ctx, who, c.Param("session_id"), tok, session.DocumentRequest{Front: in.FrontImage, Back: in.BackImage,
-		Country: in.Country, DocumentType: in.DocumentType})
-	if err != nil {
-		identityFail(c, ctx, err)
-		return
-	}
-	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-	c.OK(v)
-}
-
-func (x identityAPI) hostedFace(c *kernel.Call) {
-	var in IdentityFaceInput
-	if refuseClientVerdict(c) || !c.Decode(&in) {
-		return
-	}
-	who, tok, ok := x.hostedCaller(c)
-	if !ok {
-		return
-	}
-	fr := make([]session.FrameInput, len(in.Frames))
-	for i, f := range in.Frames {
-		fr[i] = session.FrameInput{Image: f.Image, OffsetMS: f.OffsetMS}
-	}
-	ctx, cancel := identityCtx()
-	defer cancel()
-	v, err := x.idv.Face(ctx, who, c.Param("session_id"), tok, session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie, Frames: fr,
-		DocumentFront: in.DocumentFrontImage})
-	if err != nil {
-		identityFail(c, ctx, err)
-		return
-	}
-	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-	c.OK(v)
 }

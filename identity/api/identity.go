@@ -89,38 +89,28 @@ func (x identityAPI) identityRoutes() []kernel.Route {
 	return append(x.hostedRoutes(step, body, faceErrs, live, complete), []kernel.Route{
 		{Method: "POST", Path: "/identity/verification/session", ID: "identitySessionCreate", Tag: "Identity verification", Auth: a,
 			Summary: "Start a verification session; the answer holds the session capability, once.",
-			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: identityBody(x.identityCreate)},
+			Body:    &IdentitySessionInput{}, Status: 201, Result: &session.Created{}, Errors: cr, Handle: sessionBody(credentialAuth, x.identityCreate)},
 		{Method: "POST", Path: sid + "/document", ID: "identitySessionDocument", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Screen the session's document (an attempt): verify or review keeps collecting, recapture asks again, reject ends it.",
-			Body:    &IdentityDocumentInput{}, Result: &session.StepResult{}, Errors: doc, MaxBody: DocumentsMaxBody, Handle: identityBody(x.identityDocument)},
+			Body:    &IdentityDocumentInput{}, Result: &session.StepResult{}, Errors: doc, MaxBody: DocumentsMaxBody, Handle: sessionBody(credentialAuth, x.identityDocument)},
 		{Method: "POST", Path: sid + "/liveness", ID: "identitySessionLiveness", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Issue the liveness challenge (actions, nonce, deadline) the face step answers; standard and high only, after the document.",
-			Result:  &session.Challenge{}, Errors: live, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Liveness(ctx, who, id, tok)
-			})},
+			Result:  &session.Challenge{}, Errors: live, Handle: sessionOp(credentialAuth, x.idv.Liveness)},
 		{Method: "POST", Path: sid + "/face", ID: "identitySessionFace", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Send the selfie and the challenge frames (an attempt): the service checks liveness and compares the faces; fails closed without a face engine.",
-			Body:    &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs, MaxBody: IdentityFaceMaxBody, Handle: identityBody(x.identityFace)},
+			Body:    &IdentityFaceInput{}, Result: &session.StepResult{}, Errors: faceErrs, MaxBody: IdentityFaceMaxBody, Handle: sessionBody(credentialAuth, x.identityFace)},
 		{Method: "POST", Path: sid + "/complete", ID: "identitySessionComplete", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Decide once the required steps passed: verified, or manual review (document in doubt, or high assurance).",
-			Result:  &session.Result{}, Errors: complete, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Complete(ctx, who, id, tok)
-			})},
+			Result:  &session.Result{}, Errors: complete, Handle: sessionOp(credentialAuth, x.idv.Complete)},
 		{Method: "GET", Path: sid + "/result", ID: "identitySessionResult", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "The session: status, steps, attempts with check statuses and measured values (never images).",
-			Result:  &session.Result{}, Errors: result, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Result(ctx, who, id, tok)
-			})},
+			Result:  &session.Result{}, Errors: result, Handle: sessionOp(credentialAuth, x.idv.Result)},
 		{Method: "POST", Path: sid + "/cancel", ID: "identitySessionCancel", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Cancel a session that has no outcome yet.",
-			Result:  &session.Result{}, Errors: step, Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Cancel(ctx, who, id, tok)
-			})},
+			Result:  &session.Result{}, Errors: step, Handle: sessionOp(credentialAuth, x.idv.Cancel)},
 		{Method: "POST", Path: sid + "/redact", ID: "identitySessionRedact", Tag: "Identity verification", Auth: a, Params: hdr,
 			Summary: "Erase the session's traces of the person and the capture (cancelling it first if it has no outcome); emits identity.verification.redacted.",
-			Result:  &session.Result{}, Errors: append(append([]kernel.ErrorCode(nil), base...), kernel.ModuleCode(session.ErrBusy)), Handle: x.identitySimple(func(ctx context.Context, who session.Caller, id, tok string) (any, error) {
-				return x.idv.Redact(ctx, who, id, tok)
-			})},
+			Result:  &session.Result{}, Errors: append(append([]kernel.ErrorCode(nil), base...), kernel.ModuleCode(session.ErrBusy)), Handle: sessionOp(credentialAuth, x.idv.Redact)},
 		{Method: "GET", Path: ws, Admin: true, ID: "listReviewCases", Tag: "Review queue", Auth: adm,
 			Summary: "The workspace's review cases, open first: reasons, attempts, redacted evidence.",
 			Params:  []kernel.Param{{Name: "status", In: "query", Description: "Only cases with this status.", Enum: []string{"open", "resolved", "withdrawn"}}},
@@ -191,69 +181,77 @@ func identityCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 30*time.Second)
 }
 
-// identityBody is a session operation on body In: refuse client
-// verdicts, decode, authenticate, run op under the step deadline, encode.
-func identityBody[In any](op func(ctx context.Context, c *kernel.Call, who session.Caller, in *In) (any, error)) func(*kernel.Call) {
+// sessionAuth authenticates a session operation: the caller and the
+// capability the module checks. credentialAuth (a scoped credential and the
+// session token header) and identityAPI.hostedCaller (the hosted page's
+// capability) are the two.
+type sessionAuth func(c *kernel.Call) (who session.Caller, tok string, ok bool)
+
+func credentialAuth(c *kernel.Call) (session.Caller, string, bool) {
+	who, ok := identityCaller(c)
+	return who, sessionToken(c), ok
+}
+
+// sessionBody is a session operation on body In: refuse client verdicts,
+// decode, authenticate, run op under the step deadline, encode.
+func sessionBody[In, Out any](auth sessionAuth, op func(ctx context.Context, who session.Caller, id, tok string, in *In) (Out, error)) func(*kernel.Call) {
 	return func(c *kernel.Call) {
-		if refuseClientVerdict(c) {
-			return
-		}
 		in := new(In)
-		if !c.Decode(in) {
+		if refuseClientVerdict(c) || !c.Decode(in) {
 			return
 		}
-		who, ok := identityCaller(c)
+		who, tok, ok := auth(c)
 		if !ok {
 			return
 		}
-		ctx, cancel := identityCtx()
-		defer cancel()
-		v, err := op(ctx, c, who, in)
-		if err != nil {
-			identityFail(c, ctx, err)
-			return
-		}
-		c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-		c.OK(v)
+		sessionAnswer(c, func(ctx context.Context) (any, error) { return op(ctx, who, c.Param("session_id"), tok, in) })
 	}
 }
 
-func (x identityAPI) identityCreate(ctx context.Context, _ *kernel.Call, who session.Caller, in *IdentitySessionInput) (any, error) {
+// sessionOp is a body-less session operation.
+func sessionOp[Out any](auth sessionAuth, op func(ctx context.Context, who session.Caller, id, tok string) (Out, error)) func(*kernel.Call) {
+	return func(c *kernel.Call) {
+		who, tok, ok := auth(c)
+		if !ok {
+			return
+		}
+		sessionAnswer(c, func(ctx context.Context) (any, error) { return op(ctx, who, c.Param("session_id"), tok) })
+	}
+}
+
+// sessionAnswer runs an authenticated operation under the step deadline
+// and answers it, never cached.
+func sessionAnswer(c *kernel.Call, run func(ctx context.Context) (any, error)) {
+	ctx, cancel := identityCtx()
+	defer cancel()
+	v, err := run(ctx)
+	if err != nil {
+		identityFail(c, ctx, err)
+		return
+	}
+	c.Ctx.Response.Header.Set("Cache-Control", "no-store")
+	c.OK(v)
+}
+
+func (x identityAPI) identityCreate(ctx context.Context, who session.Caller, _, _ string, in *IdentitySessionInput) (*session.Created, error) {
 	return x.idv.Create(ctx, who, session.CreateRequest{SubjectID: in.SubjectID, Action: in.Action, Assurance: in.AssuranceLevel,
 		Country: in.Country, DocumentType: in.DocumentType, ConsentAccepted: in.ConsentAccepted, ConsentReference: in.ConsentReference})
 }
 
-func (x identityAPI) identityDocument(ctx context.Context, c *kernel.Call, who session.Caller, in *IdentityDocumentInput) (any, error) {
-	return x.idv.Document(ctx, who, c.Param("session_id"), sessionToken(c), session.DocumentRequest{Front: in.FrontImage,
+// identityDocument is the document step, through the API or the hosted page.
+func (x identityAPI) identityDocument(ctx context.Context, who session.Caller, id, tok string, in *IdentityDocumentInput) (*session.StepResult, error) {
+	return x.idv.Document(ctx, who, id, tok, session.DocumentRequest{Front: in.FrontImage,
 		Back: in.BackImage, Country: in.Country, DocumentType: in.DocumentType})
 }
 
-func (x identityAPI) identityFace(ctx context.Context, c *kernel.Call, who session.Caller, in *IdentityFaceInput) (any, error) {
+// identityFace is the face step, through the API or the hosted page.
+func (x identityAPI) identityFace(ctx context.Context, who session.Caller, id, tok string, in *IdentityFaceInput) (*session.StepResult, error) {
 	fr := make([]session.FrameInput, len(in.Frames))
 	for i, f := range in.Frames {
 		fr[i] = session.FrameInput{Image: f.Image, OffsetMS: f.OffsetMS}
 	}
-	return x.idv.Face(ctx, who, c.Param("session_id"), sessionToken(c), session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie,
+	return x.idv.Face(ctx, who, id, tok, session.FaceRequest{Nonce: in.Nonce, Selfie: in.Selfie,
 		Frames: fr, DocumentFront: in.DocumentFrontImage})
-}
-
-// identitySimple is a body-less session operation.
-func (x identityAPI) identitySimple(op func(ctx context.Context, who session.Caller, id, tok string) (any, error)) func(*kernel.Call) {
-	return func(c *kernel.Call) {
-		who, ok := identityCaller(c)
-		if !ok {
-			return
-		}
-		ctx, cancel := identityCtx()
-		defer cancel()
-		v, err := op(ctx, who, c.Param("session_id"), sessionToken(c))
-		if err != nil {
-			identityFail(c, ctx, err)
-			return
-		}
-		c.Ctx.Response.Header.Set("Cache-Control", "no-store")
-		c.OK(v)
-	}
 }
 
 // identityFail maps a module error; a step that ran out of time is a 503

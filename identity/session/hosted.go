@@ -10,6 +10,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/ident"
 )
 
 // Hosted capture (spec 4.7): the service serves the capture page. The
@@ -106,7 +107,7 @@ func (m *Module) CreateHosted(ctx context.Context, who Caller, r HostedRequest) 
 	if locale == "" {
 		locale = "en"
 	}
-	if len(locale) > 35 || !validAction(locale) {
+	if len(locale) > 35 || !ident.Action(locale) {
 		return nil, errcode.Field("locale", "a language tag such as en or fr-CA")
 	}
 	if base := strings.ToLower(strings.SplitN(strings.ReplaceAll(locale, "_", "-"), "-", 2)[0]); contains(Locales, base) {

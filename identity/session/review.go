@@ -132,7 +132,7 @@ func (m *Module) Case(workspaceID, caseID string) (*CaseView, error) {
 // Resolving it records the decision; the opening module reads it back with
 // Case (ResolvedCase hooks are the lead's to wire).
 func (m *Module) OpenCase(ctx context.Context, workspaceID, kind, reference string, reasons []string) (string, error) {
-	if kind == "" || kind == KindIdentitySession || !validAction(kind) {
+	if kind == "" || kind == KindIdentitySession || !ident.Action(kind) {
 		return "", errcode.Field("kind", "1 to 64 of A-Z a-z 0-9 _ - . /, not identity_session")
 	}
 	if !ident.Valid(reference) || len(reference) > 128 {
@@ -142,7 +142,7 @@ func (m *Module) OpenCase(ctx context.Context, workspaceID, kind, reference stri
 		return "", errcode.Field("reasons", "at most 16")
 	}
 	for _, r := range reasons {
-		if !validAction(r) {
+		if !ident.Action(r) {
 			return "", errcode.Field("reasons", "each 1 to 64 of A-Z a-z 0-9 _ - . /")
 		}
 	}

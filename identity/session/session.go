@@ -220,19 +220,6 @@ func keyed(key []byte, kind string, v []byte) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-func validAction(a string) bool {
-	if a == "" || len(a) > 64 {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		c := a[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
-			return false
-		}
-	}
-	return true
-}
-
 // Create starts a session.
 func (m *Module) Create(ctx context.Context, who Caller, r CreateRequest) (*Created, error) {
 	return m.create(ctx, who, r, nil)
@@ -250,7 +237,7 @@ func (m *Module) create(ctx context.Context, who Caller, r CreateRequest, edit f
 	if !ident.Valid(r.SubjectID) {
 		return nil, errcode.Field("subject_id", "1 to 256 bytes of UTF-8 without control characters")
 	}
-	if !validAction(r.Action) {
+	if !ident.Action(r.Action) {
 		return nil, errcode.Field("action", "1 to 64 of A-Z a-z 0-9 _ - . /")
 	}
 	if !r.ConsentAccepted || r.ConsentReference == "" || !ident.Valid(r.ConsentReference) {

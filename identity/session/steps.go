@@ -16,6 +16,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
@@ -461,7 +462,7 @@ func (m *Module) judge(live liveness.Result, sa, da face.Analysis) (*FaceOutcome
 	} else {
 		for i, r := range live.Reasons {
 			// Reason codes go to Raft and to webhooks: bounded, plain.
-			if i < 8 && len(r) <= 48 && validAction(r) {
+			if i < 8 && len(r) <= 48 && ident.Action(r) {
 				recapture = append(recapture, "liveness_"+r)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/trustd/trustd/catalog"
 	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/risk/account"
 )
@@ -49,77 +50,63 @@ func (a accountAPI) routes() []kernel.Route {
 	return []kernel.Route{
 		{Method: "POST", Path: "/account/assess", ID: "accountAssess", Tag: "Account Defence",
 			Summary: "Score an account event from what the service observed of the subject and the device; caller hints only raise risk.",
-			Auth:    auth, Body: &AccountAssessInput{}, Result: &account.Assessment{}, Errors: errs, Handle: a.assess},
+			Auth:    auth, Body: &AccountAssessInput{}, Result: &account.Assessment{}, Errors: errs, Handle: siteVerifyOp(a.assess)},
 		{Method: "POST", Path: "/account/feedback", ID: "accountFeedback", Tag: "Account Defence",
 			Summary: "Label an assessment legitimate or fraudulent; exact retries within 5 minutes are de-duplicated.",
-			Auth:    auth, Body: &AccountFeedbackInput{}, Result: &account.Feedback{}, Errors: errs, Handle: a.feedback},
+			Auth:    auth, Body: &AccountFeedbackInput{}, Result: &account.Feedback{}, Errors: errs, Handle: siteVerifyOp(a.feedback)},
 		{Method: "POST", Path: "/account/trusted-device", ID: "accountTrustedDevice", Tag: "Account Defence",
 			Summary: "Trust or revoke a device for a subject; a trusted device carries no new-device risk.",
 			Auth:    auth, Body: &AccountTrustedDeviceInput{}, Result: &account.TrustResult{}, Errors: append(errs, kernel.ErrNotFound),
-			Handle: a.trustedDevice},
+			Handle: siteVerifyOp(a.trustedDevice)},
 	}
 }
 
-// siteVerifyCaller authenticates scope site.verify (a scoped credential,
-// or the site secret in the body), answering the error itself.
-func siteVerifyCaller(c *kernel.Call, secret string) (account.Caller, bool) {
-	ws, appID, ok := c.AuthSiteVerify(secret)
-	return account.Caller{Workspace: ws, AppID: appID}, ok
+// siteVerifyOp is the handler of an Account Defence or API Protection
+// operation on body In: decode, authenticate scope site.verify (a scoped
+// credential, or the site secret in the body), run op, answer.
+func siteVerifyOp[In any, P interface {
+	*In
+	kernel.SiteSecretBody
+}, Out any](op func(c *kernel.Call, ws *catalog.Workspace, appID string, in *In) (Out, error)) func(*kernel.Call) {
+	return func(c *kernel.Call) {
+		in := P(new(In))
+		if !c.Decode(in) {
+			return
+		}
+		ws, appID, ok := c.AuthSiteVerify(in.SiteSecret())
+		if !ok {
+			return
+		}
+		res, err := op(c, ws, appID, (*In)(in))
+		if err != nil {
+			c.FailErr(err)
+			return
+		}
+		c.OK(res)
+	}
 }
 
-func (a accountAPI) assess(c *kernel.Call) {
-	var in AccountAssessInput
-	if !c.Decode(&in) {
-		return
-	}
-	caller, ok := siteVerifyCaller(c, in.Secret)
-	if !ok {
-		return
-	}
-	res, err := a.m.Assess(context.Background(), caller, account.AssessRequest{SubjectID: in.SubjectID,
+func (in *AccountAssessInput) SiteSecret() string        { return in.Secret }
+func (in *AccountFeedbackInput) SiteSecret() string      { return in.Secret }
+func (in *AccountTrustedDeviceInput) SiteSecret() string { return in.Secret }
+
+func (a accountAPI) assess(_ *kernel.Call, ws *catalog.Workspace, appID string, in *AccountAssessInput) (*account.Assessment, error) {
+	res, err := a.m.Assess(context.Background(), account.Caller{Workspace: ws, AppID: appID}, account.AssessRequest{SubjectID: in.SubjectID,
 		DeviceID: in.DeviceID, EventType: in.EventType, Outcome: in.Outcome, AccountAgeDays: in.AccountAgeDays,
 		CompromisedPassword: in.CompromisedPassword})
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.OK(&res)
+	return &res, err
 }
 
-func (a accountAPI) feedback(c *kernel.Call) {
-	var in AccountFeedbackInput
-	if !c.Decode(&in) {
-		return
-	}
-	caller, ok := siteVerifyCaller(c, in.Secret)
-	if !ok {
-		return
-	}
-	res, err := a.m.Feedback(context.Background(), caller, account.FeedbackRequest{AssessmentID: in.AssessmentID,
+func (a accountAPI) feedback(_ *kernel.Call, ws *catalog.Workspace, appID string, in *AccountFeedbackInput) (*account.Feedback, error) {
+	res, err := a.m.Feedback(context.Background(), account.Caller{Workspace: ws, AppID: appID}, account.FeedbackRequest{AssessmentID: in.AssessmentID,
 		Label: in.Label, ReasonCode: in.ReasonCode})
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.OK(&res)
+	return &res, err
 }
 
-func (a accountAPI) trustedDevice(c *kernel.Call) {
-	var in AccountTrustedDeviceInput
-	if !c.Decode(&in) {
-		return
-	}
-	caller, ok := siteVerifyCaller(c, in.Secret)
-	if !ok {
-		return
-	}
+func (a accountAPI) trustedDevice(_ *kernel.Call, ws *catalog.Workspace, appID string, in *AccountTrustedDeviceInput) (*account.TrustResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := a.m.TrustDevice(ctx, caller, account.TrustRequest{Action: in.Action, SubjectID: in.SubjectID,
+	res, err := a.m.TrustDevice(ctx, account.Caller{Workspace: ws, AppID: appID}, account.TrustRequest{Action: in.Action, SubjectID: in.SubjectID,
 		DeviceID: in.DeviceID, Label: in.Label})
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.OK(&res)
+	return &res, err
 }

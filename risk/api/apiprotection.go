@@ -198,46 +198,23 @@ func (a apAPI) routes() []kernel.Route {
 		{Method: "POST", Path: "/api-protection/assess", ID: "apiProtectionAssess", Tag: "API Protection",
 			Summary: "Score an API request's shape, velocity and idempotency against the workspace's API Protection policy.",
 			Auth:    auth, Body: &APIAssessInput{}, Result: &apiprotection.APIAssessment{},
-			Errors: public, Handle: a.assess},
+			Errors: public, Handle: siteVerifyOp(a.assess)},
 		{Method: "POST", Path: "/api-protection/feedback", ID: "apiProtectionFeedback", Tag: "API Protection",
 			Summary: "Label an assessment; labels of a subject raise or lower the risk of its later assessments.",
 			Auth:    auth, Body: &APIFeedbackInput{}, Result: &apiprotection.FeedbackRecord{},
-			Errors: append(public, kernel.ErrNotFound), Handle: a.feedback},
+			Errors: append(public, kernel.ErrNotFound), Handle: siteVerifyOp(a.feedback)},
 	}...)
 }
 
 type apAPI struct{ m *apiprotection.Module }
 
-func (a apAPI) assess(c *kernel.Call) {
-	var in APIAssessInput
-	if !c.Decode(&in) {
-		return
-	}
-	ws, appID, ok := c.AuthSiteVerify(in.Secret)
-	if !ok {
-		return
-	}
-	res, err := a.m.Assess(c.Catalog(), apiprotection.Caller{Workspace: ws, AppID: appID}, &in.AssessRequest)
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.OK(res)
+func (in *APIAssessInput) SiteSecret() string   { return in.Secret }
+func (in *APIFeedbackInput) SiteSecret() string { return in.Secret }
+
+func (a apAPI) assess(c *kernel.Call, ws *catalog.Workspace, appID string, in *APIAssessInput) (*apiprotection.APIAssessment, error) {
+	return a.m.Assess(c.Catalog(), apiprotection.Caller{Workspace: ws, AppID: appID}, &in.AssessRequest)
 }
 
-func (a apAPI) feedback(c *kernel.Call) {
-	var in APIFeedbackInput
-	if !c.Decode(&in) {
-		return
-	}
-	ws, appID, ok := c.AuthSiteVerify(in.Secret)
-	if !ok {
-		return
-	}
-	res, err := a.m.Feedback(apiprotection.Caller{Workspace: ws, AppID: appID}, &in.FeedbackRequest)
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.OK(res)
+func (a apAPI) feedback(_ *kernel.Call, ws *catalog.Workspace, appID string, in *APIFeedbackInput) (*apiprotection.FeedbackRecord, error) {
+	return a.m.Feedback(apiprotection.Caller{Workspace: ws, AppID: appID}, &in.FeedbackRequest)
 }

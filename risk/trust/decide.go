@@ -87,7 +87,7 @@ var ErrInvalidRequest = errcode.New("invalid-trust-request", errcode.Invalid, "a
 // Validate checks every field.
 func (r DecisionRequest) Validate() error {
 	switch {
-	case !validAction(r.Action):
+	case !ident.Action(r.Action):
 		return ErrInvalidRequest.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
 	case !ident.Valid(r.SubjectID):
 		return ErrInvalidRequest.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
@@ -110,19 +110,6 @@ func (r DecisionRequest) Validate() error {
 		return ErrInvalidRequest.With("requested_assurance: document_only, standard or high (empty: none)")
 	}
 	return nil
-}
-
-func validAction(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == '/') {
-			return false
-		}
-	}
-	return true
 }
 
 func upper2(s string) bool {

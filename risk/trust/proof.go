@@ -6,6 +6,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/token"
 )
 
@@ -47,9 +48,9 @@ type SiteverifyRequest struct {
 // Validate checks the fields.
 func (r SiteverifyRequest) Validate() error {
 	switch {
-	case r.Action != "" && !validAction(r.Action):
+	case r.Action != "" && !ident.Action(r.Action):
 		return ErrInvalidRequest.With("action: 1 to 64 of A-Z a-z 0-9 _ - . /")
-	case len(r.OperationReference) > 128 || !printable(r.OperationReference):
+	case len(r.OperationReference) > 128 || !ident.Printable(r.OperationReference):
 		return ErrInvalidRequest.With("operation_reference: at most 128 printable ASCII characters")
 	case r.RequireOperationBinding && r.OperationReference == "":
 		return ErrInvalidRequest.With("operation_reference: required with require_operation_binding")
@@ -60,15 +61,6 @@ func (r SiteverifyRequest) Validate() error {
 		return ErrInvalidRequest.With("expected_assurance: none, document_only, standard or high")
 	}
 	return nil
-}
-
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // Achieved is what a proof establishes, whatever issued it.

@@ -68,9 +68,9 @@ func (r OrchestrateRequest) Validate() error {
 		return ErrInvalidRequest.With("assessment_id: a UUID from a successful siteverify")
 	case !ident.Valid(r.SubjectID):
 		return ErrInvalidRequest.With("subject_id: required, 1 to %d bytes of UTF-8 without control characters", ident.MaxLen)
-	case !validAction(r.Action):
+	case !ident.Action(r.Action):
 		return ErrInvalidRequest.With("action: required, 1 to 64 of A-Z a-z 0-9 _ - . /")
-	case r.OperationReference == "" || len(r.OperationReference) > 128 || !printable(r.OperationReference):
+	case r.OperationReference == "" || len(r.OperationReference) > 128 || !ident.Printable(r.OperationReference):
 		return ErrInvalidRequest.With("operation_reference: required, 1 to 128 printable ASCII characters")
 	case r.ReceiptAlg != "" && r.ReceiptAlg != token.AlgEd25519 && r.ReceiptAlg != token.AlgEdDSA:
 		return ErrInvalidRequest.With("receipt_alg: Ed25519 (the default) or EdDSA")

@@ -165,21 +165,30 @@ const (
 	minMeasured      = 2000
 )
 
+// workDir makes a run's temporary folder and builds trustd into it (or
+// takes --trustd-bin); the caller removes dir when err is nil.
+func workDir(ctx context.Context, o *options, run string, log io.Writer) (dir, bin string, err error) {
+	dir, err = os.MkdirTemp("", "trustbench-"+run+"-")
+	if err != nil {
+		return "", "", err
+	}
+	if bin, err = trustdBinary(ctx, o, dir, log); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, bin, nil
+}
+
 // runSuite is --suite.
 func runSuite(ctx context.Context, o *options, stdout, log io.Writer) (code int) {
 	start := time.Now().UTC()
 	load0 := loadAverage()
-	dir, err := os.MkdirTemp("", "trustbench-suite-")
-	if err != nil {
-		fmt.Fprintln(log, "trustbench:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
 	fail := func(err error) int { fmt.Fprintln(log, "trustbench:", err); return 1 }
-	bin, err := trustdBinary(ctx, o, dir, log)
+	dir, bin, err := workDir(ctx, o, "suite", log)
 	if err != nil {
 		return fail(err)
 	}
+	defer os.RemoveAll(dir)
 	base, baseURL, err := startBaseline(ctx, dir)
 	if err != nil {
 		return fail(err)
@@ -265,17 +274,12 @@ func runSuite(ctx context.Context, o *options, stdout, log io.Writer) (code int)
 func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	start := time.Now().UTC()
 	load0 := loadAverage()
-	dir, err := os.MkdirTemp("", "trustbench-cluster-")
-	if err != nil {
-		fmt.Fprintln(log, "trustbench:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
 	fail := func(err error) int { fmt.Fprintln(log, "trustbench:", err); return 1 }
-	bin, err := trustdBinary(ctx, o, dir, log)
+	dir, bin, err := workDir(ctx, o, "cluster", log)
 	if err != nil {
 		return fail(err)
 	}
+	defer os.RemoveAll(dir)
 	one, err := startCluster(ctx, bin, filepath.Join(dir, "one"), "one", 1, true, log)
 	if err != nil {
 		return fail(err)
