@@ -43,6 +43,9 @@ type Meta struct {
 	RaftAddr string
 	State    NodeState
 	Version  string
+	// PeerStream is the peer stream protocol version the node serves (0:
+	// none, a build of the previous version).
+	PeerStream uint32
 }
 
 // Member returns the ring's view of the node.
@@ -54,7 +57,7 @@ func (m Meta) Member() Member {
 // metadata limit (512 bytes), which only absurdly long addresses reach.
 func (m Meta) Encode() ([]byte, error) {
 	b, err := gproto.Marshal(&clusterpb.NodeMeta{Id: m.ID, ApiAddr: m.APIAddr, PeerAddr: m.PeerAddr,
-		RaftAddr: m.RaftAddr, State: clusterpb.NodeState(m.State), Version: m.Version})
+		RaftAddr: m.RaftAddr, State: clusterpb.NodeState(m.State), Version: m.Version, PeerStream: m.PeerStream})
 	if err != nil {
 		return nil, err
 	}
@@ -74,5 +77,5 @@ func DecodeMeta(b []byte) (Meta, error) {
 		return Meta{}, fmt.Errorf("cluster: node metadata without an id")
 	}
 	return Meta{ID: pb.Id, APIAddr: pb.ApiAddr, PeerAddr: pb.PeerAddr, RaftAddr: pb.RaftAddr,
-		State: NodeState(pb.State), Version: pb.Version}, nil
+		State: NodeState(pb.State), Version: pb.Version, PeerStream: pb.PeerStream}, nil
 }

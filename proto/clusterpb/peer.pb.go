@@ -132,13 +132,17 @@ func (Status) EnumDescriptor() ([]byte, []int) {
 
 // NodeMeta is the memberlist metadata of a node (at most 512 bytes).
 type NodeMeta struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	ApiAddr       string                 `protobuf:"bytes,2,opt,name=api_addr,json=apiAddr,proto3" json:"api_addr,omitempty"`
-	PeerAddr      string                 `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
-	RaftAddr      string                 `protobuf:"bytes,4,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
-	State         NodeState              `protobuf:"varint,5,opt,name=state,proto3,enum=trustd.cluster.NodeState" json:"state,omitempty"`
-	Version       string                 `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	ApiAddr  string                 `protobuf:"bytes,2,opt,name=api_addr,json=apiAddr,proto3" json:"api_addr,omitempty"`
+	PeerAddr string                 `protobuf:"bytes,3,opt,name=peer_addr,json=peerAddr,proto3" json:"peer_addr,omitempty"`
+	RaftAddr string                 `protobuf:"bytes,4,opt,name=raft_addr,json=raftAddr,proto3" json:"raft_addr,omitempty"`
+	State    NodeState              `protobuf:"varint,5,opt,name=state,proto3,enum=trustd.cluster.NodeState" json:"state,omitempty"`
+	Version  string                 `protobuf:"bytes,6,opt,name=version,proto3" json:"version,omitempty"`
+	// peer_stream is the peer stream protocol version the node serves on its
+	// peer listener (cluster/stream.go); 0 (a build without streams): asks
+	// to it travel in HTTP frames.
+	PeerStream    uint32 `protobuf:"varint,7,opt,name=peer_stream,json=peerStream,proto3" json:"peer_stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -213,6 +217,13 @@ func (x *NodeMeta) GetVersion() string {
 		return x.Version
 	}
 	return ""
+}
+
+func (x *NodeMeta) GetPeerStream() uint32 {
+	if x != nil {
+		return x.PeerStream
+	}
+	return 0
 }
 
 // Ask carries one op to the node that owns (or replicates) its partition.
@@ -688,14 +699,16 @@ var File_peer_proto protoreflect.FileDescriptor
 const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"peer.proto\x12\x0etrustd.cluster\"\xba\x01\n" +
+	"peer.proto\x12\x0etrustd.cluster\"\xdb\x01\n" +
 	"\bNodeMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bapi_addr\x18\x02 \x01(\tR\aapiAddr\x12\x1b\n" +
 	"\tpeer_addr\x18\x03 \x01(\tR\bpeerAddr\x12\x1b\n" +
 	"\traft_addr\x18\x04 \x01(\tR\braftAddr\x12/\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x19.trustd.cluster.NodeStateR\x05state\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion\"w\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1f\n" +
+	"\vpeer_stream\x18\a \x01(\rR\n" +
+	"peerStream\"w\n" +
 	"\x03Ask\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x12\n" +
