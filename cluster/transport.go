@@ -37,6 +37,11 @@ import (
 // its queue and connections are closed, the asks waiting on it fail at
 // once with ErrUnavailable, and no later ask to that address dials until
 // the member is seen again (Remember).
+//
+// Asks to a peer that advertises streams (Advertise, from its gossiped
+// NodeMeta.peer_stream) travel over one long-lived connection instead of
+// HTTP frames (stream.go); the HTTP frames below serve every other peer
+// (a node of the previous build) and calls.
 
 // Paths of the peer listener. They are cluster-internal and never part of
 // the public contract.
