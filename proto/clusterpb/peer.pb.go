@@ -142,7 +142,7 @@ type NodeMeta struct {
 	// peer_stream is the peer stream protocol version the node serves on its
 	// peer listener (cluster/stream.go); 0 (a build without streams): asks
 	// to it travel in HTTP frames.
-	PeerStream    uint32 `protobuf:"varint,7,opt,name=peer_stream,json=peerStream,proto3" json:"peer_stream,omitempty"`
+	PeerStream    uint32 `protobuf:"varint,8,opt,name=peer_stream,json=peerStream,proto3" json:"peer_stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -707,7 +707,7 @@ const file_peer_proto_rawDesc = "" +
 	"\traft_addr\x18\x04 \x01(\tR\braftAddr\x12/\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x19.trustd.cluster.NodeStateR\x05state\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x12\x1f\n" +
-	"\vpeer_stream\x18\a \x01(\rR\n" +
+	"\vpeer_stream\x18\b \x01(\rR\n" +
 	"peerStream\"w\n" +
 	"\x03Ask\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
