@@ -133,8 +133,9 @@ type Cluster struct {
 	aloneSince time.Time
 	onLeave    func()
 
-	peerLn  net.Listener
-	peerSrv *fasthttp.Server
+	peerLn    net.Listener
+	peerSrv   *fasthttp.Server
+	streamSrv streamServers // streams peers opened here (stream_serve.go)
 
 	leftGossip atomic.Bool // after Leave: this node is no member any more
 
@@ -186,6 +187,9 @@ func Start(cfg Config, router *Router, trans *Transport, cons Consensus) (*Clust
 		gone: map[string]goneMember{}, joining: map[string]bool{}, stop: make(chan struct{}),
 		handedOff: map[string]uint64{}}
 	c.state.Store(int32(Joining))
+	if trans != nil {
+		trans.SetLogger(c.log)
+	}
 
 	var err error
 	if c.peerLn, err = net.Listen("tcp", cfg.PeerAddr); err != nil {
@@ -400,7 +404,7 @@ func (c *Cluster) setState(s NodeState) error {
 
 func (c *Cluster) updateMeta() error {
 	b, err := Meta{ID: c.cfg.NodeID, APIAddr: c.cfg.APIAddr, PeerAddr: c.cfg.AdvertisePeer, RaftAddr: c.cfg.RaftAddr,
-		State: c.State(), Version: c.cfg.Version, Formats: c.cfg.Formats.orDefault()}.Encode()
+		State: c.State(), Version: c.cfg.Version, Formats: c.cfg.Formats.orDefault(), PeerStream: StreamVersion}.Encode()
 	if err != nil {
 		return err
 	}
@@ -485,6 +489,7 @@ func (c *Cluster) closePeer() {
 	if c.peerSrv != nil {
 		_ = c.peerSrv.Shutdown()
 	}
+	c.streamSrv.close()
 	// Shutdown closes only a listener Serve has already registered; one
 	// that Serve has not reached yet would otherwise accept forever.
 	if c.peerLn != nil {
@@ -529,6 +534,7 @@ func (c *Cluster) seen(n *memberlist.Node) {
 	c.mu.Unlock()
 	if c.trans != nil && n.Name != c.cfg.NodeID {
 		c.trans.Remember(m.PeerAddr)
+		c.trans.Advertise(m.PeerAddr, m.PeerStream)
 	}
 	c.signal(c.events)
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"testing"
 	"time"
@@ -24,6 +25,19 @@ type pair struct {
 
 func mustNewPair(tb testing.TB) *pair {
 	tb.Helper()
+	return newPair(tb, true)
+}
+
+// mustNewPairHTTP is mustNewPair whose nodes do not advertise streams to
+// each other: asks travel in HTTP frames, as to a node of the previous
+// build.
+func mustNewPairHTTP(tb testing.TB) *pair {
+	tb.Helper()
+	return newPair(tb, false)
+}
+
+func newPair(tb testing.TB, streams bool) *pair {
+	tb.Helper()
 	p := &pair{tb: tb}
 	var members []Member
 	var lns []net.Listener
@@ -36,18 +50,24 @@ func mustNewPair(tb testing.TB) *pair {
 		members = append(members, Member{ID: id, PeerAddr: ln.Addr().String()})
 	}
 	p.ring = func(epoch uint64, self string) *Ring { return NewRing(epoch, members, self) }
-	mk := func(id string, ln net.Listener) *Router {
+	mk := func(id string, ln net.Listener, other string) *Router {
 		sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 		tb.Cleanup(sys.Stop)
-		r := NewRouter(p.ring(1, id), sys, NewTransport("k", nil), time.Second)
-		c := &Cluster{router: r, token: peerToken("k")}
+		tr := NewTransport("k", nil)
+		tr.SetNodeID(id)
+		if streams {
+			tr.Advertise(other, StreamVersion)
+		}
+		r := NewRouter(p.ring(1, id), sys, tr, time.Second)
+		c := &Cluster{router: r, token: peerToken("k"), trans: tr, log: slog.New(slog.DiscardHandler)}
 		srv := c.newPeerServer()
 		done := make(chan struct{})
 		go func() { defer close(done); _ = srv.Serve(ln) }()
-		tb.Cleanup(func() { _ = srv.Shutdown(); _ = ln.Close(); <-done })
+		tb.Cleanup(func() { _ = srv.Shutdown(); _ = ln.Close(); c.streamSrv.close(); <-done })
+		tb.Cleanup(tr.Close)
 		return r
 	}
-	p.a, p.b = mk("a", lns[0]), mk("b", lns[1])
+	p.a, p.b = mk("a", lns[0], members[1].PeerAddr), mk("b", lns[1], members[0].PeerAddr)
 	return p
 }
 

@@ -44,6 +44,9 @@ type Meta struct {
 	State    NodeState
 	Version  string
 	Formats  Formats // what the node reads; zero from builds before versions
+	// PeerStream is the peer stream protocol version the node serves (0:
+	// none, a build of the previous version).
+	PeerStream uint32
 }
 
 // Member returns the ring's view of the node.
@@ -55,7 +58,7 @@ func (m Meta) Member() Member {
 // metadata limit (512 bytes), which only absurdly long addresses reach.
 func (m Meta) Encode() ([]byte, error) {
 	b, err := gproto.Marshal(&clusterpb.NodeMeta{Id: m.ID, ApiAddr: m.APIAddr, PeerAddr: m.PeerAddr,
-		RaftAddr: m.RaftAddr, State: clusterpb.NodeState(m.State), Version: m.Version, Formats: m.Formats.pb()})
+		RaftAddr: m.RaftAddr, State: clusterpb.NodeState(m.State), Version: m.Version, Formats: m.Formats.pb(), PeerStream: m.PeerStream})
 	if err != nil {
 		return nil, err
 	}
@@ -75,5 +78,5 @@ func DecodeMeta(b []byte) (Meta, error) {
 		return Meta{}, fmt.Errorf("cluster: node metadata without an id")
 	}
 	return Meta{ID: pb.Id, APIAddr: pb.ApiAddr, PeerAddr: pb.PeerAddr, RaftAddr: pb.RaftAddr,
-		State: NodeState(pb.State), Version: pb.Version, Formats: formatsOf(pb.Formats)}, nil
+		State: NodeState(pb.State), Version: pb.Version, Formats: formatsOf(pb.Formats), PeerStream: pb.PeerStream}, nil
 }

@@ -48,6 +48,8 @@ func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
 		c.serveAsk(ctx)
 	case pathAsks:
 		c.serveAsks(ctx)
+	case pathStream:
+		c.serveStream(ctx)
 	case pathApply:
 		c.serveApply(ctx)
 	case pathHandoff:

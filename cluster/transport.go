@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"runtime"
 	"sync"
@@ -36,6 +37,11 @@ import (
 // its queue and connections are closed, the asks waiting on it fail at
 // once with ErrUnavailable, and no later ask to that address dials until
 // the member is seen again (Remember).
+//
+// Asks to a peer that advertises streams (Advertise, from its gossiped
+// NodeMeta.peer_stream) travel over one long-lived connection instead of
+// HTTP frames (stream.go); the HTTP frames below serve every other peer
+// (a node of the previous build) and calls.
 
 // Paths of the peer listener. They are cluster-internal and never part of
 // the public contract.
@@ -117,12 +123,17 @@ type Transport struct {
 	queues  map[string]*peerQueue           // by peer address
 	hosts   map[string]*fasthttp.HostClient // frames, by peer address
 	gone    map[string]bool                 // addresses of members that left or died
+	streams map[string]*streamPeer          // peers that advertise streams (Advertise), by address
 	closed  bool
 	pending sync.Pool
 	timers  sync.Pool
 	// frames and asks count what the peer queues sent (Frames).
 	frames, asks atomic.Uint64
 	gens         atomic.Uint64 // numbers the uses of pooled pendingAsks
+
+	sc       streamCounters
+	streamWG sync.WaitGroup // the streams' readers and writers
+	log      atomic.Pointer[slog.Logger]
 
 	dialMu  sync.Mutex
 	backoff map[string]*dialState // addresses whose last dial failed
@@ -148,7 +159,7 @@ func (t *Transport) Dials() uint64 { return t.dials.Load() }
 func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
 	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.HostClient{},
 		queues: map[string]*peerQueue{}, hosts: map[string]*fasthttp.HostClient{}, gone: map[string]bool{},
-		backoff: map[string]*dialState{}}
+		streams: map[string]*streamPeer{}, backoff: map[string]*dialState{}}
 	t.pending.New = func() any { return &pendingAsk{done: make(chan struct{}, 1)} }
 	return t
 }
@@ -234,7 +245,12 @@ func (t *Transport) Forget(addr string) {
 	cs := []*fasthttp.HostClient{t.clients[addr], t.hosts[addr]}
 	delete(t.clients, addr)
 	delete(t.hosts, addr)
+	sp := t.streams[addr]
+	delete(t.streams, addr)
 	t.mu.Unlock()
+	if sp != nil {
+		sp.close(ErrPeerGone) // answers without blocking; the close of the connection is a goroutine's
+	}
 	for _, q := range []*peerQueue{q, rq} {
 		if q != nil {
 			q.close(ErrPeerGone) // answers without blocking
@@ -432,6 +448,12 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 	p.buf, p.body, p.timeout, p.err, p.closed = scratch, body, timeout, nil, false
 	p.gen = t.gens.Add(1)
 	p.state.Store(p.gen<<2 | askWaiting)
+	if sp := t.streamFor(m.PeerAddr); sp != nil {
+		if sent, err := t.forwardStream(sp, m, p, op, timeout); sent {
+			return err
+		}
+		// The peer opens no stream of this version: HTTP frames.
+	}
 	q, err := t.queue(m.PeerAddr, replica)
 	if err != nil {
 		t.pending.Put(p)
@@ -448,6 +470,43 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 		// flight, whose sender may still try to answer it: never reused.
 		return fmt.Errorf("cluster: ask %s: %w", m.ID, p.err)
 	}
+	return t.answered(m, op, p)
+}
+
+// forwardStream sends p over the peer's stream and waits for its answer
+// (see stream.go). sent is false when the peer opens no stream of this
+// version: p is untouched and goes in an HTTP frame instead.
+func (t *Transport) forwardStream(sp *streamPeer, m Member, p *pendingAsk, op actors.WireOp, timeout time.Duration) (sent bool, err error) {
+	tm, _ := t.timers.Get().(*time.Timer)
+	if tm == nil {
+		tm = time.NewTimer(timeout)
+	} else {
+		tm.Reset(timeout)
+	}
+	defer func() { tm.Stop(); t.timers.Put(tm) }()
+	s, err := sp.get(tm.C)
+	if errors.Is(err, errNoStream) {
+		return false, nil
+	}
+	if err != nil {
+		t.pending.Put(p)
+		return true, fmt.Errorf("cluster: ask %s: %w", m.ID, err)
+	}
+	answered, abandoned, err := s.ask(p, tm.C)
+	switch {
+	case abandoned:
+		// Its late answer is dropped by id, but p is never reused. The op
+		// may still run on the owner.
+		return true, fmt.Errorf("cluster: ask %s: %w", m.ID, err)
+	case !answered:
+		t.pending.Put(p)
+		return true, fmt.Errorf("cluster: ask %s: %w", m.ID, err)
+	}
+	return true, t.answered(m, op, p)
+}
+
+// answered decodes the answer p received and returns p to the pool.
+func (t *Transport) answered(m Member, op actors.WireOp, p *pendingAsk) error {
 	defer func() {
 		p.out = p.out[:0]
 		t.pending.Put(p)
@@ -790,13 +849,18 @@ func nextField(b []byte) (v, rest []byte, ok bool) {
 func (t *Transport) Close() {
 	t.mu.Lock()
 	t.closed = true
-	qs, cs := t.queues, []map[string]*fasthttp.HostClient{t.clients, t.hosts}
+	qs, cs, ss := t.queues, []map[string]*fasthttp.HostClient{t.clients, t.hosts}, t.streams
 	t.queues = map[string]*peerQueue{}
 	t.clients, t.hosts = map[string]*fasthttp.HostClient{}, map[string]*fasthttp.HostClient{}
+	t.streams = map[string]*streamPeer{}
 	t.mu.Unlock()
 	for _, q := range qs {
 		q.close(errTransportClosed)
 	}
+	for _, sp := range ss {
+		sp.close(errTransportClosed)
+	}
+	t.streamWG.Wait()
 	for _, m := range cs {
 		for _, c := range m {
 			c.CloseIdleConnections()

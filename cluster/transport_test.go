@@ -16,41 +16,58 @@ import (
 
 // Many callers forwarding to one owner at once: every ask is answered with
 // its own result, the bucket admits exactly its capacity, and the asks
-// travel in fewer frames than there are asks.
+// travel in fewer frames (HTTP requests, or writes to the stream) than
+// there are asks. The HTTP frames are what a node of the previous build
+// sends, so this build serves them as it always did.
 func TestConcurrentForwardedAsksCoalesceAndStayExact(t *testing.T) {
-	p := mustNewPair(t)
-	key := p.keyOwnedBy("b")
-	const capacity, callers, each = 500, 64, 20
-	cfg := ratelimit.BucketConfig{Capacity: capacity, RefillAmount: 1, RefillInterval: 1 << 62}
-	var allowed, refused atomic.Int64
-	var wg sync.WaitGroup
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				op := &actors.Reserve{Key: key, Bucket: cfg, Cost: 1}
-				if err := p.a.Ask(key, op); err != nil {
-					t.Error(err)
-					return
-				}
-				if op.OK {
-					allowed.Add(1)
-				} else {
-					refused.Add(1)
-				}
+	for _, tt := range []struct {
+		name    string
+		mk      func(testing.TB) *pair
+		streams uint64
+	}{
+		{"in HTTP frames (a peer without streams)", mustNewPairHTTP, 0},
+		{"over a peer stream", mustNewPair, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.mk(t)
+			key := p.keyOwnedBy("b")
+			const capacity, callers, each = 500, 64, 20
+			cfg := ratelimit.BucketConfig{Capacity: capacity, RefillAmount: 1, RefillInterval: 1 << 62}
+			var allowed, refused atomic.Int64
+			var wg sync.WaitGroup
+			for range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range each {
+						op := &actors.Reserve{Key: key, Bucket: cfg, Cost: 1}
+						if err := p.a.Ask(key, op); err != nil {
+							t.Error(err)
+							return
+						}
+						if op.OK {
+							allowed.Add(1)
+						} else {
+							refused.Add(1)
+						}
+					}
+				}()
 			}
-		}()
+			wg.Wait()
+			if allowed.Load() != capacity || refused.Load() != callers*each-capacity {
+				t.Fatalf("allowed %d, refused %d; want exactly %d of %d", allowed.Load(), refused.Load(), capacity, callers*each)
+			}
+			tr := p.a.fwd.(*Transport)
+			frames, asks := tr.Frames()
+			if asks != callers*each || frames >= asks {
+				t.Fatalf("%d asks in %d frames: want all %d asks, coalesced", asks, frames, callers*each)
+			}
+			if opened := tr.StreamStats().Opened; opened != tt.streams {
+				t.Fatalf("%d streams opened, want %d", opened, tt.streams)
+			}
+			t.Logf("%d asks in %d frames (%.1f per frame)", asks, frames, float64(asks)/float64(frames))
+		})
 	}
-	wg.Wait()
-	if allowed.Load() != capacity || refused.Load() != callers*each-capacity {
-		t.Fatalf("allowed %d, refused %d; want exactly %d of %d", allowed.Load(), refused.Load(), capacity, callers*each)
-	}
-	frames, asks := p.a.fwd.(*Transport).Frames()
-	if asks != callers*each || frames >= asks {
-		t.Fatalf("%d asks in %d frames: want all %d asks, coalesced", asks, frames, callers*each)
-	}
-	t.Logf("%d asks in %d frames (%.1f per frame)", asks, frames, float64(asks)/float64(frames))
 }
 
 // BenchmarkAskForwardedConcurrent is BenchmarkAskForwardedParallel with 64

@@ -18,6 +18,7 @@ type raftCollector struct {
 	frames, frameAsks        *prometheus.Desc
 	dials                    *prometheus.Desc
 	refused                  *prometheus.Desc
+	streams                  *prometheus.Desc
 }
 
 func (n *Node) raftCollector() prometheus.Collector {
@@ -30,9 +31,12 @@ func (n *Node) raftCollector() prometheus.Collector {
 			"Seconds since this follower last heard from the Raft leader (0 on the leader, +Inf when never): a follower no longer replicated to grows it.", nil, nil),
 		held:   prometheus.NewDesc("trustd_actor_held_keys", "Keys held per kind of actor table on this node (at the last sweep); each table of each shard is capped by --max-keys-per-table.", []string{"table"}, nil),
 		panics: prometheus.NewDesc("trustd_actor_op_panics_total", "Ops that panicked in a shard actor; each failed its request closed and the shard kept its state.", nil, nil),
-		frames: prometheus.NewDesc("trustd_peer_frames_total", "Ask frames this node sent to the keys' owners (one request of the peer transport each).", nil, nil),
+		frames: prometheus.NewDesc("trustd_peer_frames_total", "Ask frames this node sent to the keys' owners (one HTTP request, or one write to a peer stream, each).", nil, nil),
 		frameAsks: prometheus.NewDesc("trustd_peer_frame_asks_total",
 			"Asks those frames carried: divided by trustd_peer_frames_total, how well forwarded asks share a frame.", nil, nil),
+		streams: prometheus.NewDesc("trustd_peer_stream_events_total",
+			"Peer streams (one long-lived connection per peer): opened and served by this node, broken with asks answered unavailable, fallback to HTTP frames for a peer without streams, version_refused for a handshake or frame of an unknown version, late_answer for an answer after its caller gave up.",
+			[]string{"event"}, nil),
 		dials: prometheus.NewDesc("trustd_peer_dials_total",
 			"Connections this node tried to open to peers; a steady rate on an idle cluster is a peer dialled in a loop.", nil, nil),
 		refused: prometheus.NewDesc("trustd_format_refused_total",
@@ -52,6 +56,7 @@ func (c *raftCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.frameAsks
 	ch <- c.dials
 	ch <- c.refused
+	ch <- c.streams
 }
 
 func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
@@ -80,6 +85,14 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(refused.Snapshots), "snapshot")
 	if c.n.cluster != nil {
 		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(c.n.cluster.RefusedAsks()), "peer_ask")
+	}
+	st := c.n.trans.StreamStats()
+	for _, e := range []struct {
+		name string
+		n    uint64
+	}{{"opened", st.Opened}, {"served", st.Served}, {"broken", st.Broken}, {"fallback", st.Fallbacks},
+		{"version_refused", st.VersionRefused}, {"late_answer", st.Late}} {
+		ch <- prometheus.MustNewConstMetric(c.streams, prometheus.CounterValue, float64(e.n), e.name)
 	}
 	held := c.n.actors.HeldKeys()
 	for k, name := range actors.KindNames {

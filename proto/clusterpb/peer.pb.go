@@ -142,7 +142,11 @@ type NodeMeta struct {
 	// formats are the highest formats the node reads (persistence/format.go,
 	// cluster/wireformat.go). Builds before versions (61b6550) send none:
 	// they read format 1 of each.
-	Formats       *Formats `protobuf:"bytes,7,opt,name=formats,proto3" json:"formats,omitempty"`
+	Formats *Formats `protobuf:"bytes,7,opt,name=formats,proto3" json:"formats,omitempty"`
+	// peer_stream is the peer stream protocol version the node serves on its
+	// peer listener (cluster/stream.go); 0 (a build without streams): asks
+	// to it travel in HTTP frames.
+	PeerStream    uint32 `protobuf:"varint,8,opt,name=peer_stream,json=peerStream,proto3" json:"peer_stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -224,6 +228,13 @@ func (x *NodeMeta) GetFormats() *Formats {
 		return x.Formats
 	}
 	return nil
+}
+
+func (x *NodeMeta) GetPeerStream() uint32 {
+	if x != nil {
+		return x.PeerStream
+	}
+	return 0
 }
 
 // Formats are the versions of what nodes write for each other.
@@ -772,7 +783,7 @@ var File_peer_proto protoreflect.FileDescriptor
 const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"\n" +
-	"peer.proto\x12\x0etrustd.cluster\"\xed\x01\n" +
+	"peer.proto\x12\x0etrustd.cluster\"\x8e\x02\n" +
 	"\bNodeMeta\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bapi_addr\x18\x02 \x01(\tR\aapiAddr\x12\x1b\n" +
@@ -780,7 +791,9 @@ const file_peer_proto_rawDesc = "" +
 	"\traft_addr\x18\x04 \x01(\tR\braftAddr\x12/\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x19.trustd.cluster.NodeStateR\x05state\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x121\n" +
-	"\aformats\x18\a \x01(\v2\x17.trustd.cluster.FormatsR\aformats\"I\n" +
+	"\aformats\x18\a \x01(\v2\x17.trustd.cluster.FormatsR\aformats\x12\x1f\n" +
+	"\vpeer_stream\x18\b \x01(\rR\n" +
+	"peerStream\"I\n" +
 	"\aFormats\x12\x10\n" +
 	"\x03log\x18\x01 \x01(\rR\x03log\x12\x1a\n" +
 	"\bsnapshot\x18\x02 \x01(\rR\bsnapshot\x12\x10\n" +
