@@ -14,17 +14,14 @@ import (
 // step: an area whose adapter left http/ (risk/api, identity/api,
 // journeys/api, verify/api) is handed in by node/ through Config.Areas, so neither the
 // transport nor its own tests import the area or its modules, and a change
-// to the area never recompiles this package. The exceptions: the
+// to the area never recompiles this package. The exception: the
 // rate-limit check's adaptive-cost test reads an API Protection
-// assessment's type, and the mobile operations' answers test spans trust,
-// journeys and the concurrency lease (with its helpers); both belong in a
-// cross-area test package once the remaining areas have left http/.
+// assessment's type; it belongs in a cross-area test package
+// (node/crossarea) once the rate-limit check has left http/.
 func TestTheTransportImportsNoAreaWithItsOwnAdapter(t *testing.T) {
 	moved := []string{"risk", "identity", "journeys", "verify"}
 	allowed := map[string][]string{
 		"ratelimit_adaptive_node_test.go": {"github.com/trustd/trustd/risk/apiprotection"},
-		"mobile_answers_node_test.go":     {"github.com/trustd/trustd/risk/trust"},
-		"trust_env_node_test.go":          {"github.com/trustd/trustd/risk/trust", "github.com/trustd/trustd/identity/liveness"},
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

@@ -1,4 +1,4 @@
-package http_test
+package crossarea_test
 
 import (
 	"encoding/base64"
@@ -254,15 +254,21 @@ func TestMobileJourneySiteverifyAndEscalateAnswers(t *testing.T) {
 }
 
 func TestMobileLeaseRenewAnswers(t *testing.T) {
-	e := mustStartTrafficNode(t)
-	e.constraint(map[string]any{"name": "one", "action_pattern": "sync.*", "capacity": 1, "min_ttl_ms": 1000, "default_ttl_ms": 5000, "max_ttl_ms": 60000})
-	body := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.run"}
+	tn := startTrustNode(t) // the dev workspace's site and mobile app
+	r := tn.do("POST", "/admin/v1/workspaces/"+tn.dev.WorkspaceID+"/concurrency-constraints", tn.n.AdminToken(),
+		map[string]any{"name": "one", "action_pattern": "sync.*", "capacity": 1, "min_ttl_ms": 1000, "default_ttl_ms": 5000, "max_ttl_ms": 60000})
+	if r.status != 201 {
+		t.Fatalf("constraint: %d %s", r.status, r.body)
+	}
+	e := leaseClient{t: t, tn: tn.testNode, mobile: tn.dev.MobileSecret}
+	platform, appID := tn.dev.MobilePlatform, tn.dev.MobileAppID
+	body := map[string]any{"platform": platform, "app_id": appID, "action": "sync.run"}
 	var a leaseAnswer
 	if st := e.do("POST", "/v1/mobile/concurrency/acquire", e.mobile, body, &a); st != 200 || !a.Acquired || len(a.FencingTokens) != 1 {
 		t.Fatalf("mobile acquire = %d %+v", st, a)
 	}
-	renew := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.run", "lease_token": a.LeaseToken, "ttl_ms": 30000}
-	mobileCallerChecks(t, e.tn, "/v1/mobile/concurrency/renew", e.mobile, e.secret, renew)
+	renew := map[string]any{"platform": platform, "app_id": appID, "action": "sync.run", "lease_token": a.LeaseToken, "ttl_ms": 30000}
+	mobileCallerChecks(t, e.tn, "/v1/mobile/concurrency/renew", e.mobile, tn.dev.Secret, renew)
 	var rn struct {
 		leaseAnswer
 		ExpiresAt time.Time `json:"expires_at"`
@@ -283,7 +289,7 @@ func TestMobileLeaseRenewAnswers(t *testing.T) {
 	}
 	// A renew for another action than the lease's is refused; the clamp
 	// keeps a lifetime inside the constraint's bounds.
-	other := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.other", "lease_token": rn.LeaseToken}
+	other := map[string]any{"platform": platform, "app_id": appID, "action": "sync.other", "lease_token": rn.LeaseToken}
 	if st := e.do("POST", "/v1/mobile/concurrency/renew", e.mobile, other, nil); st < 400 {
 		t.Fatalf("renew with another action = %d", st)
 	}
@@ -294,7 +300,7 @@ func TestMobileLeaseRenewAnswers(t *testing.T) {
 	}
 	// Released, the lease cannot be renewed.
 	var rel leaseAnswer
-	rb := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.run", "lease_token": clamped.LeaseToken}
+	rb := map[string]any{"platform": platform, "app_id": appID, "action": "sync.run", "lease_token": clamped.LeaseToken}
 	if st := e.do("POST", "/v1/mobile/concurrency/release", e.mobile, rb, &rel); st != 200 || !rel.Released {
 		t.Fatalf("release = %d %+v", st, rel)
 	}
@@ -302,4 +308,34 @@ func TestMobileLeaseRenewAnswers(t *testing.T) {
 	if st := e.do("POST", "/v1/mobile/concurrency/renew", e.mobile, renew, nil); st != 409 {
 		t.Fatalf("renew after release = %d, want 409", st)
 	}
+}
+
+// leaseClient posts the mobile lease operations with the app's secret.
+type leaseClient struct {
+	t      *testing.T
+	tn     *testNode
+	mobile string
+}
+
+// do sends a JSON request and decodes the answer into out (when not nil).
+func (e leaseClient) do(method, path, bearer string, body any, out any) int {
+	e.t.Helper()
+	r := e.tn.do(method, path, bearer, body)
+	if out != nil && len(r.body) > 0 {
+		r.decode(e.t, out)
+	}
+	return r.status
+}
+
+type leaseAnswer struct {
+	Success       bool   `json:"success"`
+	Acquired      bool   `json:"acquired"`
+	LeaseID       string `json:"lease_id"`
+	LeaseToken    string `json:"lease_token"`
+	TTLMs         int64  `json:"ttl_ms"`
+	Constraint    string `json:"constraint"`
+	FencingTokens []struct {
+		FencingToken uint64 `json:"fencing_token"`
+	} `json:"fencing_tokens"`
+	Released bool `json:"released"`
 }

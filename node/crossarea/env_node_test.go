@@ -1,7 +1,7 @@
-// The trust node's helpers for the tests of this package that span trust,
-// journeys and traffic (mobile_answers_node_test.go); the trust area's own
-// tests live in risk/api.
-package http_test
+// The dev node's helpers for the tests of this package that span trust,
+// journeys and traffic (mobile_answers_node_test.go); each area's own
+// tests live in its api package.
+package crossarea_test
 
 import (
 	"bytes"
@@ -84,26 +84,6 @@ type decisionAnswer struct {
 	AssuranceLevel string `json:"assurance_level"`
 }
 
-func (d decisionAnswer) matched(reason string) bool {
-	for _, m := range d.Risk.MatchedRules {
-		if m.ReasonCode == reason {
-			return true
-		}
-	}
-	return false
-}
-
-func (e *trustEnv) decide(body map[string]any) decisionAnswer {
-	e.t.Helper()
-	r := e.post("/trust/decision", body)
-	if r.status != 200 {
-		e.t.Fatalf("decision: %d %s", r.status, r.body)
-	}
-	var d decisionAnswer
-	r.decode(e.t, &d)
-	return d
-}
-
 type svAnswer struct {
 	Success bool `json:"success"`
 	Trust   *struct {
@@ -113,17 +93,6 @@ type svAnswer struct {
 	} `json:"trust"`
 	ErrorCodes   []string `json:"error-codes"`
 	AssessmentID string   `json:"assessment_id"`
-}
-
-func (e *trustEnv) siteverify(body map[string]any) svAnswer {
-	e.t.Helper()
-	r := e.post("/trust/siteverify", body)
-	if r.status != 200 {
-		e.t.Fatalf("trust siteverify: %d %s", r.status, r.body)
-	}
-	var a svAnswer
-	r.decode(e.t, &a)
-	return a
 }
 
 func receiptHeader(t *testing.T, receipt string) map[string]any {
@@ -194,17 +163,6 @@ type startAnswer struct {
 	ExpiresIn     int    `json:"expires_in"`
 	Method        string `json:"method"`
 	PolicyVersion int    `json:"policy_version"`
-}
-
-func (e *journeyEnv) start(body map[string]any) startAnswer {
-	e.t.Helper()
-	r := e.post("/journeys/start", body)
-	if r.status != 200 {
-		e.t.Fatalf("start: %d %s", r.status, r.body)
-	}
-	var a startAnswer
-	r.decode(e.t, &a)
-	return a
 }
 
 // completePasskey runs the person's page over HTTP with a software
