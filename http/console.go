@@ -13,7 +13,6 @@ import (
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/ratelimit"
-	"github.com/trustd/trustd/verify"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/http/console"
@@ -194,8 +193,8 @@ func (b consoleBackend) consoleSite(cat *catalog.Catalog) *catalog.Site {
 	var site *catalog.Site
 	if id := b.s.cfg.ConsoleSiteID; id != "" {
 		site = cat.Sites[id]
-	} else if b.s.cfg.Dev {
-		if key, _ := b.s.demoSite(); key != "" {
+	} else if b.s.cfg.Dev && b.s.cfg.DemoSite != nil {
+		if key, _ := b.s.cfg.DemoSite(); key != "" {
 			site = cat.SiteByKey(key)
 		}
 	}
@@ -215,21 +214,15 @@ func (b consoleBackend) HumanSite() (string, bool) {
 	return site.SiteKey, true
 }
 
-// VerifyHuman redeems a login form's widget token with the verify
-// module's siteverify for the console site: once, for the action
-// console-login, bound to the client address. err when the token's owner
-// cannot answer.
+// VerifyHuman redeems a login form's widget token through the seam node/
+// wires (Config.HumanCheck, the verify module's exchange) for the
+// console site: once, for the action console-login, bound to the client
+// address. err when the token's owner cannot answer.
 func (b consoleBackend) VerifyHuman(response, remoteIP string) (bool, error) {
 	cat := b.s.store.Catalog()
 	site := b.consoleSite(cat)
-	if site == nil || response == "" || len(response) > 4096 {
+	if site == nil || response == "" || len(response) > 4096 || b.s.cfg.HumanCheck == nil {
 		return false, nil
 	}
-	var scratch [1024]byte
-	v, err := b.s.mods.verify.Siteverify(cat, site, &verify.Request{Response: []byte(response), RemoteIP: []byte(remoteIP),
-		Action: []byte(console.LoginAction)}, scratch[:])
-	if err != nil {
-		return false, err
-	}
-	return v.Success(), nil
+	return b.s.cfg.HumanCheck(cat, site, response, remoteIP, console.LoginAction)
 }

@@ -1,10 +1,7 @@
 package http
 
 import (
-	"time"
-
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/verify"
 )
 
 // modules holds the product modules the route files still inside http/
@@ -12,13 +9,10 @@ import (
 // their modules, built by node/.
 type modules struct {
 	contract contractCache
-	verify   *verify.Module
 }
 
 func newModules(s *Server) modules {
-	hv := verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev})
 	return modules{
-		verify: hv,
 	}
 }
 
@@ -29,12 +23,12 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.platformRoutes()...)
 	rs = append(rs, s.adminRoutes()...)
 	rs = append(rs, s.signingKeyRoutes()...)
-	rs = append(rs, s.widgetRoutes()...)
+	rs = append(rs, s.areaRoutes("verify/widget")...)
 	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.snapshotRoutes()...)
 	rs = append(rs, s.areaRoutes("traffic/ratelimit")...)
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
-	rs = append(rs, s.verifyRoutes()...)
+	rs = append(rs, s.areaRoutes("verify")...)
 	rs = append(rs, s.areaRoutes("traffic")...)
 	rs = append(rs, s.areaRoutes("identity/documents")...)
 	rs = append(rs, s.agentRoutes()...)
@@ -67,6 +61,7 @@ var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
 	"traffic/ratelimit": true, "traffic": true,
+	"verify/widget": true, "verify": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.
@@ -88,8 +83,3 @@ func (s *Server) areaErrors(name string) []*errcode.Code {
 	}
 	return nil
 }
-
-// Verify is the human-verification module, which node/ lends to the areas
-// that exchange widget tokens or read its live keys (risk, journeys). It
-// goes when verify has its own adapter and node/ builds the module.
-func (s *Server) Verify() *verify.Module { return s.mods.verify }

@@ -92,6 +92,13 @@ type Config struct {
 	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
 	// answers its admin operations as unavailable.
 	Webhooks *events.Outbox
+	// HumanCheck verifies the console login form's widget token for
+	// site: once, for action, bound to remoteIP; err when the token's
+	// owner cannot answer. node/ wires the verify module's exchange; nil
+	// refuses every token.
+	HumanCheck func(cat *catalog.Catalog, site *catalog.Site, response, remoteIP, action string) (bool, error)
+	// Clock is the server's clock (nil: time.Now); tests move it.
+	Clock func() time.Time
 	// Areas are the product areas' operations, each built by node/ from
 	// the area's own adapter (for example risk/api) over modules node/
 	// constructed.
@@ -115,7 +122,6 @@ type Server struct {
 	// fixedHeaders are the common headers with constant values, pre-built.
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
-	svBufs       sync.Pool // *svBuf of the siteverify transport
 	mods         modules
 	console      *console.Console
 	reg          prometheus.Registerer
@@ -139,8 +145,10 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		reqPfx:       hex.EncodeToString(pfx[:]),
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
 	}
+	if cfg.Clock != nil {
+		s.clock = cfg.Clock
+	}
 	s.calls.New = func() any { return &Call{s: s} }
-	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
 	s.console = s.newConsole()

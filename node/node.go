@@ -284,7 +284,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.prepareFace()
 		fe, presence, match = n.faceEng, n.liveness, n.faceMatch
 	}
-	hv := &verifyBridge{}
+	hv, verifyAreas := n.newVerify()
 	riskAreas, riskSignals, err := n.newRisk(hv)
 	if err != nil {
 		return fail(err)
@@ -297,18 +297,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks, Snapshots: n.store,
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas),
+		Webhooks: n.webhooks, Snapshots: n.store, HumanCheck: consoleHuman(hv),
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas),
 	}, n.store, n.router, reg, cfg.Logger)
-	// The verify module is still built by http.New; the Trust API and
-	// journeys reach it through hv from the first request on.
-	hv.hv = n.api.Verify()
 	// Journeys escalate into the identity review queue, exchange widget
 	// tokens through the verify module, and run their facial methods on
 	// the same presence check and matcher as identity sessions (the
 	// node's face engine, or the configured ones).
 	n.journeys.WithCases(sessions).
-		WithHuman(journeyHuman{hv: n.api.Verify(), cat: n.store.Catalog})
+		WithHuman(journeyHuman{hv: hv, cat: n.store.Catalog})
 	if presence != nil && match != nil {
 		n.journeys.WithFace(presence, journeyMatchFunc(match), token.NewSealer(cfg.ClusterKey, "journey-face-template"))
 	}

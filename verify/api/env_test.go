@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/pow"
 	"github.com/trustd/trustd/token"
 	"github.com/trustd/trustd/verify"
@@ -52,11 +53,14 @@ func (m *memStore) Apply(_ context.Context, cmd catalog.Command) (any, error) {
 	return v, nil
 }
 
-// hvEnv is a server over a memStore and real shard actors, with a clock
-// the test moves.
+// hvEnv is a server with the verify areas over a memStore and real shard
+// actors, with a clock the test moves.
 type hvEnv struct {
 	t       testing.TB
-	s       *Server
+	s       *kernel.Server
+	serve   fasthttp.RequestHandler
+	hv      *verify.Module
+	areas   []kernel.Area
 	store   *memStore
 	sys     *actors.System
 	now     atomic.Int64 // Unix ns
@@ -81,9 +85,12 @@ func mustNewHVEnv(t testing.TB) *hvEnv {
 	e.sys = actors.NewSystem(actors.Config{Shards: 4, SweepEvery: time.Hour}, func() int64 { return e.now.Load() })
 	t.Cleanup(e.sys.Stop)
 	router := cluster.SingleNode("n1", e.sys, time.Second)
-	e.s = New(Config{BaseURL: "http://127.0.0.1:1"}, e.store, router, nil, nil)
-	e.s.clock = func() time.Time { return time.Unix(0, e.now.Load()) }
-	e.secret, e.sbxSec, e.appSec = NewSecret("sk_live_"), NewSecret("sk_sandbox_"), NewSecret("ms_")
+	clock := func() time.Time { return time.Unix(0, e.now.Load()) }
+	e.hv = verify.New(router, e.store, clock, verify.Config{})
+	e.areas = Areas(Deps{Verify: e.hv})
+	e.s = kernel.New(kernel.Config{BaseURL: "http://127.0.0.1:1", Clock: clock, Areas: e.areas}, e.store, router, nil, nil)
+	e.serve = e.s.Handler()
+	e.secret, e.sbxSec, e.appSec = kernel.NewSecret("sk_live_"), kernel.NewSecret("sk_sandbox_"), kernel.NewSecret("ms_")
 	created := time.Unix(0, e.now.Load()).UTC()
 	cmds := []catalog.Command{
 		&catalog.AddSigningKey{Key: catalog.SigningKey{ID: "live1", Purpose: catalog.KeyLive, Secret: []byte("live-secret-live-secret-live-sec"), CreatedAt: created}},
@@ -106,7 +113,7 @@ func mustNewHVEnv(t testing.TB) *hvEnv {
 		}
 	}
 	e.refresh()
-	e.liveKey = e.s.mods.verify.Signer(e.store.Catalog(), catalog.KeyLive)
+	e.liveKey = e.hv.Signer(e.store.Catalog(), catalog.KeyLive)
 	return e
 }
 
@@ -171,7 +178,7 @@ func (e *hvEnv) do(r req) resp {
 	}
 	var ctx fasthttp.RequestCtx
 	ctx.Init(&fr, &net.TCPAddr{IP: ip, Port: 40000}, nil)
-	e.s.serve(&ctx)
+	e.serve(&ctx)
 	out := resp{status: ctx.Response.StatusCode(), header: map[string]string{}, body: append([]byte(nil), ctx.Response.Body()...)}
 	for k, v := range ctx.Response.Header.All() {
 		out.header[string(k)] = string(v)

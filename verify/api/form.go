@@ -1,9 +1,9 @@
-package http
+package api
 
 import (
 	"bytes"
-	"unsafe"
 
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -13,7 +13,7 @@ import (
 // request body or, when a value had to be unescaped, into a scratch
 // buffer sized to the body (unescaping never grows a value, so the buffer
 // never moves and earlier slices stay valid). JSON is read by the one
-// strict scanner of the transport (flatObject, flatjson.go).
+// strict scanner of the transport (kernel.FlatObject).
 
 // svRequest holds the fields of a siteverify request: the secret, which
 // the transport authenticates, and the module's request.
@@ -123,16 +123,16 @@ func unescapeForm(s []byte, scratch *[]byte) ([]byte, bool) {
 }
 
 // parseJSONBody parses a JSON object whose known members are strings (or
-// null, meaning absent) with the one strict scanner (flatjson.go). Unknown
+// null, meaning absent) with the transport's one strict scanner. Unknown
 // members of any type are skipped; the whole body must still be one valid
 // JSON value.
-func parseJSONBody(obj *flatObject, body []byte, q *svRequest) bool {
-	if obj.scanKnown(body, svKnownField) != nil {
+func parseJSONBody(obj *kernel.FlatObject, body []byte, q *svRequest) bool {
+	if obj.ScanKnown(body, svKnownField) != nil {
 		return false
 	}
-	for i := 0; i < obj.n; i++ {
-		m := &obj.members[i]
-		if m.kind != flatString || !q.set(m.name, m.val) {
+	for i := range obj.Len() {
+		name, kind, val := obj.Member(i)
+		if kind != kernel.FlatString || !q.set(name, val) {
 			return false
 		}
 	}
@@ -146,13 +146,4 @@ func svKnownField(name []byte) bool {
 		return true
 	}
 	return false
-}
-
-// bstr views b as a string without copying; the caller must not keep it
-// past the request.
-func bstr(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
 }

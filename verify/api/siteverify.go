@@ -1,14 +1,16 @@
-package http
+package api
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/trustd/trustd/catalog"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/verify"
 )
 
 // POST /siteverify, its drop-in dialects and the sandbox's: transport
-// only. The body is read without reflection (siteverify_form.go), the secret
+// only. The body is read without reflection (form.go), the secret
 // authenticated here, the verdict is verify.Siteverify's and its answer is
 // appended by verify into a pooled buffer, because this runs on every
 // protected form post. Request errors keep the spec's {success:false,error}
@@ -16,64 +18,64 @@ import (
 
 // Spec-shaped request errors of the siteverify operations.
 var (
-	svMissingResponse = ErrorCode{"missing-input-response", 400, "No response token supplied."}
-	siteverifyErrors  = []ErrorCode{ErrMissingSecret, ErrInvalidSecret, svMissingResponse, ErrBadRequest, ErrRateLimited, ErrUnavailable}
+	svMissingResponse = kernel.ErrorCode{Code: "missing-input-response", Status: 400, Meaning: "No response token supplied."}
+	siteverifyErrors  = []kernel.ErrorCode{kernel.ErrMissingSecret, kernel.ErrInvalidSecret, svMissingResponse, kernel.ErrBadRequest, kernel.ErrRateLimited, kernel.ErrUnavailable}
 )
 
 // svBuf is the pooled scratch of one siteverify.
 type svBuf struct {
-	obj     flatObject // a JSON body's members
-	scratch []byte     // unescaped form values
-	tok     []byte     // the decoded token's strings
-	out     []byte     // the answer
+	obj     kernel.FlatObject // a JSON body's members
+	scratch []byte            // unescaped form values
+	tok     []byte            // the decoded token's strings
+	out     []byte            // the answer
 }
 
-func (s *Server) siteverifyRoutes() []Route {
-	sec := []Auth{AuthBodySecret}
-	compatErrs := []ErrorCode{ErrRateLimited}
-	return []Route{
+func (a *verifyAPI) siteverifyRoutes() []kernel.Route {
+	sec := []kernel.Auth{kernel.AuthBodySecret}
+	compatErrs := []kernel.ErrorCode{kernel.ErrRateLimited}
+	return []kernel.Route{
 		{Method: "POST", Path: "/siteverify", ID: "siteverify", Tag: "Human verification", Auth: sec, Form: true, SpecErrors: true,
 			Summary: "Exchange a response token, once: section 2.2 result with HTTP 200 for every processed token (success, policy failures, duplicates); request errors use {success:false,error}.",
-			Body:    &verify.SiteverifyInput{}, Result: &verify.SiteverifyResult{}, Errors: siteverifyErrors, Handle: s.siteverify},
+			Body:    &verify.SiteverifyInput{}, Result: &verify.SiteverifyResult{}, Errors: siteverifyErrors, Handle: a.siteverify},
 		{Method: "POST", Path: "/turnstile/v0/siteverify", ID: "siteverifyTurnstile", Tag: "Human verification", Auth: sec, Form: true,
 			Summary: "Drop-in siteverify in the Cloudflare Turnstile dialect: form, JSON or multipart; HTTP 200 for every outcome including request errors (error-codes), RFC 3339 challenge_ts, cdata echoed when bound. 429 keeps the dialect's body.",
-			Body:    &verify.SiteverifyInput{}, Result: &verify.TurnstileResult{}, Errors: compatErrs, Handle: s.siteverifyCompat(verify.Turnstile)},
+			Body:    &verify.SiteverifyInput{}, Result: &verify.TurnstileResult{}, Errors: compatErrs, Handle: a.siteverifyCompat(verify.Turnstile)},
 		{Method: "POST", Path: "/recaptcha/api/siteverify", ID: "siteverifyRecaptcha", Tag: "Human verification", Auth: sec, Form: true,
 			Summary: "Drop-in siteverify in the Google reCAPTCHA dialect: form, JSON, multipart or query parameters; HTTP 200 for every outcome; no error-codes on success; score and action only for score modes.",
-			Body:    &verify.SiteverifyInput{}, Result: &verify.RecaptchaResult{}, Errors: compatErrs, Handle: s.siteverifyCompat(verify.Recaptcha)},
+			Body:    &verify.SiteverifyInput{}, Result: &verify.RecaptchaResult{}, Errors: compatErrs, Handle: a.siteverifyCompat(verify.Recaptcha)},
 	}
 }
 
-func (s *Server) sandboxRoutes() []Route {
-	issueErrors := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrInvalidSitekey, ErrUnavailable}
-	return []Route{
+func (a *verifyAPI) sandboxRoutes() []kernel.Route {
+	issueErrors := []kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, errInvalidSitekey, kernel.ErrUnavailable}
+	return []kernel.Route{
 		{Method: "GET", Path: "/sandbox/scenarios", ID: "listSandboxScenarios", Tag: "Sandbox",
 			Summary: "The sandbox scenarios and what /sandbox/siteverify answers for each.",
-			Result:  &verify.SandboxScenarioList{}, Handle: func(c *Call) { c.ok(verify.Scenarios()) }},
-		{Method: "POST", Path: "/sandbox/issue", ID: "issueSandboxToken", Tag: "Sandbox", Auth: []Auth{AuthSiteKey},
+			Result:  &verify.SandboxScenarioList{}, Handle: func(c *kernel.Call) { c.OK(verify.Scenarios()) }},
+		{Method: "POST", Path: "/sandbox/issue", ID: "issueSandboxToken", Tag: "Sandbox", Auth: []kernel.Auth{kernel.AuthSiteKey},
 			Summary: "Mint a sandbox response token for a scenario with a sandbox site key (no browser, no challenge).",
-			Body:    &verify.SandboxIssueInput{}, Result: &verify.SandboxIssueView{}, Errors: issueErrors, Handle: s.sandboxIssue},
-		{Method: "POST", Path: "/sandbox/siteverify", ID: "sandboxSiteverify", Tag: "Sandbox", Auth: []Auth{AuthBodySecret}, Form: true, SpecErrors: true,
+			Body:    &verify.SandboxIssueInput{}, Result: &verify.SandboxIssueView{}, Errors: issueErrors, Handle: a.sandboxIssue},
+		{Method: "POST", Path: "/sandbox/siteverify", ID: "sandboxSiteverify", Tag: "Sandbox", Auth: []kernel.Auth{kernel.AuthBodySecret}, Form: true, SpecErrors: true,
 			Summary: "Verify a sandbox token with a sandbox secret: the production verifier and the section 2.2 shape, in the sandbox's own key space.",
-			Body:    &verify.SiteverifyInput{}, Result: &verify.SiteverifyResult{}, Errors: siteverifyErrors, Handle: s.sandboxSiteverify},
+			Body:    &verify.SiteverifyInput{}, Result: &verify.SiteverifyResult{}, Errors: siteverifyErrors, Handle: a.sandboxSiteverify},
 	}
 }
 
-func (s *Server) sandboxIssue(c *Call) {
+func (a *verifyAPI) sandboxIssue(c *kernel.Call) {
 	var in verify.SandboxIssueInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	out, err := s.mods.verify.SandboxIssue(c.cat, &in)
+	out, err := a.m.SandboxIssue(c.Catalog(), &in)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
 // readVerifyRequest parses the body by its Content-Type.
-func (c *Call) readVerifyRequest(b *svBuf, q *svRequest) bool {
+func readVerifyRequest(c *kernel.Call, b *svBuf, q *svRequest) bool {
 	body := c.Ctx.Request.Body()
 	if cap(b.scratch) < len(body) {
 		b.scratch = make([]byte, 0, len(body)+64)
@@ -107,18 +109,18 @@ func (c *Call) readVerifyRequest(b *svBuf, q *svRequest) bool {
 // checkSecret authenticates a siteverify request; nil means the
 // spec-shaped error is written. Sandbox secrets work only at sandbox
 // endpoints and the others only at production ones.
-func (c *Call) checkSecret(q *svRequest, sandbox bool, fail func(ErrorCode)) *catalog.Site {
+func checkSecret(c *kernel.Call, q *svRequest, sandbox bool, fail func(kernel.ErrorCode)) *catalog.Site {
 	if len(q.secret) == 0 {
-		fail(ErrMissingSecret)
+		fail(kernel.ErrMissingSecret)
 		return nil
 	}
 	if len(q.secret) > 128 {
-		fail(ErrInvalidSecret)
+		fail(kernel.ErrInvalidSecret)
 		return nil
 	}
-	site := c.cat.SiteBySecretAt(bstr(q.secret), c.Now)
+	site := c.Catalog().SiteBySecretAt(bstr(q.secret), c.Now)
 	if site == nil || site.Sandbox() != sandbox {
-		fail(ErrInvalidSecret)
+		fail(kernel.ErrInvalidSecret)
 		return nil
 	}
 	return site
@@ -132,31 +134,31 @@ func (b *svBuf) tokenScratch() []byte {
 	return b.tok
 }
 
-func (s *Server) siteverify(c *Call)        { s.verifyResponse(c, false) }
-func (s *Server) sandboxSiteverify(c *Call) { s.verifyResponse(c, true) }
+func (a *verifyAPI) siteverify(c *kernel.Call)        { a.verifyResponse(c, false) }
+func (a *verifyAPI) sandboxSiteverify(c *kernel.Call) { a.verifyResponse(c, true) }
 
 // verifyResponse answers /siteverify, or with sandbox /sandbox/siteverify:
 // the same verdict against the live or the sandbox key space.
-func (s *Server) verifyResponse(c *Call, sandbox bool) {
-	b := s.svBufs.Get().(*svBuf)
-	defer s.svBufs.Put(b)
+func (a *verifyAPI) verifyResponse(c *kernel.Call, sandbox bool) {
+	b := a.bufs.Get().(*svBuf)
+	defer a.bufs.Put(b)
 	var q svRequest
-	fail := func(e ErrorCode) { c.specError(e.Status, e.Code) }
-	if !c.readVerifyRequest(b, &q) || !verify.ValidIdempotencyKey(q.IdempotencyKey) {
-		fail(ErrBadRequest)
+	fail := func(e kernel.ErrorCode) { c.SpecError(e.Status, e.Code) }
+	if !readVerifyRequest(c, b, &q) || !verify.ValidIdempotencyKey(q.IdempotencyKey) {
+		fail(kernel.ErrBadRequest)
 		return
 	}
-	hv := s.mods.verify
+	hv := a.m
 	if hv.IsTestSecret(q.secret, sandbox) {
 		if len(q.Response) == 0 {
 			fail(svMissingResponse)
 			return
 		}
-		c.ok(hv.TestSecretResult(q.secret, string(q.Action)))
+		c.OK(hv.TestSecretResult(q.secret, string(q.Action)))
 		return
 	}
-	site := c.checkSecret(&q, sandbox, fail)
-	if site == nil || !c.admitCredential(site.ID, site.WorkspaceID) {
+	site := checkSecret(c, &q, sandbox, fail)
+	if site == nil || !c.AdmitCredential(site.ID, site.WorkspaceID) {
 		return
 	}
 	if len(q.Response) == 0 {
@@ -164,30 +166,30 @@ func (s *Server) verifyResponse(c *Call, sandbox bool) {
 		return
 	}
 	q.Sandbox = sandbox
-	v, err := hv.Siteverify(c.cat, site, &q.Request, b.tokenScratch())
+	v, err := hv.Siteverify(c.Catalog(), site, &q.Request, b.tokenScratch())
 	if err != nil {
-		fail(ErrUnavailable)
+		fail(kernel.ErrUnavailable)
 		return
 	}
-	c.decidedVerdict(&v)
+	c.DecidedSuccess(v.Success())
 	b.out = verify.AppendResult(b.out[:0], &v)
-	c.rawJSON(200, b.out)
+	c.RawJSON(200, b.out)
 }
 
 // siteverifyCompat answers a drop-in dialect's siteverify: every outcome,
 // request errors included, is HTTP 200 in the dialect's shape (429 keeps
 // its status and headers).
-func (s *Server) siteverifyCompat(d verify.Dialect) func(*Call) {
-	return func(c *Call) {
-		b := s.svBufs.Get().(*svBuf)
-		defer s.svBufs.Put(b)
+func (a *verifyAPI) siteverifyCompat(d verify.Dialect) func(*kernel.Call) {
+	return func(c *kernel.Call) {
+		b := a.bufs.Get().(*svBuf)
+		defer a.bufs.Put(b)
 		fail := func(code string) {
 			b.out = verify.AppendDialectError(b.out[:0], code)
-			c.rawJSON(200, b.out)
+			c.RawJSON(200, b.out)
 		}
 		var q svRequest
-		if !c.readVerifyRequest(b, &q) || !verify.ValidIdempotencyKey(q.IdempotencyKey) {
-			fail(ErrBadRequest.Code)
+		if !readVerifyRequest(c, b, &q) || !verify.ValidIdempotencyKey(q.IdempotencyKey) {
+			fail(kernel.ErrBadRequest.Code)
 			return
 		}
 		// Some libraries still send the fields as query parameters.
@@ -198,22 +200,22 @@ func (s *Server) siteverifyCompat(d verify.Dialect) func(*Call) {
 			}
 		}
 		if !verify.ValidIdempotencyKey(q.IdempotencyKey) {
-			fail(ErrBadRequest.Code)
+			fail(kernel.ErrBadRequest.Code)
 			return
 		}
-		hv := s.mods.verify
+		hv := a.m
 		if d == verify.Turnstile && hv.IsTestSecret(q.secret, false) {
-			c.ok(hv.TestSecretTurnstile(q.secret, string(q.Action)))
+			c.OK(hv.TestSecretTurnstile(q.secret, string(q.Action)))
 			return
 		}
-		site := c.checkSecret(&q, false, func(e ErrorCode) { fail(e.Code) })
+		site := checkSecret(c, &q, false, func(e kernel.ErrorCode) { fail(e.Code) })
 		if site == nil {
 			return
 		}
-		if !c.admitCredential(site.ID, site.WorkspaceID) {
+		if !c.AdmitCredential(site.ID, site.WorkspaceID) {
 			// Keep the 429 status and its headers, in the dialect's body.
 			status := c.Ctx.Response.StatusCode()
-			fail(ErrRateLimited.Code)
+			fail(kernel.ErrRateLimited.Code)
 			c.Ctx.SetStatusCode(status)
 			return
 		}
@@ -222,22 +224,22 @@ func (s *Server) siteverifyCompat(d verify.Dialect) func(*Call) {
 			return
 		}
 		q.RemoteIPSignal = true
-		v, err := hv.Siteverify(c.cat, site, &q.Request, b.tokenScratch())
+		v, err := hv.Siteverify(c.Catalog(), site, &q.Request, b.tokenScratch())
 		if err != nil {
-			fail(ErrInternal.Code)
+			fail(kernel.ErrInternal.Code)
 			return
 		}
-		c.decidedVerdict(&v)
+		c.DecidedSuccess(v.Success())
 		b.out = verify.AppendDialect(b.out[:0], d, &v)
-		c.rawJSON(200, b.out)
+		c.RawJSON(200, b.out)
 	}
 }
 
-// decidedVerdict records a siteverify's outcome for the summary.
-func (c *Call) decidedVerdict(v *verify.Verdict) {
-	if v.Success() {
-		c.outcome = outcomeSuccess
-	} else {
-		c.outcome = outcomeFailure
+// bstr views b as a string without copying; the caller must not keep it
+// past the request.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
+	return unsafe.String(&b[0], len(b))
 }

@@ -1,71 +1,58 @@
-package http
+package api
 
 import (
 	"bytes"
-	"net/netip"
-	"net/url"
-	"strings"
 
 	"github.com/valyala/fasthttp"
 
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/verify"
 )
 
-// Human verification's transport (the decisions are package verify's):
-// the widget's challenge protocol here, siteverify and its dialects, the
-// sandbox, edge pre-clearance and detection feedback in the other
-// verify_*.go files. This file also holds what they share: the Origin
-// and CORS, and the client address tokens bind.
+// The widget's challenge protocol, and what the widget's endpoints share:
+// the Origin and CORS, and the client address tokens bind.
 
-func (s *Server) verifyRoutes() []Route {
-	siteKey := []Auth{AuthSiteKey}
-	challengeErrors := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-		ErrInvalidSitekey, ErrInvalidOrigin, ErrUnavailable}
-	redeemErrors := []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-		ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed, ErrInvalidSolution, ErrUnavailable}
-	rs := []Route{
+func (a *verifyAPI) challengeRoutes() []kernel.Route {
+	siteKey := []kernel.Auth{kernel.AuthSiteKey}
+	challengeErrors := []kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
+		errInvalidSitekey, kernel.ErrInvalidOrigin, kernel.ErrUnavailable}
+	redeemErrors := []kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
+		kernel.ErrInvalidOrigin, errInvalidChallenge, errChallengeExpired, errChallengeUsed, errInvalidSolution, kernel.ErrUnavailable}
+	return []kernel.Route{
 		{Method: "POST", Path: "/challenge", ID: "createChallenge", Tag: "Human verification", Auth: siteKey,
 			Summary: "Widget: get a signed proof-of-work challenge for a site key. The Origin header's hostname must be on the site's allow-list; CORS answers name only allowed origins.",
-			Body:    &verify.ChallengeInput{}, Result: &verify.ChallengeView{}, Errors: challengeErrors, Handle: s.createChallenge},
+			Body:    &verify.ChallengeInput{}, Result: &verify.ChallengeView{}, Errors: challengeErrors, Handle: a.createChallenge},
 		{Method: "OPTIONS", Path: "/challenge", ID: "preflightChallenge", Tag: "Human verification",
 			Summary: "CORS preflight of POST /challenge: 204 with Access-Control-Allow-* for an origin some site allows, else 403 invalid-origin.",
-			Status:  204, Errors: []ErrorCode{ErrInvalidOrigin}, Handle: s.preflight},
+			Status:  204, Errors: []kernel.ErrorCode{kernel.ErrInvalidOrigin}, Handle: a.preflight},
 		{Method: "POST", Path: "/challenge/redeem", ID: "redeemChallenge", Tag: "Human verification", Auth: siteKey,
 			Summary: "Widget: redeem a solved challenge (nonce, bounded signals, visual answer) for a single-use response token. A challenge redeems once.",
-			Body:    &verify.RedeemInput{}, Result: &verify.RedeemView{}, Errors: redeemErrors, Handle: s.redeemChallenge},
+			Body:    &verify.RedeemInput{}, Result: &verify.RedeemView{}, Errors: redeemErrors, Handle: a.redeemChallenge},
 		{Method: "OPTIONS", Path: "/challenge/redeem", ID: "preflightRedeem", Tag: "Human verification",
-			Summary: "CORS preflight of POST /challenge/redeem.", Status: 204, Errors: []ErrorCode{ErrInvalidOrigin}, Handle: s.preflight},
+			Summary: "CORS preflight of POST /challenge/redeem.", Status: 204, Errors: []kernel.ErrorCode{kernel.ErrInvalidOrigin}, Handle: a.preflight},
 		{Method: "GET", Path: "/challenge/puzzle/{puzzle}", ID: "getChallengePuzzle", Tag: "Human verification",
 			Summary:     "Widget: the PNG image of a visual challenge ({puzzle} is the id from image_url, ending in .png). Expires with its challenge.",
-			ContentType: "image/png", Errors: []ErrorCode{ErrNotFound}, Handle: s.puzzleImage},
+			ContentType: "image/png", Errors: []kernel.ErrorCode{kernel.ErrNotFound}, Handle: a.puzzleImage},
 	}
-	rs = append(rs, s.siteverifyRoutes()...)
-	rs = append(rs, s.sandboxRoutes()...)
-	rs = append(rs, s.edgeRoutes()...)
-	rs = append(rs, s.feedbackRoutes()...)
-	return rs
 }
 
-// originHost returns the request's Origin header and its lowercase
-// hostname, or "" when it is missing, "null" or not an http(s) origin.
-func (c *Call) originHost() (origin, host string) {
-	o := string(c.Ctx.Request.Header.Peek("Origin"))
-	if o == "" || o == "null" || len(o) > 300 {
-		return "", ""
-	}
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.User != nil {
-		return "", ""
-	}
-	return o, strings.ToLower(u.Hostname())
-}
+// The module's codes as the contract lists them on routes.
+var (
+	errInvalidSitekey    = kernel.ModuleCode(verify.ErrInvalidSitekey)
+	errInvalidChallenge  = kernel.ModuleCode(verify.ErrInvalidChallenge)
+	errChallengeExpired  = kernel.ModuleCode(verify.ErrChallengeExpired)
+	errChallengeUsed     = kernel.ModuleCode(verify.ErrChallengeUsed)
+	errInvalidSolution   = kernel.ModuleCode(verify.ErrInvalidSolution)
+	errUnknownAssessment = kernel.ModuleCode(verify.ErrUnknownAssessment)
+	errClearanceRequired = kernel.ModuleCode(verify.ErrClearanceRequired)
+)
 
 // cors answers with Access-Control-Allow-Origin when the request's origin
 // is one some site allows, and returns the origin's hostname ("" when the
 // origin is absent or foreign). Per-site checks are the module's.
-func (c *Call) cors() string {
-	origin, host := c.originHost()
-	if host == "" || !c.s.mods.verify.AllowedHost(c.cat, host) {
+func (a *verifyAPI) cors(c *kernel.Call) string {
+	origin, host := c.OriginHost()
+	if host == "" || !a.m.AllowedHost(c.Catalog(), host) {
 		return ""
 	}
 	h := &c.Ctx.Response.Header
@@ -74,69 +61,59 @@ func (c *Call) cors() string {
 	return host
 }
 
-// clientAddr is the caller's address in canonical form (IPv4-mapped IPv6
-// unmapped), the value tokens bind.
-func (c *Call) clientAddr() string {
-	a, ok := netip.AddrFromSlice(c.Ctx.RemoteIP())
-	if !ok {
-		return ""
-	}
-	return a.Unmap().String()
-}
-
 // browser is what the widget's endpoints tell the module of their caller.
-func (c *Call) browser(host string) verify.Browser {
-	return verify.Browser{Host: host, Addr: c.clientAddr()}
+func browser(c *kernel.Call, host string) verify.Browser {
+	return verify.Browser{Host: host, Addr: c.ClientAddr()}
 }
 
 // preflight answers a CORS preflight for an origin some site allows.
-func (s *Server) preflight(c *Call) {
-	if c.cors() == "" {
-		c.fail(ErrInvalidOrigin, "the Origin is not on any site's allow-list")
+func (a *verifyAPI) preflight(c *kernel.Call) {
+	if a.cors(c) == "" {
+		c.Fail(kernel.ErrInvalidOrigin, "the Origin is not on any site's allow-list")
 		return
 	}
 	h := &c.Ctx.Response.Header
 	h.Set("Access-Control-Allow-Methods", "POST, OPTIONS")
 	h.Set("Access-Control-Allow-Headers", "Content-Type")
 	h.Set("Access-Control-Max-Age", "600")
-	c.noContent()
+	c.NoContent()
 }
 
-func (s *Server) createChallenge(c *Call) {
-	host := c.cors()
+func (a *verifyAPI) createChallenge(c *kernel.Call) {
+	host := a.cors(c)
 	var in verify.ChallengeInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	out, err := s.mods.verify.Challenge(c.cat, c.browser(host), &in, PublicBase+"/challenge/puzzle/")
+	out, err := a.m.Challenge(c.Catalog(), browser(c, host), &in, kernel.PublicBase+"/challenge/puzzle/")
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
-func (s *Server) redeemChallenge(c *Call) {
-	host := c.cors()
+func (a *verifyAPI) redeemChallenge(c *kernel.Call) {
+	host := a.cors(c)
 	var in verify.RedeemInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	b := c.browser(host)
+	b := browser(c, host)
 	b.Headers = browserHeaders(&c.Ctx.Request.Header)
-	out, err := s.mods.verify.Redeem(c.cat, b, &in)
+	out, err := a.m.Redeem(c.Catalog(), b, &in)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
 // puzzleImage serves the PNG of a visual challenge.
-func (s *Server) puzzleImage(c *Call) {
-	img, err := s.mods.verify.PuzzleImage(c.cat, c.Param("puzzle"))
+func (a *verifyAPI) puzzleImage(c *kernel.Call) {
+	img, err := a.m.PuzzleImage(c.Catalog(), c.Param("puzzle"))
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	c.Ctx.SetStatusCode(200)

@@ -1,17 +1,18 @@
-package http
+package api
 
 import (
 	"strconv"
 
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/verify/widget"
 )
 
-// The browser widget's transport: verify/widget holds the embedded files
-// and decides each answer (version, ETag, cache lifetime, 304); this file
+// The browser widget's files: verify/widget holds the embedded files and
+// decides each answer (version, ETag, cache lifetime, 304); this file
 // writes it.
 
 // serveAsset answers a GET of an embedded widget file.
-func serveAsset(c *Call, a *widget.Asset) {
+func serveAsset(c *kernel.Call, a *widget.Asset) {
 	ctx := c.Ctx
 	r := a.Reply(ctx.Request.Header.HasAcceptEncoding("gzip"), string(ctx.QueryArgs().Peek("v")),
 		string(ctx.Request.Header.Peek("If-None-Match")))
@@ -36,28 +37,29 @@ func serveAsset(c *Call, a *widget.Asset) {
 	ctx.SetBody(r.Body)
 }
 
-func (s *Server) widgetRoutes() []Route {
+// widgetRoutes are the widget's files and, with Dev, the demo.
+func widgetRoutes(d Deps) []kernel.Route {
 	assets, err := widget.Load()
 	if err != nil {
-		panic("http: " + err.Error()) // the files are embedded at build time
+		panic("verify/api: " + err.Error()) // the files are embedded at build time
 	}
-	s.log.Debug("widget bundle", "version", assets.JS.Version,
+	d.Log.Debug("widget bundle", "version", assets.JS.Version,
 		"js_bytes", len(assets.JS.Body), "js_gzip_bytes", len(assets.JS.Gzip),
 		"css_bytes", len(assets.CSS.Body), "css_gzip_bytes", len(assets.CSS.Gzip))
-	rs := []Route{
+	rs := []kernel.Route{
 		{Method: "GET", Path: "/widget/api.js", ID: "getWidgetScript", Tag: "Widget",
 			Summary: "The browser widget (" + strconv.Itoa(len(assets.JS.Body)) + " bytes, " + strconv.Itoa(len(assets.JS.Gzip)) + " gzipped). " +
 				"Mounts on every div.service-widget[data-sitekey] and exposes window.trustd and a Turnstile-compatible window.turnstile. " +
 				"Cached 5 minutes with an ETag; with ?v=<X-Widget-Version> cached for a year as immutable. ?render=explicit turns off auto-mounting, ?onload=<fn> calls a global when ready.",
 			ContentType: "application/javascript", Conditional: true,
-			Handle: func(c *Call) { serveAsset(c, assets.JS) }},
+			Handle: func(c *kernel.Call) { serveAsset(c, assets.JS) }},
 		{Method: "GET", Path: "/widget/api.css", ID: "getWidgetStylesheet", Tag: "Widget",
 			Summary:     "The widget's stylesheet, loaded by api.js with its script's CSP nonce. Caching as for api.js.",
 			ContentType: "text/css", Conditional: true,
-			Handle: func(c *Call) { serveAsset(c, assets.CSS) }},
+			Handle: func(c *kernel.Call) { serveAsset(c, assets.CSS) }},
 	}
-	if s.cfg.Dev {
-		rs = append(rs, s.demoRoutes(assets)...)
+	if d.Dev {
+		rs = append(rs, demo{site: d.DemoSite}.routes(assets)...)
 	}
 	return rs
 }

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"bytes"
@@ -256,7 +256,7 @@ func TestVelocityRaisesDifficulty(t *testing.T) {
 func TestHumanVerificationRoutesAreFullyDescribed(t *testing.T) {
 	e := mustNewHVEnv(t)
 	n := 0
-	for _, r := range e.s.routes() {
+	for _, r := range slices.Concat(e.areas[0].Routes, e.areas[1].Routes) {
 		switch r.Tag {
 		case "Human verification", "Sandbox", "Edge", "Detection feedback":
 		default:

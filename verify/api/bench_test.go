@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"net"
@@ -33,7 +33,7 @@ func benchVerifyBody(b *testing.B, e *hvEnv, ctype, prefix, suffix string, token
 		body = append(append(append(body[:0], prefix...), tok...), suffix...)
 		fr.SetBody(body)
 		ctx.Init(&fr, addr, nil)
-		e.s.serve(&ctx)
+		e.serve(&ctx)
 		if ctx.Response.StatusCode() != 200 {
 			b.Fatalf("status %d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 		}

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"regexp"
@@ -93,7 +93,7 @@ func TestSiteverifyTokenFailures(t *testing.T) {
 	enforced := func(score uint16) func(*token.Response) {
 		return func(tr *token.Response) { tr.Mode, tr.Score = token.ModeScoreEnforced, score }
 	}
-	sbxKey := e.s.mods.verify.Signer(e.store.Catalog(), catalog.KeySandbox)
+	sbxKey := e.hv.Signer(e.store.Catalog(), catalog.KeySandbox)
 	sandboxTok := func() string {
 		tr := token.Response{ID: verify.RandomID(), SiteID: "site-1", Hostname: testHost, Mode: token.ModeCheckbox, Score: 900,
 			Issued: 0, Expires: 1 << 40}

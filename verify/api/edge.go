@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/trustd/trustd/catalog"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -13,62 +14,62 @@ import (
 // verify.Decide): the proxy's forwarded headers are read here, the
 // clearance decided there, and 200 or 401 written here.
 
-func (s *Server) edgeRoutes() []Route {
+func (a *verifyAPI) edgeRoutes() []kernel.Route {
 	decision := "Reverse-proxy auth endpoint: 200 when the request carries a valid clearance (cookie trustd_clearance or header X-Service-Clearance) matching X-Forwarded-Host, X-Forwarded-Uri or X-Original-URI, X-Service-Action, X-Service-Subject and X-Service-Device as bound; 401 clearance-required otherwise. Optional query sitekey pins the site."
-	return []Route{
-		{Method: "POST", Path: "/edge/preclearance/issue", ID: "issuePreclearance", Tag: "Edge", Auth: []Auth{AuthSiteSecret},
+	return []kernel.Route{
+		{Method: "POST", Path: "/edge/preclearance/issue", ID: "issuePreclearance", Tag: "Edge", Auth: []kernel.Auth{kernel.AuthSiteSecret},
 			Summary: "Exchange a successful verification (assessment_id) for a short-lived signed edge clearance bound to the site and any of host, action, path, subject, device.",
 			Body:    &verify.PreclearanceInput{}, Result: &verify.PreclearanceView{},
-			Errors: []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrUnauthorized, ErrUnknownAssessment, ErrUnavailable},
-			Handle: s.issuePreclearance},
+			Errors: []kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrUnauthorized, errUnknownAssessment, kernel.ErrUnavailable},
+			Handle: a.issuePreclearance},
 		{Method: "GET", Path: "/edge/decision", ID: "edgeDecision", Tag: "Edge", Summary: decision,
-			Result: &verify.EdgeDecision{}, Errors: []ErrorCode{ErrClearanceRequired}, Handle: s.edgeDecision},
+			Result: &verify.EdgeDecision{}, Errors: []kernel.ErrorCode{errClearanceRequired}, Handle: a.edgeDecision},
 		{Method: "HEAD", Path: "/edge/decision", ID: "edgeDecisionHead", Tag: "Edge", Summary: "As GET /edge/decision, without a body.",
-			Errors: []ErrorCode{ErrClearanceRequired}, Handle: s.edgeDecision},
+			Errors: []kernel.ErrorCode{errClearanceRequired}, Handle: a.edgeDecision},
 	}
 }
 
 // siteFromSecret authenticates a site-secret operation: the body field
 // secret, else Authorization: Bearer. Sandbox secrets are refused.
-func (c *Call) siteFromSecret(bodySecret string) *catalog.Site {
+func siteFromSecret(c *kernel.Call, bodySecret string) *catalog.Site {
 	secret := bodySecret
 	if secret == "" {
-		secret = c.bearer()
+		secret = c.Bearer()
 	}
 	if secret == "" || len(secret) > 128 {
-		c.fail(ErrUnauthorized, "the site secret is required (body field secret or Authorization: Bearer)")
+		c.Fail(kernel.ErrUnauthorized, "the site secret is required (body field secret or Authorization: Bearer)")
 		return nil
 	}
-	site := c.cat.SiteBySecret(secret, c.Now())
+	site := c.Catalog().SiteBySecret(secret, c.Now())
 	if site == nil || site.Sandbox() {
-		c.fail(ErrUnauthorized, "invalid site secret")
+		c.Fail(kernel.ErrUnauthorized, "invalid site secret")
 		return nil
 	}
-	if !c.admitCredential(site.ID, site.WorkspaceID) {
+	if !c.AdmitCredential(site.ID, site.WorkspaceID) {
 		return nil
 	}
 	return site
 }
 
-func (s *Server) issuePreclearance(c *Call) {
+func (a *verifyAPI) issuePreclearance(c *kernel.Call) {
 	var in verify.PreclearanceInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	site := c.siteFromSecret(in.Secret)
+	site := siteFromSecret(c, in.Secret)
 	if site == nil {
 		return
 	}
-	out, err := s.mods.verify.IssuePreclearance(c.cat, site, &in)
+	out, err := a.m.IssuePreclearance(c.Catalog(), site, &in)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
 // forwardedHost is the original request's host as the proxy reports it.
-func (c *Call) forwardedHost() string {
+func forwardedHost(c *kernel.Call) string {
 	h := c.Ctx.Request.Header.Peek("X-Forwarded-Host")
 	if len(h) == 0 {
 		h = c.Ctx.Request.Header.Host()
@@ -84,7 +85,7 @@ func (c *Call) forwardedHost() string {
 }
 
 // forwardedPath is the original request's path, without its query.
-func (c *Call) forwardedPath() string {
+func forwardedPath(c *kernel.Call) string {
 	u := c.Ctx.Request.Header.Peek("X-Forwarded-Uri")
 	if len(u) == 0 {
 		u = c.Ctx.Request.Header.Peek("X-Original-URI")
@@ -98,18 +99,18 @@ func (c *Call) forwardedPath() string {
 	return string(u)
 }
 
-func (s *Server) edgeDecision(c *Call) {
+func (a *verifyAPI) edgeDecision(c *kernel.Call) {
 	h := &c.Ctx.Request.Header
 	r := verify.EdgeRequest{Clearance: string(h.Peek(verify.ClearanceHeader)), SiteKey: string(c.Ctx.QueryArgs().Peek("sitekey")),
-		Host: c.forwardedHost(), Path: c.forwardedPath(), Action: string(h.Peek("X-Service-Action")),
+		Host: forwardedHost(c), Path: forwardedPath(c), Action: string(h.Peek("X-Service-Action")),
 		Subject: string(h.Peek("X-Service-Subject")), Device: string(h.Peek("X-Service-Device"))}
 	if r.Clearance == "" {
 		r.Clearance = string(h.Cookie(verify.ClearanceCookie))
 	}
-	d, err := s.mods.verify.Decide(c.cat, &r)
+	d, err := a.m.Decide(c.Catalog(), &r)
 	if err != nil {
 		c.Ctx.Response.Header.Set("WWW-Authenticate", `Service-Clearance realm="trustd"`)
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	rh := &c.Ctx.Response.Header
@@ -117,5 +118,5 @@ func (s *Server) edgeDecision(c *Call) {
 	rh.Set("X-Service-Assessment-Id", d.AssessmentID)
 	rh.Set("Cache-Control", "no-store")
 	rh.Set("X-Service-Clearance-Expires-In", strconv.Itoa(d.ExpiresIn))
-	c.ok(d)
+	c.OK(d)
 }

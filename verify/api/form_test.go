@@ -1,12 +1,13 @@
-package http
+package api
 
 import (
+	kernel "github.com/trustd/trustd/http"
 	"strings"
 	"testing"
 )
 
 // The siteverify JSON body goes through the one strict scanner
-// (flatObject.scanKnown): known members are strings or null (absent),
+// (kernel.FlatObject.ScanKnown): known members are strings or null (absent),
 // unknown members may hold any JSON value and are ignored, and the body is
 // still one valid JSON object.
 func TestSiteverifyJSONBodies(t *testing.T) {
@@ -39,7 +40,7 @@ func TestSiteverifyJSONBodies(t *testing.T) {
 		{"an empty body is refused", ``, false, ""},
 		{"an empty object is fine", ` {} `, true, ""},
 	}
-	var obj flatObject
+	var obj kernel.FlatObject
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var q svRequest
@@ -53,7 +54,7 @@ func TestSiteverifyJSONBodies(t *testing.T) {
 
 func TestSiteverifyJSONBodyAllocatesNothing(t *testing.T) {
 	body := []byte(`{"secret":"sk_live_x","response":"tok\u005f1","remoteip":"203.0.113.7","extra":{"a":[1,2,3]}}`)
-	var obj flatObject
+	var obj kernel.FlatObject
 	allocs := testing.AllocsPerRun(100, func() {
 		var q svRequest
 		if !parseJSONBody(&obj, body, &q) {
