@@ -197,7 +197,7 @@ func (c *Call) agent() *catalog.Agent { return agentAdmin.find(c) }
 
 // agentAdmin is the admin CRUD of agents; suspend, activate and
 // rotate-secret are its extra operations (agentRoutes). The HMAC secret is
-// made by agents.New and shown once, in the create answer.
+// made by agents.NewAgent and shown once, in the create answer.
 var agentAdmin = &resource[catalog.Agent, AgentInput, AgentView, AgentList]{
 	what: "agent", path: "/workspaces/{workspace_id}/agents", param: "agent_id", id: "Agent", ids: "Agents",
 	tag: "Agent Trust", updateMethod: "PUT", notFound: agents.ErrAgentMissing,
@@ -213,7 +213,7 @@ var agentAdmin = &resource[catalog.Agent, AgentInput, AgentView, AgentList]{
 	owner: func(a *catalog.Agent) string { return a.WorkspaceID },
 	build: func(c *Call, in *AgentInput, cur *catalog.Agent, workspaceID string) (catalog.Agent, string, error) {
 		if cur == nil {
-			return agents.New(c.s.sealer(), workspaceID, in.spec(), c.Now().UTC())
+			return agents.NewAgent(c.s.sealer(), workspaceID, in.spec(), c.Now().UTC())
 		}
 		a, err := agents.Update(*cur, in.spec(), c.Now().UTC())
 		return a, "", err
