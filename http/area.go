@@ -235,6 +235,13 @@ func (x *Resource[R, In, V, L]) Routes() []Route {
 	return r.routes(nil)
 }
 
+// Find resolves {workspace_id} and the record's id path parameter (Param),
+// answering 404 (NotFound, or not-found naming What) itself.
+func (x *Resource[R, In, V, L]) Find(c *Call) *R {
+	r := &resource[R, In, V, L]{what: x.What, param: x.Param, notFound: x.NotFound, table: x.Table, owner: x.Owner}
+	return r.find(c)
+}
+
 // Stamped is the id, creation and update time of a record being written:
 // new ones on create (cur nil), cur's id and creation time on update.
 func Stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.Time) (string, time.Time, time.Time) {

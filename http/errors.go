@@ -80,7 +80,7 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("identity/documents"),
 		s.areaErrors("risk/account"),
 		events.Codes(),
-		agentModuleCodes(),
+		s.areaErrors("agents"),
 		s.areaErrors("risk/passwords"),
 		s.areaErrors("risk/trust"),
 		s.areaErrors("risk/messaging"),

@@ -46,7 +46,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.verifyRoutes()...)
 	rs = append(rs, s.trafficRoutes()...)
 	rs = append(rs, s.areaRoutes("identity/documents")...)
-	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.areaRoutes("agents")...)
 	rs = append(rs, s.areaRoutes("risk/account")...)
 	rs = append(rs, s.webhookRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/passwords")...)
@@ -75,6 +75,7 @@ func (s *Server) routes() []Route {
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
+	"agents": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

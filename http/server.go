@@ -81,11 +81,6 @@ type Config struct {
 	// 60s); ReadTimeout bounds reading one request, headers and body,
 	// including a new connection's first (default 30s).
 	IdleTimeout, ReadTimeout time.Duration
-	// SealKey derives the key that seals agents' HMAC secrets in the
-	// catalog (the cluster key); AgentTolerance bounds signed requests'
-	// timestamps both ways (0: 300 s).
-	SealKey        string
-	AgentTolerance time.Duration
 	// Snapshots takes and restores backups of the replicated state
 	// (http/snapshot.go); nil answers those operations as unavailable.
 	Snapshots Snapshots
