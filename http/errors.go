@@ -12,7 +12,6 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/traffic/admission"
@@ -79,7 +78,7 @@ func (s *Server) contractErrors() []ErrorCode {
 	for _, mod := range [][]*errcode.Code{
 		s.areaErrors("identity/documents"),
 		s.areaErrors("risk/account"),
-		events.Codes(),
+		s.areaErrors("events"),
 		s.areaErrors("agents"),
 		s.areaErrors("risk/passwords"),
 		s.areaErrors("risk/trust"),

@@ -48,7 +48,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.areaRoutes("identity/documents")...)
 	rs = append(rs, s.areaRoutes("agents")...)
 	rs = append(rs, s.areaRoutes("risk/account")...)
-	rs = append(rs, s.webhookRoutes()...)
+	rs = append(rs, s.areaRoutes("events")...)
 	rs = append(rs, s.areaRoutes("risk/passwords")...)
 	rs = append(rs, s.areaRoutes("risk/trust")...)
 	rs = append(rs, s.areaRoutes("risk/messaging")...)
@@ -75,7 +75,7 @@ func (s *Server) routes() []Route {
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
-	"agents": true,
+	"agents": true, "events": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

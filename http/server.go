@@ -19,7 +19,6 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
 )
 
@@ -84,9 +83,6 @@ type Config struct {
 	// Snapshots takes and restores backups of the replicated state
 	// (http/snapshot.go); nil answers those operations as unavailable.
 	Snapshots Snapshots
-	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
-	// answers its admin operations as unavailable.
-	Webhooks *events.Outbox
 	// Areas are the product areas' operations, each built by node/ from
 	// the area's own adapter (for example risk/api) over modules node/
 	// constructed.

@@ -27,6 +27,7 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/events"
+	eventsapi "github.com/trustd/trustd/events/api"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
@@ -291,13 +292,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
 	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
 	agentAreas := n.newAgents()
+	eventAreas := eventsapi.Areas(eventsapi.Deps{Outbox: n.webhooks})
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks, Snapshots: n.store,
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, agentAreas),
+		Snapshots: n.store,
+		Areas:     slices.Concat(riskAreas, identityAreas, journeyAreas, agentAreas, eventAreas),
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API and
 	// journeys reach it through hv from the first request on.
