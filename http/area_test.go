@@ -18,13 +18,17 @@ import (
 // rate-limit check's adaptive-cost test reads an API Protection
 // assessment's type, and the mobile operations' answers test spans trust,
 // journeys and the concurrency lease (with its helpers); both belong in a
-// cross-area test package once the remaining areas have left http/.
+// cross-area test package once the remaining areas have left http/. The
+// sites' admin (admin.go) checks a site's branding profile with branding/.
 func TestTheTransportImportsNoAreaWithItsOwnAdapter(t *testing.T) {
-	moved := []string{"risk", "identity", "journeys", "agents", "events"}
+	moved := []string{"risk", "identity", "journeys", "agents", "events", "branding"}
 	allowed := map[string][]string{
 		"ratelimit_adaptive_node_test.go": {"github.com/trustd/trustd/risk/apiprotection"},
 		"mobile_answers_node_test.go":     {"github.com/trustd/trustd/risk/trust"},
 		"trust_env_node_test.go":          {"github.com/trustd/trustd/risk/trust", "github.com/trustd/trustd/identity/liveness"},
+		// Sites and mobile apps name a branding profile of their workspace
+		// (branding.Require); goes when sites leave http/.
+		"admin.go": {"github.com/trustd/trustd/branding"},
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {

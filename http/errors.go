@@ -8,7 +8,6 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
@@ -83,7 +82,7 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("risk/passwords"),
 		s.areaErrors("risk/trust"),
 		s.areaErrors("risk/messaging"),
-		branding.Errors,
+		s.areaErrors("branding"),
 		users.Errors,
 		s.areaErrors("identity/sessions"),
 		s.areaErrors("journeys"),

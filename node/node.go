@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trustd/trustd/actors"
+	brandingapi "github.com/trustd/trustd/branding/api"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/mtls"
@@ -293,13 +294,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
 	agentAreas := n.newAgents()
 	eventAreas := eventsapi.Areas(eventsapi.Deps{Outbox: n.webhooks})
+	brandingAreas := brandingapi.Areas()
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Snapshots: n.store,
-		Areas:     slices.Concat(riskAreas, identityAreas, journeyAreas, agentAreas, eventAreas),
+		Areas:     slices.Concat(riskAreas, identityAreas, journeyAreas, agentAreas, eventAreas, brandingAreas),
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API and
 	// journeys reach it through hv from the first request on.
