@@ -27,8 +27,21 @@ import (
 //	apv/       API Protection velocity counters        CountHit                              policy window
 //	idem/      API Protection idempotency keys         ClaimIdempotency                      24 h
 //	rep/       subject reputation (feedback labels)    LabelSubject, SubjectLabel            7 days
-//	ag…/       agent nonces, velocity, decisions       see agents.NonceKey and agents/DESIGN.md
-//	ms…/       messaging preflight nonces, counters    see risk/messaging/keys.go
+//	prf/       single-use step-up proof                Redeem                                proof expiry + skew
+//	trv/ trf/  trust decisions and failures per subject Hit                                  the signal window
+//	trm/       trust policy matches                    Hit                                   the signal window
+//	trd/ tro/  trust decision records, orchestrations  Put/GetAssessment                     24 h
+//	aca/ acr/  account activity and labels             Activity, LabelSubject                30 days
+//	acv/ acc/  account site rate, assessments          Hit, Put/GetAssessment                1 h, 24 h
+//	agn/       agent request nonces                    Consume                               timestamp tolerance + skew
+//	agv/ agf/ agd/ agent velocity, failures, denials   Hit                                   1 min, 1 h
+//	agsc/      agent scope first seen                  Consume                               30 days
+//	agr/       agent decision idempotency              Redeem                                the decision's
+//	ms…/       messaging preflight nonces, counters    see risk/messaging/keys.go (SpaceMsg…)
+//	console-login/  console login attempts (bucket)    Reserve                               idle eviction
+//
+// A test (keys_registry_test.go) fails on a key-space literal built
+// anywhere else.
 const (
 	SpaceBucket      = "l"
 	SpaceSimulation  = "s"
@@ -44,7 +57,60 @@ const (
 	SpaceAPIVelocity = "apv/"
 	SpaceIdempotency = "idem/"
 	SpaceReputation  = "rep/"
+	SpaceProof       = "prf/"
+
+	// Trust API signals (risk/trust).
+	SpaceTrustDecisions = "trv/"
+	SpaceTrustFailures  = "trf/"
+	SpaceTrustMatches   = "trm/"
+	SpaceTrustRecord    = "trd/"
+	SpaceTrustOrchestra = "tro/"
+
+	// Account Defence (risk/account).
+	SpaceAccountActivity   = "aca/"
+	SpaceAccountLabel      = "acr/"
+	SpaceAccountSiteRate   = "acv/"
+	SpaceAccountAssessment = "acc/"
+
+	// Agent trust (agents).
+	SpaceAgentNonce    = "agn/"
+	SpaceAgentVelocity = "agv/"
+	SpaceAgentFailures = "agf/"
+	SpaceAgentDenials  = "agd/"
+	SpaceAgentScope    = "agsc/"
+	SpaceAgentDecision = "agr/"
+
+	// Messaging preflight (risk/messaging/keys.go).
+	SpaceMsgNonce    = "msn/"
+	SpaceMsgPrefix   = "msp/"
+	SpaceMsgNumber   = "msd/"
+	SpaceMsgSubject  = "mss/"
+	SpaceMsgCountry  = "msc/"
+	SpaceMsgBlock    = "msb/"
+	SpaceMsgSends    = "msx/"
+	SpaceMsgVerified = "msv/"
+	SpaceMsgFailed   = "msf/"
+	SpaceMsgRef      = "msr/"
+	SpaceMsgMessage  = "msm/"
+	SpaceMsgEvent    = "mse/"
+
+	// The console's login attempts per address and account.
+	SpaceConsoleLogin = "console-login/"
 )
+
+// Spaces lists every key space, for the registry's test and for tools
+// that classify keys.
+var Spaces = []string{
+	SpaceBucket, SpaceSimulation, SpaceLease, SpaceBreaker, SpaceAdmission,
+	SpaceToken, SpaceSandboxTok, SpaceChallenge, SpaceFeedback, SpaceVelocity,
+	SpaceAssessment, SpaceAPIVelocity, SpaceIdempotency, SpaceReputation, SpaceProof,
+	SpaceTrustDecisions, SpaceTrustFailures, SpaceTrustMatches, SpaceTrustRecord, SpaceTrustOrchestra,
+	SpaceAccountActivity, SpaceAccountLabel, SpaceAccountSiteRate, SpaceAccountAssessment,
+	SpaceAgentNonce, SpaceAgentVelocity, SpaceAgentFailures, SpaceAgentDenials, SpaceAgentScope, SpaceAgentDecision,
+	SpaceMsgNonce, SpaceMsgPrefix, SpaceMsgNumber, SpaceMsgSubject, SpaceMsgCountry, SpaceMsgBlock,
+	SpaceMsgSends, SpaceMsgVerified, SpaceMsgFailed, SpaceMsgRef, SpaceMsgMessage, SpaceMsgEvent,
+	SpaceConsoleLogin,
+}
 
 // AssessmentKey is the key of the API Protection assessment id (a UUID in
 // any case).

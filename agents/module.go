@@ -76,7 +76,7 @@ type Config struct {
 // approvals are catalog records (Raft), nonces, behaviour counters and
 // stored decisions are actor state reached through ask.
 type Module struct {
-	ask    Asker
+	ask    actors.Asker
 	store  Store
 	sealer *Sealer
 	tol    time.Duration
@@ -85,7 +85,7 @@ type Module struct {
 
 // New builds the module over the cluster's router (ask), the Raft store
 // and the clock (nil: time.Now).
-func New(cfg Config, ask Asker, store Store, now func() time.Time) *Module {
+func New(cfg Config, ask actors.Asker, store Store, now func() time.Time) *Module {
 	if now == nil {
 		now = time.Now
 	}
@@ -156,13 +156,16 @@ func (m *Module) Authenticate(cat *catalog.Catalog, msg Message) (Identity, erro
 }
 
 // The actor keys of an agent's behaviour and records (DESIGN.md,
-// "Decisions"): velocity per minute, failed signatures and denied
-// approvals per hour, the first use of a scope, a stored decision.
-func velocityKey(agentID string) string          { return "agv/" + agentID }
-func failuresKey(agentID string) string          { return "agf/" + agentID }
-func deniedKey(agentID string) string            { return "agd/" + agentID }
-func scopeKey(agentID, scope string) string      { return "agsc/" + agentID + "/" + scope }
-func decisionKey(agentID, request string) string { return "agr/" + agentID + "/" + request }
+// "Decisions"; the key spaces are registered in actors/keys.go): velocity
+// per minute, failed signatures and denied approvals per hour, the first
+// use of a scope, a stored decision.
+func velocityKey(agentID string) string     { return actors.SpaceAgentVelocity + agentID }
+func failuresKey(agentID string) string     { return actors.SpaceAgentFailures + agentID }
+func deniedKey(agentID string) string       { return actors.SpaceAgentDenials + agentID }
+func scopeKey(agentID, scope string) string { return actors.SpaceAgentScope + agentID + "/" + scope }
+func decisionKey(agentID, request string) string {
+	return actors.SpaceAgentDecision + agentID + "/" + request
+}
 
 // Decision is the answer of a decision (spec 2.6), stored whole as the
 // outcome of its request_id so a retry gets it back unchanged.

@@ -2,17 +2,11 @@ package agents
 
 import "github.com/trustd/trustd/actors"
 
-// Asker routes an op to the shard that owns key (cluster.Router does, on
-// every node, forwarding to the owner and replicating to its replica).
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // MarkerNonces is the cluster-wide nonce store: each nonce is a single-use
 // marker (actors.Consume) owned by one shard and confirmed by the
 // partition's replica before Consume returns, exactly as response tokens
 // are, so a replay through any node, even after the owner died, is refused.
-type MarkerNonces struct{ Router Asker }
+type MarkerNonces struct{ Router actors.Asker }
 
 // Consume implements Nonces.
 func (m MarkerNonces) Consume(id string, expires int64) (bool, error) {

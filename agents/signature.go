@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/jsonstrict"
 )
@@ -201,7 +202,7 @@ func (v *Verifier) tolerance() time.Duration {
 // NonceKey is the marker id of an agent's nonce: its own key space ("agn/"),
 // scoped to the agent so agents cannot burn each other's nonces.
 func NonceKey(agent uuid.UUID, nonce string) string {
-	return "agn/" + agent.String() + "/" + nonce
+	return actors.SpaceAgentNonce + agent.String() + "/" + nonce
 }
 
 // ParseTimestamp reads exactly 10 ASCII digits as Unix seconds.

@@ -236,3 +236,12 @@ func defaultTo[T any](dst **T, v T) {
 		*dst = &v
 	}
 }
+
+// deref is *p, or T's zero value when p is nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -235,13 +235,6 @@ func (x *Resource[R, In, V, L]) Routes() []Route {
 	return r.routes(nil)
 }
 
-// Find resolves {workspace_id} and the record's id path parameter (Param),
-// answering 404 (NotFound, or not-found naming What) itself.
-func (x *Resource[R, In, V, L]) Find(c *Call) *R {
-	r := &resource[R, In, V, L]{what: x.What, param: x.Param, notFound: x.NotFound, table: x.Table, owner: x.Owner}
-	return r.find(c)
-}
-
 // Stamped is the id, creation and update time of a record being written:
 // new ones on create (cur nil), cur's id and creation time on update.
 func Stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.Time) (string, time.Time, time.Time) {
@@ -270,3 +263,75 @@ func IdempotentCreate(r Route) Route { return idempotentCreate(r) }
 func CreateOnce[R any](c *Call, workspaceID string, in any, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
 	createOnce(c, workspaceID, in, build, answer)
 }
+
+// Find resolves {workspace_id} and the record's id, answering 404 itself
+// (an extra operation beside the kind's CRUD, such as a policy's stats).
+func (x *Resource[R, In, V, L]) Find(c *Call) *R {
+	r := &resource[R, In, V, L]{what: x.What, param: x.Param, table: x.Table, owner: x.Owner, notFound: x.NotFound}
+	return r.find(c)
+}
+
+// The hot path's surface (the rate-limit check): the strict flat scanner,
+// the spec's {success,error} answers, a bearer view and pre-resolved
+// outcomes, none of which allocates.
+
+// FlatObject is the transport's strict scanner of a flat JSON object
+// (flatjson.go) for an area's hot body; keep one per pooled scratch.
+type FlatObject struct{ o flatObject }
+
+// FlatKind is the JSON type of a scanned member's value.
+type FlatKind = flatKind
+
+// The kinds of a scanned member's value.
+const (
+	FlatString = flatString
+	FlatNumber = flatNumber
+	FlatBool   = flatBool
+	FlatNull   = flatNull
+)
+
+// Scan parses body; on success its members are Member(0) … Member(Len()-1).
+func (f *FlatObject) Scan(body []byte) error { return f.o.scan(body) }
+
+// Len is the number of members of the last scan.
+func (f *FlatObject) Len() int { return f.o.n }
+
+// Member is the i-th member of the last scan: its name and value are views
+// of the body (or of the scanner's scratch), valid until the next Scan.
+func (f *FlatObject) Member(i int) (name []byte, kind FlatKind, val []byte) {
+	m := &f.o.members[i]
+	return m.name, m.kind, m.val
+}
+
+// FlatUint parses a number literal as a non-negative integer of at most 18
+// digits; signs, fractions and exponents are refused rather than rounded.
+func FlatUint(v []byte) (int64, bool) { return flatUint(v) }
+
+// SpecFail answers e in the spec's own {success:false,error} shape (the
+// rate-limit check's and siteverify's).
+func (c *Call) SpecFail(e ErrorCode) { c.specError(e.Status, e.Code) }
+
+// BearerView is Bearer without a copy: a view of the request's header,
+// which the caller must not keep past the request.
+func (c *Call) BearerView() string { return c.bearerView() }
+
+// SetRetryAfter sets the Retry-After header (at least 1 second).
+func (c *Call) SetRetryAfter(seconds int64) { setRetryAfter(&c.Ctx.Response.Header, seconds) }
+
+// Outcome is a decision an answer carries, for the cluster-wide summary
+// (outcomes.go); resolve it once with OutcomeOf, so that setting it on a
+// hot path costs no map lookup.
+type Outcome uint8
+
+// OutcomeOf is the outcome called name; a name outside the fixed set is
+// "other".
+func OutcomeOf(name string) Outcome {
+	i, ok := outcomeIndex[name]
+	if !ok || i == 0 {
+		i = uint8(numOutcomes - 1)
+	}
+	return Outcome(i)
+}
+
+// SetOutcome records the decision this answer carries.
+func (c *Call) SetOutcome(o Outcome) { c.outcome = uint8(o) }

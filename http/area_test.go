@@ -14,18 +14,16 @@ import (
 // step: an area whose adapter left http/ (risk/api, identity/api,
 // journeys/api) is handed in by node/ through Config.Areas, so neither the
 // transport nor its own tests import the area or its modules, and a change
-// to the area never recompiles this package. The exceptions: the
-// rate-limit check's adaptive-cost test reads an API Protection
-// assessment's type, and the mobile operations' answers test spans trust,
-// journeys and the concurrency lease (with its helpers); both belong in a
-// cross-area test package once the remaining areas have left http/. The
-// sites' admin (admin.go) checks a site's branding profile with branding/.
+// to the area never recompiles this package. The exception: the mobile
+// operations' answers test spans trust and journeys (with their helpers);
+// it belongs in a cross-area test package once the remaining areas have
+// left http/. The sites' admin (admin.go) checks a site's branding profile
+// with branding/ until sites leave http/.
 func TestTheTransportImportsNoAreaWithItsOwnAdapter(t *testing.T) {
-	moved := []string{"risk", "identity", "journeys", "agents", "events", "branding"}
+	moved := []string{"risk", "identity", "journeys", "traffic", "agents", "events", "branding"}
 	allowed := map[string][]string{
-		"ratelimit_adaptive_node_test.go": {"github.com/trustd/trustd/risk/apiprotection"},
-		"mobile_answers_node_test.go":     {"github.com/trustd/trustd/risk/trust"},
-		"trust_env_node_test.go":          {"github.com/trustd/trustd/risk/trust", "github.com/trustd/trustd/identity/liveness"},
+		"mobile_answers_node_test.go": {"github.com/trustd/trustd/risk/trust"},
+		"trust_env_node_test.go":      {"github.com/trustd/trustd/risk/trust", "github.com/trustd/trustd/identity/liveness"},
 		// Sites and mobile apps name a branding profile of their workspace
 		// (branding.Require); goes when sites leave http/.
 		"admin.go": {"github.com/trustd/trustd/branding"},

@@ -13,8 +13,6 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/persistence"
-	"github.com/trustd/trustd/traffic/admission"
-	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -59,15 +57,6 @@ var (
 	ErrUnknownAssessment  = moduleCode(verify.ErrUnknownAssessment)
 	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or application identifier does not match the registration of the mobile secret."}
 	ErrClearanceRequired  = moduleCode(verify.ErrClearanceRequired)
-	// Concurrency leases and dependency resilience.
-	ErrInvalidLease         = moduleCode(lease.ErrInvalid)
-	ErrLeaseExpired         = moduleCode(lease.ErrExpired)
-	ErrLeaseContextMismatch = moduleCode(lease.ErrContextMismatch)
-	ErrUnknownDependency    = moduleCode(admission.ErrUnknownDependency)
-	ErrInvalidAdmission     = moduleCode(admission.ErrInvalid)
-	ErrAdmissionExpired     = moduleCode(admission.ErrExpired)
-	ErrAdmissionUsed        = moduleCode(admission.ErrUsed)
-	ErrAdmissionContext     = moduleCode(admission.ErrContext)
 )
 
 // contractErrors is every ApiError code the contract documents: the
@@ -75,6 +64,7 @@ var (
 func (s *Server) contractErrors() []ErrorCode {
 	out := apiErrors
 	for _, mod := range [][]*errcode.Code{
+		s.areaErrors("traffic"),
 		s.areaErrors("identity/documents"),
 		s.areaErrors("risk/account"),
 		s.areaErrors("events"),
@@ -104,8 +94,6 @@ var apiErrors = []ErrorCode{
 	ErrUnavailable, ErrInternal, ErrInvalidIdempotencyKey, ErrIdempotencyKeyReused,
 	ErrInvalidSitekey, ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed,
 	ErrInvalidSolution, ErrUnknownAssessment, ErrInvalidAppIdentity, ErrClearanceRequired,
-	ErrInvalidLease, ErrLeaseExpired, ErrLeaseContextMismatch,
-	ErrUnknownDependency, ErrInvalidAdmission, ErrAdmissionExpired, ErrAdmissionUsed, ErrAdmissionContext,
 }
 
 // APIError is the one error body of every operation other than the two

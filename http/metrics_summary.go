@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster/summary"
 )
 
@@ -57,10 +56,6 @@ func (s *Server) localMetrics() summary.NodeMetrics {
 func (s *Server) registerMetricsPeer() {
 	if px, ok := s.cfg.Cluster.(summary.Peers); ok {
 		px.HandlePeer("metrics-summary", func([]byte) ([]byte, error) { return json.Marshal(s.localMetrics()) })
-		// The body is a policy id; an unknown one answers zero counters.
-		px.HandlePeer("policy-stats", func(id []byte) ([]byte, error) {
-			return json.Marshal(s.localPolicyStats(s.store.Catalog(), string(id)))
-		})
 	}
 }
 
@@ -71,32 +66,6 @@ func (s *Server) askMembers(name string, body []byte, each func(id string, answe
 	if px, ok := s.cfg.Cluster.(summary.Peers); ok {
 		summary.AskMembers(px, s.cfg.NodeID, name, body, 2*time.Second, each)
 	}
-}
-
-// clusterPolicyStats sums a policy's counters over the members that answer.
-func (s *Server) clusterPolicyStats(cat *catalog.Catalog, id string) *RateLimitPolicyStats {
-	out := s.localPolicyStats(cat, id)
-	out.Node, out.Members, out.Answered = "cluster", 1, 1
-	s.askMembers("policy-stats", []byte(id), func(_ string, b []byte, err error) {
-		out.Members++
-		var st RateLimitPolicyStats
-		if err != nil || json.Unmarshal(b, &st) != nil || st.PolicyID != id {
-			return
-		}
-		out.Answered++
-		if !st.Since.IsZero() && (out.Since.IsZero() || st.Since.Before(out.Since)) {
-			out.Since = st.Since
-		}
-		out.Matched += st.Matched
-		out.Allowed += st.Allowed
-		out.Throttled += st.Throttled
-		out.Rejected += st.Rejected
-		out.ObservedWouldThrottle += st.ObservedWouldThrottle
-		out.ObservedWouldReject += st.ObservedWouldReject
-		out.DegradedFailOpen += st.DegradedFailOpen
-		out.DegradedFailClosed += st.DegradedFailClosed
-	})
-	return out
 }
 
 // clusterMetrics asks every live member for its totals (at most 2 s each,

@@ -71,9 +71,5 @@ func decisionOf(v any) (string, bool) {
 	return "", false
 }
 
-// rlOutcomes are the rate-limit check's decisions (allow, throttle,
-// reject), indexed without a map lookup on the hot path.
-var rlOutcomes = [3]uint8{outcomeIndex["allow"], outcomeIndex["throttle"], outcomeIndex["reject"]}
-
 // A siteverify's outcomes, also without a map lookup.
 var outcomeSuccess, outcomeFailure = outcomeIndex["success"], outcomeIndex["failure"]

@@ -49,9 +49,12 @@ func TestDecidedKeepsTheSetBounded(t *testing.T) {
 	if outcomeNames[outcomeSuccess] != "success" || outcomeNames[outcomeFailure] != "failure" {
 		t.Fatal("siteverify outcomes")
 	}
-	for d, want := range []string{"allow", "throttle", "reject"} {
-		if got := outcomeNames[rlOutcomes[d]]; got != want {
-			t.Fatalf("rate-limit decision %d counted as %q", d, got)
+	// An area resolves its outcomes once (OutcomeOf) and sets them on the
+	// hot path (SetOutcome): the same bounded set.
+	for name, want := range map[string]string{"allow": "allow", "reject": "reject", "": "other", "anything-else": "other"} {
+		c.SetOutcome(OutcomeOf(name))
+		if got := outcomeNames[c.outcome]; got != want {
+			t.Fatalf("OutcomeOf(%q) counted as %q, want %q", name, got, want)
 		}
 	}
 }

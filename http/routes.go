@@ -4,9 +4,6 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/traffic/admission"
-	"github.com/trustd/trustd/traffic/lease"
-	"github.com/trustd/trustd/traffic/ratecheck"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -14,20 +11,14 @@ import (
 // call, one per line. Areas with their own adapter (Config.Areas) bring
 // their modules, built by node/.
 type modules struct {
-	contract  contractCache
-	rl        *ratecheck.Module
-	lease     *lease.Module
-	admission *admission.Module
-	verify    *verify.Module
+	contract contractCache
+	verify   *verify.Module
 }
 
 func newModules(s *Server) modules {
 	hv := verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev})
 	return modules{
-		rl:        newRateCheck(s),
-		lease:     lease.New(s.router, s.clock, s.log),
-		admission: admission.New(s.router, s.clock),
-		verify:    hv,
+		verify: hv,
 	}
 }
 
@@ -41,10 +32,10 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.widgetRoutes()...)
 	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.snapshotRoutes()...)
-	rs = append(rs, s.rateLimitRoutes()...)
+	rs = append(rs, s.areaRoutes("traffic/ratelimit")...)
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
 	rs = append(rs, s.verifyRoutes()...)
-	rs = append(rs, s.trafficRoutes()...)
+	rs = append(rs, s.areaRoutes("traffic")...)
 	rs = append(rs, s.areaRoutes("identity/documents")...)
 	rs = append(rs, s.areaRoutes("agents")...)
 	rs = append(rs, s.areaRoutes("risk/account")...)
@@ -75,6 +66,7 @@ func (s *Server) routes() []Route {
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
+	"traffic/ratelimit": true, "traffic": true,
 	"agents": true, "events": true, "branding": true,
 }
 

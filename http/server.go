@@ -106,7 +106,6 @@ type Server struct {
 	// fixedHeaders are the common headers with constant values, pre-built.
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
-	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
 	svBufs       sync.Pool // *svBuf of the siteverify transport
 	mods         modules
 	console      *console.Console
@@ -132,7 +131,6 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
 	}
 	s.calls.New = func() any { return &Call{s: s} }
-	s.rlScratch.New = func() any { return new(rlScratch) }
 	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)

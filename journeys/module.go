@@ -23,11 +23,6 @@ type Store interface {
 	Apply(ctx context.Context, cmd catalog.Command) (any, error)
 }
 
-// Asker routes an actor op (proof markers, failure counters).
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Keys finds the live signing key and verifying keys by id.
 type Keys interface {
 	Signer(cat *catalog.Catalog) *token.Key
@@ -51,7 +46,7 @@ type Caller = trust.Caller
 // before serving.
 type Module struct {
 	store   Store
-	ask     Asker
+	ask     actors.Asker
 	keys    Keys
 	signals trust.SignalSource
 	now     func() time.Time
@@ -87,7 +82,7 @@ func (m *Module) setEngines(f func(e *engines)) *Module {
 }
 
 // New builds the module.
-func New(store Store, ask Asker, keys Keys, signals trust.SignalSource, now func() time.Time) *Module {
+func New(store Store, ask actors.Asker, keys Keys, signals trust.SignalSource, now func() time.Time) *Module {
 	m := &Module{store: store, ask: ask, keys: keys, signals: signals, now: now}
 	m.eng.Store(&engines{})
 	return m

@@ -428,7 +428,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 	}
 	// Spend the proof cluster-wide before deciding: only the first use
 	// decides and moves the session.
-	op := &actors.Redeem{ID: "prf/" + pid, Expires: time.Unix(p.Expires, 0).Add(proofSkew).UnixNano(), Outcome: actors.Outcome{At: now.UnixNano()}}
+	op := &actors.Redeem{ID: actors.SpaceProof + pid, Expires: time.Unix(p.Expires, 0).Add(proofSkew).UnixNano(), Outcome: actors.Outcome{At: now.UnixNano()}}
 	if err := m.ask.Ask(op.ID, op); err != nil {
 		return SiteverifyResult{}, err
 	}

@@ -292,6 +292,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
 	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
+	trafficAreas := n.newTraffic(reg)
 	agentAreas := n.newAgents()
 	eventAreas := eventsapi.Areas(eventsapi.Deps{Outbox: n.webhooks})
 	brandingAreas := brandingapi.Areas()
@@ -301,7 +302,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Snapshots: n.store,
-		Areas:     slices.Concat(riskAreas, identityAreas, journeyAreas, agentAreas, eventAreas, brandingAreas),
+		Areas:     slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, agentAreas, eventAreas, brandingAreas),
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API and
 	// journeys reach it through hv from the first request on.

@@ -37,14 +37,6 @@ const (
 	velocityWindow = int64(60e9)
 )
 
-// Asker reaches the owner of a piece of actor state: by key (markers,
-// velocity), or by partition (a verification, whose id names its
-// partition). *cluster.Router implements it.
-type Asker interface {
-	Ask(key string, op actors.Op) error
-	AskPartition(p int, op actors.Op) error
-}
-
 // Config are the module's switches.
 type Config struct {
 	// Dev honours Cloudflare's published Turnstile test keys at the
@@ -55,7 +47,7 @@ type Config struct {
 // Module is human verification. Its own state is caches only; everything
 // else lives in the catalog or in actors.
 type Module struct {
-	ask   Asker
+	ask   actors.PartitionAsker
 	store Store
 	now   func() time.Time
 	cfg   Config
@@ -76,7 +68,7 @@ type hostIndex struct {
 
 // New returns the module. now is read on every call, so a test may move
 // it; store takes detection feedback's tally updates.
-func New(ask Asker, store Store, now func() time.Time, cfg Config) *Module {
+func New(ask actors.PartitionAsker, store Store, now func() time.Time, cfg Config) *Module {
 	return &Module{ask: ask, store: store, now: now, cfg: cfg}
 }
 

@@ -169,10 +169,10 @@ func TestTestSecretsOnlyInDevOrSandbox(t *testing.T) {
 
 // lostAnswer runs every ask on the owner and then loses the answer, as a
 // sender whose forwarded ask timed out while the owner completed it.
-type lostAnswer struct{ Asker }
+type lostAnswer struct{ actors.PartitionAsker }
 
 func (l lostAnswer) Ask(key string, op actors.Op) error {
-	if err := l.Asker.Ask(key, op); err != nil {
+	if err := l.PartitionAsker.Ask(key, op); err != nil {
 		return err
 	}
 	return cluster.ErrUnavailable

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/pow"
 	"github.com/trustd/trustd/token"
 )
@@ -196,5 +197,5 @@ func TokenMarkerKey(response string) (string, error) {
 		return "", errors.New("clustertest: not a response token")
 	}
 	id := raw[uint64(n)+kid+1 : uint64(n)+kid+1+16]
-	return "tok/" + hex.EncodeToString(id), nil
+	return actors.SpaceToken + hex.EncodeToString(id), nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"time"
 
+	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/ratelimit"
 )
 
@@ -59,9 +60,9 @@ func keyedHash(key []byte, kind, v string) string {
 	return base64.RawURLEncoding.EncodeToString(h[:])
 }
 
-func subjectActivityKey(ws, h string) string { return "aca/" + ws + "/s/" + h }
-func deviceActivityKey(ws, h string) string  { return "aca/" + ws + "/d/" + h }
-func subjectLabelKey(ws, h string) string    { return "acr/" + ws + "/s/" + h }
-func deviceLabelKey(ws, h string) string     { return "acr/" + ws + "/d/" + h }
-func siteKey(ws, site string) string         { return "acv/" + ws + "/" + site }
-func assessmentKey(id string) string         { return "acc/" + id }
+func subjectActivityKey(ws, h string) string { return actors.SpaceAccountActivity + ws + "/s/" + h }
+func deviceActivityKey(ws, h string) string  { return actors.SpaceAccountActivity + ws + "/d/" + h }
+func subjectLabelKey(ws, h string) string    { return actors.SpaceAccountLabel + ws + "/s/" + h }
+func deviceLabelKey(ws, h string) string     { return actors.SpaceAccountLabel + ws + "/d/" + h }
+func siteKey(ws, site string) string         { return actors.SpaceAccountSiteRate + ws + "/" + site }
+func assessmentKey(id string) string         { return actors.SpaceAccountAssessment + id }

@@ -14,11 +14,6 @@ import (
 	"github.com/trustd/trustd/ident"
 )
 
-// Asker runs an op on the owner of key (the cluster router).
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Store is the replicated catalog: read a version, or change it through Raft.
 type Store interface {
 	Catalog() *catalog.Catalog
@@ -28,13 +23,13 @@ type Store interface {
 // Module is Account Defence. It holds no state of its own: counters live
 // in actors, trusted devices in the catalog.
 type Module struct {
-	ask   Asker
+	ask   actors.Asker
 	store Store
 	now   func() time.Time
 }
 
 // New builds the module over the cluster's router and the catalog store.
-func New(ask Asker, store Store, now func() time.Time) *Module {
+func New(ask actors.Asker, store Store, now func() time.Time) *Module {
 	if now == nil {
 		now = time.Now
 	}

@@ -54,11 +54,6 @@ func Classify(risk float64) (classification string, recommended ratelimit.Decisi
 	return "low", ratelimit.Allow
 }
 
-// Asker runs an op on the owner of a key.
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Caller is the workspace (and site, "" for a workspace credential) that
 // authenticated.
 type Caller struct {
@@ -68,12 +63,12 @@ type Caller struct {
 
 // Module assesses API requests. It is safe for concurrent use.
 type Module struct {
-	ask Asker
+	ask actors.Asker
 	now func() time.Time
 }
 
 // New returns a module.
-func New(ask Asker, now func() time.Time) *Module { return &Module{ask: ask, now: now} }
+func New(ask actors.Asker, now func() time.Time) *Module { return &Module{ask: ask, now: now} }
 
 // AssessRequest is the assessed request (spec 4.5).
 type AssessRequest struct {

@@ -1,6 +1,10 @@
 package messaging
 
-import "time"
+import (
+	"time"
+
+	"github.com/trustd/trustd/actors"
+)
 
 // The actor key spaces of the messaging preflight, in one place. Every key
 // carries the workspace id and, for a number, prefix, subject or message
@@ -24,15 +28,15 @@ import "time"
 // its delivery events.
 const MessageTTL = 24 * time.Hour
 
-func nonceKey(ws, nonce string) string     { return "msn/" + ws + "/" + nonce }
-func prefixKey(ws, h string) string        { return "msp/" + ws + "/" + h }
-func numberKey(ws, h string) string        { return "msd/" + ws + "/" + h }
-func subjectKey(ws, h string) string       { return "mss/" + ws + "/" + h }
-func countryKey(ws, c string) string       { return "msc/" + ws + "/" + c }
-func blockKey(ws, h string) string         { return "msb/" + ws + "/" + h }
-func sendsKey(ws, h string) string         { return "msx/" + ws + "/" + h }
-func verifiedKey(ws, h string) string      { return "msv/" + ws + "/" + h }
-func failedKey(ws, h string) string        { return "msf/" + ws + "/" + h }
-func refKey(ws, h string) string           { return "msr/" + ws + "/" + h }
-func messageKey(ws, h string) string       { return "msm/" + ws + "/" + h }
-func eventKey(ws, h, status string) string { return "mse/" + ws + "/" + h + "/" + status }
+func nonceKey(ws, nonce string) string     { return actors.SpaceMsgNonce + ws + "/" + nonce }
+func prefixKey(ws, h string) string        { return actors.SpaceMsgPrefix + ws + "/" + h }
+func numberKey(ws, h string) string        { return actors.SpaceMsgNumber + ws + "/" + h }
+func subjectKey(ws, h string) string       { return actors.SpaceMsgSubject + ws + "/" + h }
+func countryKey(ws, c string) string       { return actors.SpaceMsgCountry + ws + "/" + c }
+func blockKey(ws, h string) string         { return actors.SpaceMsgBlock + ws + "/" + h }
+func sendsKey(ws, h string) string         { return actors.SpaceMsgSends + ws + "/" + h }
+func verifiedKey(ws, h string) string      { return actors.SpaceMsgVerified + ws + "/" + h }
+func failedKey(ws, h string) string        { return actors.SpaceMsgFailed + ws + "/" + h }
+func refKey(ws, h string) string           { return actors.SpaceMsgRef + ws + "/" + h }
+func messageKey(ws, h string) string       { return actors.SpaceMsgMessage + ws + "/" + h }
+func eventKey(ws, h, status string) string { return actors.SpaceMsgEvent + ws + "/" + h + "/" + status }

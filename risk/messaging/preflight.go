@@ -14,20 +14,15 @@ import (
 	"github.com/trustd/trustd/ratelimit"
 )
 
-// Asker routes an op to the shard that owns its key (cluster.Router).
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Module answers preflights and records delivery events.
 type Module struct {
-	ask    Asker
+	ask    actors.Asker
 	now    func() time.Time
 	sealer *Sealer
 }
 
 // New builds the module.
-func New(ask Asker, sealer *Sealer, now func() time.Time) *Module {
+func New(ask actors.Asker, sealer *Sealer, now func() time.Time) *Module {
 	return &Module{ask: ask, now: now, sealer: sealer}
 }
 

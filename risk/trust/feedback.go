@@ -78,7 +78,7 @@ func (m *Module) Feedback(who Caller, req FeedbackRequest) (FeedbackResult, erro
 		}
 		if req.Label == "fraudulent" && req.ReasonCode == "failed_step_up" {
 			var b [16]byte
-			if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(op.SubjectKey, "rep/"+ws.ID+"/")); err == nil {
+			if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(op.SubjectKey, actors.SpaceReputation+ws.ID+"/")); err == nil {
 				copy(b[:], raw)
 			}
 			k := failuresKeyBinding(ws.ID, b)

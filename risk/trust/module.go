@@ -16,13 +16,13 @@ import (
 type Module struct {
 	env     *Env
 	cache   *Cache
-	ask     Asker
+	ask     actors.PartitionAsker
 	signals SignalSource
 	now     func() time.Time
 }
 
 // New builds the module. signals nil means ActorSignals over ask.
-func New(ask Asker, signals SignalSource, now func() time.Time) (*Module, error) {
+func New(ask actors.PartitionAsker, signals SignalSource, now func() time.Time) (*Module, error) {
 	env, err := NewEnv()
 	if err != nil {
 		return nil, err

@@ -162,7 +162,7 @@ func (m *Module) VerifyProof(who Caller, siteID string, req SiteverifyRequest, k
 		return res, nil
 	}
 	res.Codes = Check(req, a, OperationBinding(ws.ScopeKey, req.OperationReference), now)
-	op := &actors.Redeem{ID: "prf/" + hex.EncodeToString(p.ID[:]), Expires: time.Unix(p.Expires, 0).Add(proofSkew).UnixNano()}
+	op := &actors.Redeem{ID: actors.SpaceProof + hex.EncodeToString(p.ID[:]), Expires: time.Unix(p.Expires, 0).Add(proofSkew).UnixNano()}
 	if len(res.Codes) == 0 {
 		res.AssessmentID = actors.NewVerificationID(cluster.Partition(op.ID))
 		var bindings uint32
@@ -208,5 +208,5 @@ func FailureKey(ws string, binding [16]byte) string { return failuresKeyBinding(
 // failuresKeyBinding counts a subject's failed attempts under its 16-byte
 // binding, the first half of its SubjectHash: proofs carry only that.
 func failuresKeyBinding(ws string, b [16]byte) string {
-	return "trf/" + ws + "/" + hex.EncodeToString(b[:])
+	return actors.SpaceTrustFailures + ws + "/" + hex.EncodeToString(b[:])
 }

@@ -9,13 +9,6 @@ import (
 	"github.com/trustd/trustd/ratelimit"
 )
 
-// Asker routes an op to the shard that owns its key or partition
-// (cluster.Router, on every node).
-type Asker interface {
-	Ask(key string, op actors.Op) error
-	AskPartition(p int, op actors.Op) error
-}
-
 // SignalSource reads what the service observed of a subject (and, when
 // known, a device). Account Defence (risk/account) implements it with its
 // own counters; ActorSignals is what exists without it. subjectHash and
@@ -60,12 +53,12 @@ func OperationBinding(scopeKey []byte, ref string) [16]byte {
 
 // Key spaces of the trust API's actor state. Every key embeds the
 // workspace and a keyed hash, never a raw identifier.
-func repKey(ws, subjectHash string) string     { return "rep/" + ws + "/" + subjectHash }
-func decisionsKey(ws, subject string) string   { return "trv/" + ws + "/" + subject }
-func failuresKey(ws, subject string) string    { return "trf/" + ws + "/" + subject }
-func matchesKey(ws, policy string) string      { return "trm/" + ws + "/" + policy }
-func decisionRecordKey(id string) string       { return "trd/" + id }
-func orchestratedKey(assessment string) string { return "tro/" + assessment }
+func repKey(ws, subjectHash string) string     { return actors.SpaceReputation + ws + "/" + subjectHash }
+func decisionsKey(ws, subject string) string   { return actors.SpaceTrustDecisions + ws + "/" + subject }
+func failuresKey(ws, subject string) string    { return actors.SpaceTrustFailures + ws + "/" + subject }
+func matchesKey(ws, policy string) string      { return actors.SpaceTrustMatches + ws + "/" + policy }
+func decisionRecordKey(id string) string       { return actors.SpaceTrustRecord + id }
+func orchestratedKey(assessment string) string { return actors.SpaceTrustOrchestra + assessment }
 
 // Windows of the trust counters.
 const (
@@ -78,7 +71,7 @@ const (
 // and failed step-up proofs counted for the subject in the current
 // 5-minute window. It knows no devices; TrustedDevice stays false until
 // Account Defence provides it.
-type ActorSignals struct{ Router Asker }
+type ActorSignals struct{ Router actors.PartitionAsker }
 
 // SubjectSignals implements SignalSource.
 func (a ActorSignals) SubjectSignals(_ context.Context, workspace, subjectHash, _ string) (Signals, error) {

@@ -40,11 +40,6 @@ var (
 // Errors lists the codes of this package for the contract.
 var Errors = []*errcode.Code{ErrUnknownDependency, ErrInvalid, ErrExpired, ErrUsed, ErrContext}
 
-// Asker runs an op on the owner of a key.
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Caller is the workspace and application whose credential authenticated
 // the call.
 type Caller = lease.Caller
@@ -106,13 +101,13 @@ type FeedbackResult struct {
 // Module admits calls and takes their feedback. It is safe for concurrent
 // use.
 type Module struct {
-	ask  Asker
+	ask  actors.Asker
 	now  func() time.Time
 	keys token.Keyring
 }
 
 // New returns a module.
-func New(ask Asker, now func() time.Time) *Module { return &Module{ask: ask, now: now} }
+func New(ask actors.Asker, now func() time.Time) *Module { return &Module{ask: ask, now: now} }
 
 // Config is the actor-side configuration of d.
 func Config(d *catalog.Dependency) actors.DependencyConfig {

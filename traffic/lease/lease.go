@@ -53,11 +53,6 @@ var (
 // Errors lists the codes of this package for the contract.
 var Errors = []*errcode.Code{ErrInvalid, ErrExpired, ErrContextMismatch}
 
-// Asker runs an op on the owner of a key.
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Caller is the workspace and application (site or mobile app) whose
 // credential authenticated the call.
 type Caller struct {
@@ -111,14 +106,14 @@ type LeaseReleaseResult struct {
 
 // Module grants, renews and releases leases. It is safe for concurrent use.
 type Module struct {
-	ask  Asker
+	ask  actors.Asker
 	now  func() time.Time
 	log  *slog.Logger
 	keys token.Keyring
 }
 
 // New returns a module.
-func New(ask Asker, now func() time.Time, log *slog.Logger) *Module {
+func New(ask actors.Asker, now func() time.Time, log *slog.Logger) *Module {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

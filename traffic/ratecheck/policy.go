@@ -128,15 +128,9 @@ type Stats struct {
 	DegradedFailOpen, DegradedFailClosed       uint64
 }
 
-// Asker runs an op on the owner of a key. *cluster.Router implements it;
-// tests use fakes.
-type Asker interface {
-	Ask(key string, op actors.Op) error
-}
-
 // Config is what a Module needs.
 type Config struct {
-	Asker Asker
+	Asker actors.Asker
 	// Local reports whether this node owns key; nil treats every key as
 	// local.
 	Local func(key string) bool
@@ -145,7 +139,7 @@ type Config struct {
 
 // Module decides rate-limit checks. It is safe for concurrent use.
 type Module struct {
-	ask   Asker
+	ask   actors.Asker
 	local func(key string) bool
 	now   func() time.Time
 

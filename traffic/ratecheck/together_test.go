@@ -111,7 +111,7 @@ func TestRefusedChecksHoldNothingOnOneShardOrSeveral(t *testing.T) {
 }
 
 // refundTimesOut runs reserves on a real node and times every refund out.
-type refundTimesOut struct{ inner Asker }
+type refundTimesOut struct{ inner actors.Asker }
 
 func (a refundTimesOut) Ask(key string, op actors.Op) error {
 	if _, ok := op.(*actors.Refund); ok {

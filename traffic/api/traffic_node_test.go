@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	nethttp "net/http"
@@ -6,13 +6,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/trustd/trustd/node/nodetest"
 )
 
-// trafficEnv is a real node with one workspace, two sites and a mobile
-// app, ready for traffic-control calls.
+// trafficEnv is a real node (node/nodetest) with one workspace, two sites
+// and a mobile app, ready for traffic-control calls.
 type trafficEnv struct {
 	t       *testing.T
-	tn      *testNode
+	tn      *nodetest.Node
 	ws      string
 	secret  string // site A
 	secretB string // site B, same workspace
@@ -22,7 +24,7 @@ type trafficEnv struct {
 
 func mustStartTrafficNode(t *testing.T) *trafficEnv {
 	t.Helper()
-	e := &trafficEnv{t: t, tn: mustStartNode(t)}
+	e := &trafficEnv{t: t, tn: nodetest.Start(t)}
 	// Runs before the node stops (cleanups run last-in first-out): idle
 	// keep-alive connections left by the parallel tests would otherwise
 	// hold its graceful shutdown.
@@ -51,11 +53,11 @@ func mustStartTrafficNode(t *testing.T) *trafficEnv {
 // do sends a JSON request and decodes the answer into out (when not nil).
 func (e *trafficEnv) do(method, path, bearer string, body any, out any) int {
 	e.t.Helper()
-	r := e.tn.do(method, path, bearer, body)
-	if out != nil && len(r.body) > 0 {
-		r.decode(e.t, out)
+	r := e.tn.Do(method, path, bearer, body)
+	if out != nil && len(r.Body) > 0 {
+		r.Decode(e.t, out)
 	}
-	return r.status
+	return r.Status
 }
 
 func (e *trafficEnv) admin(method, path string, body any, want int, out any) {
@@ -64,7 +66,7 @@ func (e *trafficEnv) admin(method, path string, body any, want int, out any) {
 	if out == nil {
 		out = &raw
 	}
-	if got := e.do(method, "/admin/v1"+path, e.tn.n.AdminToken(), body, out); got != want {
+	if got := e.do(method, "/admin/v1"+path, e.tn.N.AdminToken(), body, out); got != want {
 		e.t.Fatalf("%s %s = %d, want %d (%v)", method, path, got, want, out)
 	}
 }
@@ -634,5 +636,78 @@ func TestOneIdentifierRuleAcrossRateLimitAndLeases(t *testing.T) {
 		if (rlStatus == 200) != tt.ok || (st == 200) != tt.ok {
 			t.Errorf("subject %q: rate-limit check %d, lease acquire %d %+v; want both accepted=%v", tt.subject, rlStatus, st, a, tt.ok)
 		}
+	}
+}
+
+// mobileCallerChecks sends body to a mobile operation with the refusals
+// every mobile operation shares: another app identity, a site secret in
+// the body, no secret, a site secret as bearer.
+func mobileCallerChecks(t *testing.T, tn *nodetest.Node, path, mobileSecret, siteSecret string, body map[string]any) {
+	t.Helper()
+	with := func(k string, v any) map[string]any {
+		out := map[string]any{}
+		for kk, vv := range body {
+			out[kk] = vv
+		}
+		out[k] = v
+		return out
+	}
+	tn.Do("POST", path, mobileSecret, with("app_id", "com.other.app")).Want(t, 403, "invalid-app-identity")
+	tn.Do("POST", path, mobileSecret, with("platform", "ios")).Want(t, 403, "invalid-app-identity")
+	if r := tn.Do("POST", path, mobileSecret, with("secret", siteSecret)); r.Status != 400 || (r.ErrorCode(t) != "invalid-field" && r.ErrorCode(t) != "unknown-field") {
+		t.Fatalf("a body secret on %s: %d %s, want 400 invalid-field or unknown-field", path, r.Status, r.Body)
+	}
+	tn.Do("POST", path, "", body).Want(t, 401, "unauthorized")
+	tn.Do("POST", path, siteSecret, body).Want(t, 401, "unauthorized")
+}
+
+func TestMobileLeaseRenewAnswers(t *testing.T) {
+	e := mustStartTrafficNode(t)
+	e.constraint(map[string]any{"name": "one", "action_pattern": "sync.*", "capacity": 1, "min_ttl_ms": 1000, "default_ttl_ms": 5000, "max_ttl_ms": 60000})
+	body := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.run"}
+	var a leaseAnswer
+	if st := e.do("POST", "/v1/mobile/concurrency/acquire", e.mobile, body, &a); st != 200 || !a.Acquired || len(a.FencingTokens) != 1 {
+		t.Fatalf("mobile acquire = %d %+v", st, a)
+	}
+	renew := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.run", "lease_token": a.LeaseToken, "ttl_ms": 30000}
+	mobileCallerChecks(t, e.tn, "/v1/mobile/concurrency/renew", e.mobile, e.secret, renew)
+	var rn struct {
+		leaseAnswer
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	before := time.Now()
+	if st := e.do("POST", "/v1/mobile/concurrency/renew", e.mobile, renew, &rn); st != 200 {
+		t.Fatalf("mobile renew = %d %+v", st, rn)
+	}
+	if !rn.Success || !rn.Acquired || rn.LeaseID != a.LeaseID || rn.TTLMs != 30000 || rn.LeaseToken == "" ||
+		len(rn.FencingTokens) != 1 || rn.FencingTokens[0].FencingToken != a.FencingTokens[0].FencingToken ||
+		rn.ExpiresAt.Before(before.Add(29*time.Second)) || rn.ExpiresAt.After(time.Now().Add(31*time.Second)) {
+		t.Fatalf("mobile renew answer: %+v", rn)
+	}
+	// The lease still holds its slot: another acquire is refused.
+	var b leaseAnswer
+	if st := e.do("POST", "/v1/mobile/concurrency/acquire", e.mobile, body, &b); st != 200 || b.Acquired || b.Constraint != "one" {
+		t.Fatalf("acquire while renewed = %d %+v", st, b)
+	}
+	// A renew for another action than the lease's is refused; the clamp
+	// keeps a lifetime inside the constraint's bounds.
+	other := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.other", "lease_token": rn.LeaseToken}
+	if st := e.do("POST", "/v1/mobile/concurrency/renew", e.mobile, other, nil); st < 400 {
+		t.Fatalf("renew with another action = %d", st)
+	}
+	renew["lease_token"], renew["ttl_ms"] = rn.LeaseToken, 3_600_000
+	var clamped leaseAnswer
+	if st := e.do("POST", "/v1/mobile/concurrency/renew", e.mobile, renew, &clamped); st != 200 || clamped.TTLMs != 60000 {
+		t.Fatalf("renew beyond max_ttl_ms = %d %+v, want ttl 60000", st, clamped)
+	}
+	// Released, the lease cannot be renewed.
+	var rel leaseAnswer
+	rb := map[string]any{"platform": "android", "app_id": "com.example.app", "action": "sync.run", "lease_token": clamped.LeaseToken}
+	if st := e.do("POST", "/v1/mobile/concurrency/release", e.mobile, rb, &rel); st != 200 || !rel.Released {
+		t.Fatalf("release = %d %+v", st, rel)
+	}
+	renew["lease_token"] = clamped.LeaseToken
+	if st := e.do("POST", "/v1/mobile/concurrency/renew", e.mobile, renew, nil); st != 409 {
+		t.Fatalf("renew after release = %d, want 409", st)
 	}
 }

@@ -1,26 +1,23 @@
-package http_test
+package api_test
 
 import (
-	"bytes"
-	"context"
-	"io"
 	nethttp "net/http"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/go-json-experiment/json"
 
-	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
+	api "github.com/trustd/trustd/traffic/api"
 )
 
-// rlNode is a real single node on loopback with one workspace, a site and
-// a mobile app.
+// rlNode is a real single node on loopback (node/nodetest) with one
+// workspace, a site and a mobile app.
 type rlNode struct {
 	t            testing.TB
+	tn           *nodetest.Node
 	n            *node.Node
-	base         string
 	ws           string
 	siteID       string
 	secret       string
@@ -31,75 +28,29 @@ type rlNode struct {
 
 func mustStartRLNode(t testing.TB) *rlNode {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = n.Close(ctx)
-	})
-	tn := &rlNode{t: t, n: n, base: n.APIURL()}
-	var ws struct {
-		WorkspaceID string `json:"workspace_id"`
-	}
-	tn.admin("POST", "/admin/v1/workspaces", map[string]any{"name": "rl"}, 201, &ws)
-	tn.ws = ws.WorkspaceID
-	var site struct {
-		SiteID string `json:"site_id"`
-		Secret string `json:"secret"`
-	}
-	tn.admin("POST", tn.wsPath("/sites"), map[string]any{"name": "shop", "hostnames": []string{"shop.example"}}, 201, &site)
-	tn.siteID, tn.secret = site.SiteID, site.Secret
+	nt := nodetest.Start(t)
+	// Runs before the node stops (cleanups run last-in first-out): idle
+	// keep-alive connections would otherwise hold its graceful shutdown.
+	t.Cleanup(nethttp.DefaultClient.CloseIdleConnections)
+	ten := nt.MustTenant("rl")
+	tn := &rlNode{t: t, tn: nt, n: nt.N, ws: ten.WorkspaceID, siteID: ten.SiteID, secret: ten.Secret, credential: ten.Credential}
 	var app struct {
 		MobileAppID  string `json:"mobile_app_id"`
 		MobileSecret string `json:"mobile_secret"`
 	}
 	tn.admin("POST", tn.wsPath("/mobile-apps"), map[string]any{"name": "app", "platform": "android", "app_id": "com.example.app"}, 201, &app)
 	tn.mobileID, tn.mobileSecret = app.MobileAppID, app.MobileSecret
-	var cred struct {
-		Credential string `json:"credential"`
-	}
-	tn.admin("POST", tn.wsPath("/credentials"), map[string]any{"name": "srv", "scopes": []string{"site.verify"}}, 201, &cred)
-	tn.credential = cred.Credential
 	return tn
 }
 
 func (tn *rlNode) wsPath(p string) string { return "/admin/v1/workspaces/" + tn.ws + p }
 
-// do sends a request and returns status, headers and body.
+// do sends a request and returns status, headers and body; every answer
+// is checked against the node's contract.
 func (tn *rlNode) do(method, path, bearer string, body any) (int, nethttp.Header, []byte) {
 	tn.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			tn.t.Fatal(err)
-		}
-		rd = bytes.NewReader(buf)
-	}
-	req, err := nethttp.NewRequest(method, tn.base+path, rd)
-	if err != nil {
-		tn.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
-	}
-	resp, err := nethttp.DefaultClient.Do(req)
-	if err != nil {
-		tn.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, out
+	r := tn.tn.Do(method, path, bearer, body)
+	return r.Status, r.Header, r.Body
 }
 
 func (tn *rlNode) admin(method, path string, body any, want int, out any) {

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"bytes"
@@ -9,12 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
+	kernel "github.com/trustd/trustd/http"
 )
 
 // trafficMemStore is a Store without Raft: commands apply in memory, in
@@ -40,10 +39,11 @@ func (m *trafficMemStore) Apply(_ context.Context, cmd catalog.Command) (any, er
 	return v, nil
 }
 
-// trafficBench is a server over an in-memory store with one workspace and
-// site, driven through its fasthttp handler without a network.
+// trafficBench is the traffic transport (newServer) over an in-memory
+// store with one workspace and site, driven through its fasthttp handler
+// without a network.
 type trafficBench struct {
-	s      *Server
+	s      *kernel.Server
 	store  *trafficMemStore
 	ws     string
 	secret string
@@ -56,7 +56,7 @@ func newTrafficBench(tb testing.TB) *trafficBench {
 	st.cat.Store(catalog.Empty())
 	sys := actors.NewSystem(actors.Config{Shards: 8}, nil)
 	tb.Cleanup(sys.Stop)
-	s := New(Config{BaseURL: "http://bench"}, st, cluster.SingleNode("bench", sys, time.Second), prometheus.NewRegistry(), nil)
+	s := newServer(tb, st, sys)
 	b := &trafficBench{s: s, store: st, ws: "ws-bench", secret: "sk_live_bench"}
 	must := func(cmd catalog.Command) {
 		if _, err := st.Apply(context.Background(), cmd); err != nil {

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/catalog"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/ratelimit"
 	"github.com/trustd/trustd/resilience"
 	"github.com/trustd/trustd/token"
@@ -22,14 +23,11 @@ import (
 // result is validated whole, so no combination of patches can store an
 // inconsistent configuration.
 
-// trafficRoutes assembles the traffic-control module: leases, admissions
-// and their admin API.
-func (s *Server) trafficRoutes() []Route {
-	var rs []Route
-	rs = append(rs, s.concurrencyRoutes()...)
-	rs = append(rs, s.dependencyRoutes()...)
-	rs = append(rs, s.trafficAdminRoutes()...)
-	return rs
+// adminAPI is the admin collections' transport: the lease module reads a
+// constraint's holders, the router a dependency's breaker.
+type adminAPI struct {
+	lease  *lease.Module
+	router Asker
 }
 
 // ConcurrencyConstraintInput creates or patches a concurrency constraint.
@@ -118,80 +116,83 @@ type DependencyList struct {
 	Dependencies []DependencyView `json:"dependencies" required:"true"`
 }
 
-func (s *Server) trafficAdminRoutes() []Route {
-	rs := append(constraints.routes(s), dependencies.routes(s)...)
-	return append(rs, Route{Method: "GET", Path: constraints.path + "/{constraint_id}/holders", Admin: true, ID: "getConcurrencyHolders", Tag: "Admin",
-		Auth: []Auth{AuthAdmin}, Summary: "A concurrency constraint's live holders, read from the owners of its slots: per scope value for workspace and application scopes; subject, device and custom scope values are stored only as keyed hashes and are not enumerable.",
-		Result: &lease.Holders{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-			k := constraints.find(c)
+func (a adminAPI) routes() []kernel.Route {
+	rs := append(constraints.Routes(), a.dependencies().Routes()...)
+	return append(rs, kernel.Route{Method: "GET", Path: constraints.Path + "/{constraint_id}/holders", Admin: true, ID: "getConcurrencyHolders", Tag: "Admin",
+		Auth: []kernel.Auth{kernel.AuthAdmin}, Summary: "A concurrency constraint's live holders, read from the owners of its slots: per scope value for workspace and application scopes; subject, device and custom scope values are stored only as keyed hashes and are not enumerable.",
+		Result: &lease.Holders{}, Errors: kernel.AdminErrors(), Handle: kernel.AdminOnly(func(c *kernel.Call) {
+			k := constraints.Find(c)
 			if k == nil {
 				return
 			}
-			h, err := s.mods.lease.Holders(c.cat, c.cat.Workspaces[k.WorkspaceID], k)
+			cat := c.Catalog()
+			h, err := a.lease.Holders(cat, cat.Workspaces[k.WorkspaceID], k)
 			if err != nil {
-				c.fail(ErrUnavailable, "a slot's owner did not answer")
+				c.Fail(kernel.ErrUnavailable, "a slot's owner did not answer")
 				return
 			}
-			c.ok(h)
+			c.OK(h)
 		})})
 }
 
 // constraints is the admin CRUD of concurrency constraints.
-var constraints = &resource[catalog.ConcurrencyConstraint, ConcurrencyConstraintInput, ConcurrencyConstraintView, ConcurrencyConstraintList]{
-	what: "concurrency constraint", path: "/workspaces/{workspace_id}/concurrency-constraints", param: "constraint_id",
-	id: "ConcurrencyConstraint", ids: "ConcurrencyConstraints",
-	summary: map[string]string{"list": "List a workspace's concurrency constraints.",
+var constraints = &kernel.Resource[catalog.ConcurrencyConstraint, ConcurrencyConstraintInput, ConcurrencyConstraintView, ConcurrencyConstraintList]{
+	What: "concurrency constraint", Path: "/workspaces/{workspace_id}/concurrency-constraints", Param: "constraint_id",
+	ID: "ConcurrencyConstraint", IDs: "ConcurrencyConstraints",
+	Summary: map[string]string{"list": "List a workspace's concurrency constraints.",
 		"update": "Change a concurrency constraint; held leases keep their slots, new acquires see the change."},
-	createErrors: []ErrorCode{ErrConflict}, updateErrors: []ErrorCode{ErrConflict},
-	table: func(c *catalog.Catalog) map[string]*catalog.ConcurrencyConstraint { return c.ConcurrencyConstraints },
-	owner: func(k *catalog.ConcurrencyConstraint) string { return k.WorkspaceID },
-	build: buildConstraint,
-	create: func(k catalog.ConcurrencyConstraint) catalog.Command {
+	CreateErrors: []kernel.ErrorCode{kernel.ErrConflict}, UpdateErrors: []kernel.ErrorCode{kernel.ErrConflict},
+	Table: func(c *catalog.Catalog) map[string]*catalog.ConcurrencyConstraint { return c.ConcurrencyConstraints },
+	Owner: func(k *catalog.ConcurrencyConstraint) string { return k.WorkspaceID },
+	Build: buildConstraint,
+	Create: func(k catalog.ConcurrencyConstraint) catalog.Command {
 		return &catalog.PutConcurrencyConstraint{Constraint: k}
 	},
-	update: func(_ *ConcurrencyConstraintInput, k catalog.ConcurrencyConstraint) catalog.Command {
+	Update: func(_ *ConcurrencyConstraintInput, k catalog.ConcurrencyConstraint) catalog.Command {
 		return &catalog.PutConcurrencyConstraint{Constraint: k}
 	},
-	delete: func(k *catalog.ConcurrencyConstraint, _ time.Time) catalog.Command {
+	Delete: func(k *catalog.ConcurrencyConstraint, _ time.Time) catalog.Command {
 		return &catalog.DeleteConcurrencyConstraint{WorkspaceID: k.WorkspaceID, ID: k.ID}
 	},
-	view:   viewOf(constraintView),
-	sortID: func(v *ConcurrencyConstraintView) string { return v.ConstraintID },
-	list: func(vs []ConcurrencyConstraintView) *ConcurrencyConstraintList {
+	View:   kernel.ViewOf(constraintView),
+	SortID: func(v *ConcurrencyConstraintView) string { return v.ConstraintID },
+	List: func(vs []ConcurrencyConstraintView) *ConcurrencyConstraintList {
 		return &ConcurrencyConstraintList{Constraints: vs}
 	},
 }
 
 // dependencies is the admin CRUD of dependencies; GET of one adds its
-// breaker's live state.
-var dependencies = &resource[catalog.Dependency, DependencyInput, DependencyView, DependencyList]{
-	what: "dependency", path: "/workspaces/{workspace_id}/dependencies", param: "dependency_id",
-	id: "Dependency", ids: "Dependencies",
-	summary: map[string]string{"create": "Configure a dependency's circuit breaker, retry budget and bulkhead.",
-		"list": "List a workspace's dependencies.", "get": "Read a dependency and its breaker's live state.",
-		"update": "Change a dependency; the next admission uses the new settings."},
-	createErrors: []ErrorCode{ErrConflict}, updateErrors: []ErrorCode{ErrConflict},
-	table:  func(c *catalog.Catalog) map[string]*catalog.Dependency { return c.Dependencies },
-	owner:  func(d *catalog.Dependency) string { return d.WorkspaceID },
-	build:  buildDependency,
-	create: func(d catalog.Dependency) catalog.Command { return &catalog.PutDependency{Dependency: d} },
-	update: func(_ *DependencyInput, d catalog.Dependency) catalog.Command {
-		return &catalog.PutDependency{Dependency: d}
-	},
-	delete: func(d *catalog.Dependency, _ time.Time) catalog.Command {
-		return &catalog.DeleteDependency{WorkspaceID: d.WorkspaceID, ID: d.ID}
-	},
-	view: viewOf(dependencyView),
-	get: func(c *Call, d *catalog.Dependency) *DependencyView {
-		v := dependencyView(d)
-		peek := &actors.BreakerPeek{Key: actors.BreakerKey(d.WorkspaceID, d.ID)}
-		if err := c.s.router.Ask(peek.Key, peek); err == nil {
-			v.Live = &DependencyLive{State: peek.State.String(), Calls: peek.Calls, Failures: peek.Failures, InFlight: peek.InFlight}
-		}
-		return v
-	},
-	sortID: func(v *DependencyView) string { return v.Name },
-	list:   func(vs []DependencyView) *DependencyList { return &DependencyList{Dependencies: vs} },
+// breaker's live state, read from the breaker's owner.
+func (a adminAPI) dependencies() *kernel.Resource[catalog.Dependency, DependencyInput, DependencyView, DependencyList] {
+	return &kernel.Resource[catalog.Dependency, DependencyInput, DependencyView, DependencyList]{
+		What: "dependency", Path: "/workspaces/{workspace_id}/dependencies", Param: "dependency_id",
+		ID: "Dependency", IDs: "Dependencies",
+		Summary: map[string]string{"create": "Configure a dependency's circuit breaker, retry budget and bulkhead.",
+			"list": "List a workspace's dependencies.", "get": "Read a dependency and its breaker's live state.",
+			"update": "Change a dependency; the next admission uses the new settings."},
+		CreateErrors: []kernel.ErrorCode{kernel.ErrConflict}, UpdateErrors: []kernel.ErrorCode{kernel.ErrConflict},
+		Table:  func(c *catalog.Catalog) map[string]*catalog.Dependency { return c.Dependencies },
+		Owner:  func(d *catalog.Dependency) string { return d.WorkspaceID },
+		Build:  buildDependency,
+		Create: func(d catalog.Dependency) catalog.Command { return &catalog.PutDependency{Dependency: d} },
+		Update: func(_ *DependencyInput, d catalog.Dependency) catalog.Command {
+			return &catalog.PutDependency{Dependency: d}
+		},
+		Delete: func(d *catalog.Dependency, _ time.Time) catalog.Command {
+			return &catalog.DeleteDependency{WorkspaceID: d.WorkspaceID, ID: d.ID}
+		},
+		View: kernel.ViewOf(dependencyView),
+		Get: func(_ *kernel.Call, d *catalog.Dependency) *DependencyView {
+			v := dependencyView(d)
+			peek := &actors.BreakerPeek{Key: actors.BreakerKey(d.WorkspaceID, d.ID)}
+			if err := a.router.Ask(peek.Key, peek); err == nil {
+				v.Live = &DependencyLive{State: peek.State.String(), Calls: peek.Calls, Failures: peek.Failures, InFlight: peek.InFlight}
+			}
+			return v
+		},
+		SortID: func(v *DependencyView) string { return v.Name },
+		List:   func(vs []DependencyView) *DependencyList { return &DependencyList{Dependencies: vs} },
+	}
 }
 
 func constraintView(k *catalog.ConcurrencyConstraint) *ConcurrencyConstraintView {
@@ -230,13 +231,13 @@ func setIf[T any](dst *T, v *T) {
 
 // buildConstraint lays the input over the defaults (create) or the stored
 // constraint (update) and validates the result whole.
-func buildConstraint(c *Call, in *ConcurrencyConstraintInput, cur *catalog.ConcurrencyConstraint, workspaceID string) (catalog.ConcurrencyConstraint, string, error) {
+func buildConstraint(c *kernel.Call, in *ConcurrencyConstraintInput, cur *catalog.ConcurrencyConstraint, workspaceID string) (catalog.ConcurrencyConstraint, string, error) {
 	k := catalog.ConcurrencyConstraint{ID: uuid.NewString(), WorkspaceID: workspaceID, Scope: catalog.ScopeWorkspace,
 		MinTTLMs: 1000, MaxTTLMs: 300_000, DefaultTTLMs: 30_000, CreatedAt: c.Now().UTC()}
 	if cur != nil {
 		k = *cur
 	} else if in.Name == nil || in.ActionPattern == nil || in.Capacity == nil {
-		return k, "", invalid("name, action_pattern, capacity", "required")
+		return k, "", kernel.Invalid("name, action_pattern, capacity", "required")
 	}
 	setIf(&k.Name, in.Name)
 	setIf(&k.Scope, in.Scope)
@@ -247,11 +248,11 @@ func buildConstraint(c *Call, in *ConcurrencyConstraintInput, cur *catalog.Concu
 	setIf(&k.MaxTTLMs, in.MaxTTLMs)
 	setIf(&k.DefaultTTLMs, in.DefaultTTLMs)
 	k.UpdatedAt = c.Now().UTC()
-	if err := validateConstraint(c.cat, &k); err != nil {
+	if err := validateConstraint(c.Catalog(), &k); err != nil {
 		return k, "", err
 	}
-	if cur == nil && len(c.cat.ConstraintsOf(workspaceID)) >= token.MaxLeaseSlots {
-		return k, "", invalid("name", "a workspace holds at most "+strconv.Itoa(token.MaxLeaseSlots)+" concurrency constraints")
+	if cur == nil && len(c.Catalog().ConstraintsOf(workspaceID)) >= token.MaxLeaseSlots {
+		return k, "", kernel.Invalid("name", "a workspace holds at most "+strconv.Itoa(token.MaxLeaseSlots)+" concurrency constraints")
 	}
 	return k, "", nil
 }
@@ -259,25 +260,25 @@ func buildConstraint(c *Call, in *ConcurrencyConstraintInput, cur *catalog.Concu
 func validateConstraint(cat *catalog.Catalog, k *catalog.ConcurrencyConstraint) error {
 	switch {
 	case !validConfigName(k.Name):
-		return invalid("name", "1 to 64 letters, digits, '.', '_', ':' or '-'")
+		return kernel.Invalid("name", "1 to 64 letters, digits, '.', '_', ':' or '-'")
 	case k.Scope != catalog.ScopeWorkspace && k.Scope != catalog.ScopeApplication && k.Scope != catalog.ScopeSubject &&
 		k.Scope != catalog.ScopeDevice && k.Scope != catalog.ScopeCustom:
-		return invalid("scope", "must be workspace, application, subject, device or custom")
+		return kernel.Invalid("scope", "must be workspace, application, subject, device or custom")
 	case !ratelimit.ValidPattern(k.ActionPattern):
-		return invalid("action_pattern", "must be *, an action name or a prefix pattern such as export.*")
+		return kernel.Invalid("action_pattern", "must be *, an action name or a prefix pattern such as export.*")
 	case k.Capacity < 1 || k.Capacity > 1_000_000:
-		return invalid("capacity", "must be 1 to 1000000")
+		return kernel.Invalid("capacity", "must be 1 to 1000000")
 	case k.MinTTLMs < lease.MinTTLMs || k.MinTTLMs > lease.MaxTTLMs:
-		return invalid("min_ttl_ms", "must be 100 to 86400000")
+		return kernel.Invalid("min_ttl_ms", "must be 100 to 86400000")
 	case k.MaxTTLMs < k.MinTTLMs || k.MaxTTLMs > lease.MaxTTLMs:
-		return invalid("max_ttl_ms", "must be min_ttl_ms to 86400000")
+		return kernel.Invalid("max_ttl_ms", "must be min_ttl_ms to 86400000")
 	case k.DefaultTTLMs < k.MinTTLMs || k.DefaultTTLMs > k.MaxTTLMs:
-		return invalid("default_ttl_ms", "must be within min_ttl_ms and max_ttl_ms")
+		return kernel.Invalid("default_ttl_ms", "must be within min_ttl_ms and max_ttl_ms")
 	}
 	if k.ApplicationID != "" {
 		site, app := cat.Sites[k.ApplicationID], cat.MobileApps[k.ApplicationID]
 		if (site == nil || site.WorkspaceID != k.WorkspaceID) && (app == nil || app.WorkspaceID != k.WorkspaceID) {
-			return invalid("application_id", "no site or mobile app "+k.ApplicationID+" in this workspace")
+			return kernel.Invalid("application_id", "no site or mobile app "+k.ApplicationID+" in this workspace")
 		}
 	}
 	return nil
@@ -285,14 +286,14 @@ func validateConstraint(cat *catalog.Catalog, k *catalog.ConcurrencyConstraint) 
 
 // buildDependency lays the input over the defaults (create) or the stored
 // dependency (update) and validates the result whole.
-func buildDependency(c *Call, in *DependencyInput, cur *catalog.Dependency, workspaceID string) (catalog.Dependency, string, error) {
+func buildDependency(c *kernel.Call, in *DependencyInput, cur *catalog.Dependency, workspaceID string) (catalog.Dependency, string, error) {
 	d := catalog.Dependency{ID: uuid.NewString(), WorkspaceID: workspaceID, FailureRateThreshold: 0.5, OpenDurationMs: 60_000,
 		HalfOpenProbes: 10, WindowSize: 100, RetryRatio: 0.2, RetryMinPerSecond: 10, RetryTTLMs: 10_000,
 		AdmissionTTLMs: 30_000, CreatedAt: c.Now().UTC()}
 	if cur != nil {
 		d = *cur
 	} else if in.Name == nil {
-		return d, "", invalid("name", "required")
+		return d, "", kernel.Invalid("name", "required")
 	}
 	setIf(&d.Name, in.Name)
 	setIf(&d.WindowSize, in.WindowSize)
@@ -317,17 +318,17 @@ func buildDependency(c *Call, in *DependencyInput, cur *catalog.Dependency, work
 func validateDependency(d *catalog.Dependency) error {
 	switch {
 	case !validConfigName(d.Name):
-		return invalid("name", "1 to 64 letters, digits, '.', '_', ':' or '-'")
+		return kernel.Invalid("name", "1 to 64 letters, digits, '.', '_', ':' or '-'")
 	case d.OpenDurationMs < 10 || d.OpenDurationMs > 86_400_000:
-		return invalid("open_duration_ms", "must be 10 to 86400000")
+		return kernel.Invalid("open_duration_ms", "must be 10 to 86400000")
 	case d.SlowCallMs < 0 || d.SlowCallMs > 3_600_000:
-		return invalid("slow_call_ms", "must be 0 to 3600000")
+		return kernel.Invalid("slow_call_ms", "must be 0 to 3600000")
 	case d.MaxConcurrent < 0 || d.MaxConcurrent > 1_000_000:
-		return invalid("max_concurrent", "must be 0 to 1000000")
+		return kernel.Invalid("max_concurrent", "must be 0 to 1000000")
 	case d.AdmissionTTLMs < 100 || d.AdmissionTTLMs > 3_600_000:
-		return invalid("admission_ttl_ms", "must be 100 to 3600000")
+		return kernel.Invalid("admission_ttl_ms", "must be 100 to 3600000")
 	case d.RetryTTLMs < 1000 || d.RetryTTLMs > 3_600_000:
-		return invalid("retry_ttl_ms", "must be 1000 to 3600000")
+		return kernel.Invalid("retry_ttl_ms", "must be 1000 to 3600000")
 	}
 	cfg := admission.Config(d)
 	if err := cfg.Breaker.Validate(); err != nil {
@@ -338,19 +339,19 @@ func validateDependency(d *catalog.Dependency) error {
 		}
 		for sentinel, name := range field {
 			if errors.Is(err, sentinel) {
-				return invalid(name, err.Error())
+				return kernel.Invalid(name, err.Error())
 			}
 		}
-		return invalid("dependency", err.Error())
+		return kernel.Invalid("dependency", err.Error())
 	}
 	if err := cfg.Budget.Validate(); err != nil {
 		switch {
 		case errors.Is(err, resilience.ErrMinPerSecond):
-			return invalid("retry_min_per_second", err.Error())
+			return kernel.Invalid("retry_min_per_second", err.Error())
 		case errors.Is(err, resilience.ErrRetryRatio):
-			return invalid("retry_ratio", err.Error())
+			return kernel.Invalid("retry_ratio", err.Error())
 		}
-		return invalid("retry_ttl_ms", err.Error())
+		return kernel.Invalid("retry_ttl_ms", err.Error())
 	}
 	return nil
 }

@@ -1,21 +1,29 @@
-package http_test
+package api_test
 
 import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
 
-	api "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/risk/apiprotection"
+	api "github.com/trustd/trustd/traffic/api"
 )
 
-func (tn *rlNode) assess(bearer string, body map[string]any) (int, apiprotection.APIAssessment, []byte) {
+// assessment is the part of an API Protection assessment the adaptive
+// cost reads; the answer is checked against the contract by nodetest, so
+// the test needs no type of the risk area (a change there does not
+// recompile this package's tests).
+type assessment struct {
+	AssessmentID   string `json:"assessment_id"`
+	Classification string `json:"classification"`
+}
+
+func (tn *rlNode) assess(bearer string, body map[string]any) (int, assessment, []byte) {
 	tn.t.Helper()
 	st, _, b := tn.do("POST", "/v1/api-protection/assess", bearer, body)
-	var a apiprotection.APIAssessment
+	var a assessment
 	if st == 200 {
-		if err := json.Unmarshal(b, &a, json.RejectUnknownMembers(true)); err != nil {
-			tn.t.Fatalf("assessment does not match the contract: %v: %s", err, b)
+		if err := json.Unmarshal(b, &a, json.RejectUnknownMembers(false)); err != nil || a.AssessmentID == "" {
+			tn.t.Fatalf("assessment: %v: %s", err, b)
 		}
 	}
 	return st, a, b

@@ -1,7 +1,6 @@
-package http
+package api
 
 import (
-	"github.com/trustd/trustd/traffic/ratecheck"
 	"strings"
 	"time"
 
@@ -9,18 +8,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/trustd/trustd/catalog"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/traffic/ratecheck"
 )
 
 // Admin API of rate-limit policies (spec 2.11): create, list, read, patch,
 // delete, and the per-policy counters operators watch while a policy is
 // observed before it is enforced.
-
-// PolicyTargetBody names what a policy covers.
-type PolicyTargetBody struct {
-	Type string `json:"type" required:"true" enum:"workspace|site|mobile_app"`
-	ID   string `json:"id,omitempty" doc:"site_id or mobile_app_id of this workspace; absent for workspace."`
-}
 
 // PolicyBucketBody is a token bucket.
 type PolicyBucketBody struct {
@@ -38,39 +33,39 @@ type PolicyQuotaBody struct {
 // RateLimitPolicyInput creates a policy (name, target, action_pattern,
 // scope and bucket required) or patches one (any subset).
 type RateLimitPolicyInput struct {
-	Name              *string           `json:"name,omitempty" doc:"1 to 100 characters." required:"true"`
-	Target            *PolicyTargetBody `json:"target,omitempty" required:"true"`
-	ActionPattern     *string           `json:"action_pattern,omitempty" required:"true" doc:"An action (otp.send), a prefix pattern (payment.*) or *."`
-	Method            *string           `json:"method,omitempty" doc:"An HTTP method or *; default *."`
-	Scope             *string           `json:"scope,omitempty" required:"true" enum:"workspace|application|subject|device|route|custom"`
-	Bucket            *PolicyBucketBody `json:"bucket,omitempty" required:"true"`
-	DefaultCost       *int64            `json:"default_cost,omitempty" doc:"Minimum cost of a check, 1 to capacity; default 1."`
-	Quota             *PolicyQuotaBody  `json:"quota,omitempty" doc:"Optional fixed quota. On PATCH, null removes it."`
-	AdaptiveCost      *bool             `json:"adaptive_cost,omitempty" doc:"Multiply the cost by an API Protection assessment's risk; needs the workspace setting too. Default false."`
-	Mode              *string           `json:"mode,omitempty" enum:"observe|throttle|enforce|workspace_default" doc:"Default workspace_default."`
-	DegradedBehaviour *string           `json:"degraded_behaviour,omitempty" enum:"fail_open|fail_closed" doc:"Answer when the bucket's owner is unavailable; default fail_open."`
-	EnforcePercentage *int              `json:"enforce_percentage,omitempty" doc:"0 to 100, default 100: the share of scope keys (by a stable hash) that are enforced; the others are observed."`
+	Name              *string                  `json:"name,omitempty" doc:"1 to 100 characters." required:"true"`
+	Target            *kernel.PolicyTargetBody `json:"target,omitempty" required:"true"`
+	ActionPattern     *string                  `json:"action_pattern,omitempty" required:"true" doc:"An action (otp.send), a prefix pattern (payment.*) or *."`
+	Method            *string                  `json:"method,omitempty" doc:"An HTTP method or *; default *."`
+	Scope             *string                  `json:"scope,omitempty" required:"true" enum:"workspace|application|subject|device|route|custom"`
+	Bucket            *PolicyBucketBody        `json:"bucket,omitempty" required:"true"`
+	DefaultCost       *int64                   `json:"default_cost,omitempty" doc:"Minimum cost of a check, 1 to capacity; default 1."`
+	Quota             *PolicyQuotaBody         `json:"quota,omitempty" doc:"Optional fixed quota. On PATCH, null removes it."`
+	AdaptiveCost      *bool                    `json:"adaptive_cost,omitempty" doc:"Multiply the cost by an API Protection assessment's risk; needs the workspace setting too. Default false."`
+	Mode              *string                  `json:"mode,omitempty" enum:"observe|throttle|enforce|workspace_default" doc:"Default workspace_default."`
+	DegradedBehaviour *string                  `json:"degraded_behaviour,omitempty" enum:"fail_open|fail_closed" doc:"Answer when the bucket's owner is unavailable; default fail_open."`
+	EnforcePercentage *int                     `json:"enforce_percentage,omitempty" doc:"0 to 100, default 100: the share of scope keys (by a stable hash) that are enforced; the others are observed."`
 }
 
 // RateLimitPolicyView is a policy as the admin API shows it.
 type RateLimitPolicyView struct {
-	PolicyID          string           `json:"policy_id" required:"true" format:"uuid"`
-	WorkspaceID       string           `json:"workspace_id" required:"true" format:"uuid"`
-	Name              string           `json:"name" required:"true"`
-	Target            PolicyTargetBody `json:"target" required:"true"`
-	ActionPattern     string           `json:"action_pattern" required:"true"`
-	Method            string           `json:"method" required:"true"`
-	Scope             string           `json:"scope" required:"true"`
-	Bucket            PolicyBucketBody `json:"bucket" required:"true"`
-	DefaultCost       int64            `json:"default_cost" required:"true"`
-	Quota             *PolicyQuotaBody `json:"quota,omitempty"`
-	AdaptiveCost      bool             `json:"adaptive_cost" required:"true"`
-	Mode              string           `json:"mode" required:"true"`
-	DegradedBehaviour string           `json:"degraded_behaviour" required:"true"`
-	EnforcePercentage int              `json:"enforce_percentage" required:"true"`
-	Revision          int64            `json:"revision" required:"true" doc:"Counts the policy's writes."`
-	CreatedAt         time.Time        `json:"created_at" required:"true"`
-	UpdatedAt         time.Time        `json:"updated_at" required:"true"`
+	PolicyID          string                  `json:"policy_id" required:"true" format:"uuid"`
+	WorkspaceID       string                  `json:"workspace_id" required:"true" format:"uuid"`
+	Name              string                  `json:"name" required:"true"`
+	Target            kernel.PolicyTargetBody `json:"target" required:"true"`
+	ActionPattern     string                  `json:"action_pattern" required:"true"`
+	Method            string                  `json:"method" required:"true"`
+	Scope             string                  `json:"scope" required:"true"`
+	Bucket            PolicyBucketBody        `json:"bucket" required:"true"`
+	DefaultCost       int64                   `json:"default_cost" required:"true"`
+	Quota             *PolicyQuotaBody        `json:"quota,omitempty"`
+	AdaptiveCost      bool                    `json:"adaptive_cost" required:"true"`
+	Mode              string                  `json:"mode" required:"true"`
+	DegradedBehaviour string                  `json:"degraded_behaviour" required:"true"`
+	EnforcePercentage int                     `json:"enforce_percentage" required:"true"`
+	Revision          int64                   `json:"revision" required:"true" doc:"Counts the policy's writes."`
+	CreatedAt         time.Time               `json:"created_at" required:"true"`
+	UpdatedAt         time.Time               `json:"updated_at" required:"true"`
 }
 
 // RateLimitPolicyList is the answer of GET …/rate-limit-policies.
@@ -99,7 +94,7 @@ type RateLimitPolicyStats struct {
 
 func policyView(p *catalog.RateLimitPolicy) *RateLimitPolicyView {
 	v := &RateLimitPolicyView{PolicyID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name,
-		Target: PolicyTargetBody{Type: p.Target.Type, ID: p.Target.ID}, ActionPattern: p.ActionPattern,
+		Target: kernel.PolicyTargetBody{Type: p.Target.Type, ID: p.Target.ID}, ActionPattern: p.ActionPattern,
 		Method: p.Method, Scope: p.Scope,
 		Bucket: PolicyBucketBody{Capacity: p.Bucket.Capacity, RefillAmount: p.Bucket.RefillAmount,
 			RefillIntervalSeconds: p.Bucket.RefillIntervalSeconds},
@@ -112,92 +107,71 @@ func policyView(p *catalog.RateLimitPolicy) *RateLimitPolicyView {
 	return v
 }
 
-// validTarget checks a target against the workspace's sites and apps.
-func validTarget(cat *catalog.Catalog, workspaceID string, t *PolicyTargetBody) error {
-	switch t.Type {
-	case catalog.TargetWorkspace:
-		if t.ID != "" {
-			return invalid("target.id", "must be absent for a workspace target")
-		}
-	case catalog.TargetSite:
-		if s := cat.Sites[t.ID]; s == nil || s.WorkspaceID != workspaceID {
-			return invalid("target.id", "no site "+t.ID+" in this workspace")
-		}
-	case catalog.TargetMobileApp:
-		if a := cat.MobileApps[t.ID]; a == nil || a.WorkspaceID != workspaceID {
-			return invalid("target.id", "no mobile app "+t.ID+" in this workspace")
-		}
-	default:
-		return invalid("target.type", "must be workspace, site or mobile_app")
-	}
-	return nil
-}
-
 // toPolicy validates a complete input (after defaults or a merge) and
 // builds the catalog policy.
 func (in *RateLimitPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID string) (catalog.RateLimitPolicy, error) {
 	var p catalog.RateLimitPolicy
-	if err := validName("name", in.Name); err != nil {
+	if err := kernel.ValidName("name", in.Name); err != nil {
 		return p, err
 	}
 	if in.Target == nil {
-		return p, invalid("target", "required")
+		return p, kernel.Invalid("target", "required")
 	}
-	if err := validTarget(cat, workspaceID, in.Target); err != nil {
+	if err := kernel.ValidTarget(cat, workspaceID, in.Target); err != nil {
 		return p, err
 	}
 	if in.ActionPattern == nil || !ratelimit.ValidPattern(*in.ActionPattern) {
-		return p, invalid("action_pattern", "required: an action such as otp.send, a prefix pattern such as payment.*, or *")
+		return p, kernel.Invalid("action_pattern", "required: an action such as otp.send, a prefix pattern such as payment.*, or *")
 	}
 	if in.Method == nil || !ratelimit.ValidMethodPattern(*in.Method) {
-		return p, invalid("method", "an HTTP method such as POST, or *")
+		return p, kernel.Invalid("method", "an HTTP method such as POST, or *")
 	}
 	if in.Scope == nil {
-		return p, invalid("scope", "required")
+		return p, kernel.Invalid("scope", "required")
 	}
 	if _, ok := ratecheck.ParseScope(*in.Scope); !ok {
-		return p, invalid("scope", "must be workspace, application, subject, device, route or custom")
+		return p, kernel.Invalid("scope", "must be workspace, application, subject, device, route or custom")
 	}
 	if in.Bucket == nil {
-		return p, invalid("bucket", "required: capacity, refill_amount, refill_interval_seconds")
+		return p, kernel.Invalid("bucket", "required: capacity, refill_amount, refill_interval_seconds")
 	}
 	b := in.Bucket
 	if b.RefillIntervalSeconds < 1 || b.RefillIntervalSeconds > 365*24*3600 {
-		return p, invalid("bucket.refill_interval_seconds", "must be 1 to 31536000")
+		return p, kernel.Invalid("bucket.refill_interval_seconds", "must be 1 to 31536000")
 	}
 	cfg := ratelimit.BucketConfig{Capacity: b.Capacity, RefillAmount: b.RefillAmount, RefillInterval: b.RefillIntervalSeconds * int64(time.Second)}
 	if err := cfg.Validate(); err != nil {
 		if b.Capacity < 1 || b.Capacity > ratelimit.MaxCapacity {
-			return p, invalid("bucket.capacity", "must be 1 to 1000000000000")
+			return p, kernel.Invalid("bucket.capacity", "must be 1 to 1000000000000")
 		}
-		return p, invalid("bucket.refill_amount", "must be 1 to capacity")
+		return p, kernel.Invalid("bucket.refill_amount", "must be 1 to capacity")
 	}
 	if in.DefaultCost == nil || *in.DefaultCost < 1 || *in.DefaultCost > b.Capacity {
-		return p, invalid("default_cost", "must be 1 to the bucket capacity (a larger cost could never be admitted)")
+		return p, kernel.Invalid("default_cost", "must be 1 to the bucket capacity (a larger cost could never be admitted)")
 	}
 	if q := in.Quota; q != nil {
 		if q.Limit < 1 || q.Limit > ratelimit.MaxCapacity {
-			return p, invalid("quota.limit", "must be 1 to 1000000000000")
+			return p, kernel.Invalid("quota.limit", "must be 1 to 1000000000000")
 		}
 		if _, err := ratelimit.ParseWindow(q.Window); err != nil {
-			return p, invalid("quota.window", "must be minute, hour, day or month")
+			return p, kernel.Invalid("quota.window", "must be minute, hour, day or month")
 		}
 		if *in.DefaultCost > q.Limit {
-			return p, invalid("default_cost", "must not exceed quota.limit")
+			return p, kernel.Invalid("default_cost", "must not exceed quota.limit")
 		}
 	}
-	switch m := deref(in.Mode); m {
+	switch m := kernel.Deref(in.Mode); m {
 	case "observe", "throttle", "enforce", "workspace_default":
 	default:
-		return p, invalid("mode", "must be observe, throttle, enforce or workspace_default")
+		return p, kernel.Invalid("mode", "must be observe, throttle, enforce or workspace_default")
 	}
-	switch d := deref(in.DegradedBehaviour); d {
+	switch d := kernel.Deref(in.DegradedBehaviour); d {
 	case "fail_open", "fail_closed":
 	default:
-		return p, invalid("degraded_behaviour", "must be fail_open or fail_closed")
+		return p, kernel.Invalid("degraded_behaviour", "must be fail_open or fail_closed")
 	}
 	if in.EnforcePercentage == nil || *in.EnforcePercentage < 0 || *in.EnforcePercentage > 100 {
-		return p, invalid("enforce_percentage", "must be 0 to 100")
+		return p, kernel.Invalid("enforce_percentage", "must be 0 to 100")
 	}
 	method := *in.Method
 	if method != "*" {
@@ -215,23 +189,13 @@ func (in *RateLimitPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID strin
 	return p, nil
 }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-func ptr[T any](v T) *T { return &v }
-
 // withDefaults fills what a create may leave out.
 func (in *RateLimitPolicyInput) withDefaults() {
-	defaultTo(&in.Method, "*")
-	defaultTo(&in.DefaultCost, int64(1))
-	defaultTo(&in.Mode, "workspace_default")
-	defaultTo(&in.DegradedBehaviour, "fail_open")
-	defaultTo(&in.EnforcePercentage, 100)
+	kernel.DefaultTo(&in.Method, "*")
+	kernel.DefaultTo(&in.DefaultCost, int64(1))
+	kernel.DefaultTo(&in.Mode, "workspace_default")
+	kernel.DefaultTo(&in.DegradedBehaviour, "fail_open")
+	kernel.DefaultTo(&in.EnforcePercentage, 100)
 }
 
 // mergeInto overlays a patch on the input form of current.
@@ -240,22 +204,22 @@ func (in *RateLimitPolicyInput) mergeInto(cur *catalog.RateLimitPolicy, removeQu
 	out := &RateLimitPolicyInput{Name: &v.Name, Target: &v.Target, ActionPattern: &v.ActionPattern, Method: &v.Method,
 		Scope: &v.Scope, Bucket: &v.Bucket, DefaultCost: &v.DefaultCost, Quota: v.Quota, AdaptiveCost: &v.AdaptiveCost,
 		Mode: &v.Mode, DegradedBehaviour: &v.DegradedBehaviour, EnforcePercentage: &v.EnforcePercentage}
-	overlay(&out.Name, in.Name)
-	overlay(&out.ActionPattern, in.ActionPattern)
-	overlay(&out.Method, in.Method)
-	overlay(&out.Scope, in.Scope)
-	overlay(&out.Mode, in.Mode)
-	overlay(&out.DegradedBehaviour, in.DegradedBehaviour)
-	overlay(&out.Target, in.Target)
-	overlay(&out.Bucket, in.Bucket)
-	overlay(&out.DefaultCost, in.DefaultCost)
+	kernel.Overlay(&out.Name, in.Name)
+	kernel.Overlay(&out.ActionPattern, in.ActionPattern)
+	kernel.Overlay(&out.Method, in.Method)
+	kernel.Overlay(&out.Scope, in.Scope)
+	kernel.Overlay(&out.Mode, in.Mode)
+	kernel.Overlay(&out.DegradedBehaviour, in.DegradedBehaviour)
+	kernel.Overlay(&out.Target, in.Target)
+	kernel.Overlay(&out.Bucket, in.Bucket)
+	kernel.Overlay(&out.DefaultCost, in.DefaultCost)
 	if in.Quota != nil {
 		out.Quota = in.Quota
 	} else if removeQuota {
 		out.Quota = nil
 	}
-	overlay(&out.AdaptiveCost, in.AdaptiveCost)
-	overlay(&out.EnforcePercentage, in.EnforcePercentage)
+	kernel.Overlay(&out.AdaptiveCost, in.AdaptiveCost)
+	kernel.Overlay(&out.EnforcePercentage, in.EnforcePercentage)
 	return out
 }
 
@@ -269,36 +233,6 @@ func bodySetsNull(body []byte, name string) bool {
 	}
 	v, ok := probe[name]
 	return ok && string(v) == "null"
-}
-
-// rateLimitPolicy resolves {workspace_id} and {policy_id}, answering 404.
-func (c *Call) rateLimitPolicy() *catalog.RateLimitPolicy { return rateLimitPolicies.find(c) }
-
-func (s *Server) rateLimitPolicyStats(c *Call) {
-	p := c.rateLimitPolicy()
-	if p == nil {
-		return
-	}
-	switch scope := string(c.Ctx.QueryArgs().Peek("scope")); scope {
-	case "", "node":
-		c.ok(s.localPolicyStats(c.cat, p.ID))
-	case "cluster":
-		c.ok(s.clusterPolicyStats(c.cat, p.ID))
-	default:
-		c.fail(ErrInvalidField, "scope: node or cluster")
-	}
-}
-
-// localPolicyStats are this node's counters of a policy.
-func (s *Server) localPolicyStats(cat *catalog.Catalog, id string) *RateLimitPolicyStats {
-	out := &RateLimitPolicyStats{PolicyID: id, Node: s.cfg.NodeID}
-	if st, ok := s.mods.rl.PolicyStats(cat, id); ok {
-		out.Since = st.Since
-		out.Matched, out.Allowed, out.Throttled, out.Rejected = st.Matched, st.Allowed, st.Throttled, st.Rejected
-		out.ObservedWouldThrottle, out.ObservedWouldReject = st.ObservedWouldThrottle, st.ObservedWouldReject
-		out.DegradedFailOpen, out.DegradedFailClosed = st.DegradedFailOpen, st.DegradedFailClosed
-	}
-	return out
 }
 
 // RateLimitCheckInput is the body of POST /rate-limit/check (spec 4.10).
@@ -375,52 +309,54 @@ type RateLimitQuotaState struct {
 }
 
 // rateLimitPolicies is the admin CRUD of rate-limit policies.
-var rateLimitPolicies = &resource[catalog.RateLimitPolicy, RateLimitPolicyInput, RateLimitPolicyView, RateLimitPolicyList]{
-	what: "rate-limit policy", path: "/workspaces/{workspace_id}/rate-limit-policies", param: "policy_id",
-	id: "RateLimitPolicy", ids: "RateLimitPolicies",
-	table: func(c *catalog.Catalog) map[string]*catalog.RateLimitPolicy { return c.RateLimitPolicies },
-	owner: func(p *catalog.RateLimitPolicy) string { return p.WorkspaceID },
-	build: func(c *Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, string, error) {
+var rateLimitPolicies = &kernel.Resource[catalog.RateLimitPolicy, RateLimitPolicyInput, RateLimitPolicyView, RateLimitPolicyList]{
+	What: "rate-limit policy", Path: "/workspaces/{workspace_id}/rate-limit-policies", Param: "policy_id",
+	ID: "RateLimitPolicy", IDs: "RateLimitPolicies",
+	Table: func(c *catalog.Catalog) map[string]*catalog.RateLimitPolicy { return c.RateLimitPolicies },
+	Owner: func(p *catalog.RateLimitPolicy) string { return p.WorkspaceID },
+	Build: func(c *kernel.Call, in *RateLimitPolicyInput, cur *catalog.RateLimitPolicy, workspaceID string) (catalog.RateLimitPolicy, string, error) {
 		if cur == nil {
 			in.withDefaults()
 		} else {
 			in = in.mergeInto(cur, bodySetsNull(c.Ctx.Request.Body(), "quota"))
 		}
-		p, err := in.toPolicy(c.cat, workspaceID)
+		p, err := in.toPolicy(c.Catalog(), workspaceID)
 		return p, "", err
 	},
-	stamp: func(p, cur *catalog.RateLimitPolicy, now time.Time) {
-		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.RateLimitPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
+	Stamp: func(p, cur *catalog.RateLimitPolicy, now time.Time) {
+		p.ID, p.CreatedAt, p.UpdatedAt = kernel.Stamped(cur, func(c *catalog.RateLimitPolicy) (string, time.Time) { return c.ID, c.CreatedAt }, now)
 	},
-	create: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.CreateRateLimitPolicy{Policy: p} },
-	update: func(_ *RateLimitPolicyInput, p catalog.RateLimitPolicy) catalog.Command {
+	Create: func(p catalog.RateLimitPolicy) catalog.Command { return &catalog.CreateRateLimitPolicy{Policy: p} },
+	Update: func(_ *RateLimitPolicyInput, p catalog.RateLimitPolicy) catalog.Command {
 		return &catalog.ReplaceRateLimitPolicy{Policy: p}
 	},
-	delete: func(p *catalog.RateLimitPolicy, _ time.Time) catalog.Command {
+	Delete: func(p *catalog.RateLimitPolicy, _ time.Time) catalog.Command {
 		return &catalog.DeleteRateLimitPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:         viewOf(policyView),
-	sortID:       func(v *RateLimitPolicyView) string { return v.PolicyID },
-	createErrors: []ErrorCode{ErrConflict},
-	list:         func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
+	View:         kernel.ViewOf(policyView),
+	SortID:       func(v *RateLimitPolicyView) string { return v.PolicyID },
+	CreateErrors: []kernel.ErrorCode{kernel.ErrConflict},
+	List:         func(vs []RateLimitPolicyView) *RateLimitPolicyList { return &RateLimitPolicyList{Policies: vs} },
 }
 
-func (s *Server) rateLimitRoutes() []Route {
+// rateLimitRoutes are the policies' admin collection, the two checks and
+// a policy's counters, in the contract's order.
+func rateLimitRoutes(rl *checkAPI, st statsAPI) []kernel.Route {
 	ws := "/workspaces/{workspace_id}/rate-limit-policies"
-	a := []Auth{AuthAdmin}
-	return append(rateLimitPolicies.routes(s), []Route{
+	a := []kernel.Auth{kernel.AuthAdmin}
+	return append(rateLimitPolicies.Routes(), []kernel.Route{
 		{Method: "POST", Path: "/rate-limit/check", ID: "rateLimitCheck", Tag: "Traffic control",
 			Summary: "Atomically check and consume rate-limit capacity for a protected action.",
-			Auth:    []Auth{AuthSiteSecret}, Body: &RateLimitCheckInput{}, Result: &RateLimitDecision{},
-			Errors: rateLimitCheckErrors, SpecErrors: true, Handle: s.rateLimitCheck},
+			Auth:    []kernel.Auth{kernel.AuthSiteSecret}, Body: &RateLimitCheckInput{}, Result: &RateLimitDecision{},
+			Errors: rateLimitCheckErrors, SpecErrors: true, Handle: rl.rateLimitCheck},
 		{Method: "POST", Path: "/mobile/rate-limit/check", ID: "mobileRateLimitCheck", Tag: "Traffic control",
 			Summary: "Mobile counterpart of the rate-limit check: mobile server secret plus platform and app_id.",
-			Auth:    []Auth{AuthMobile}, Body: &MobileRateLimitCheckInput{}, Result: &RateLimitDecision{},
-			Errors: append(append([]ErrorCode{}, rateLimitCheckErrors...), ErrInvalidAppIdentity), SpecErrors: true, Handle: s.mobileRateLimitCheck},
+			Auth:    []kernel.Auth{kernel.AuthMobile}, Body: &MobileRateLimitCheckInput{}, Result: &RateLimitDecision{},
+			Errors: append(append([]kernel.ErrorCode{}, rateLimitCheckErrors...), kernel.ErrInvalidAppIdentity), SpecErrors: true, Handle: rl.mobileRateLimitCheck},
 		{Method: "GET", Path: ws + "/{policy_id}/stats", Admin: true, ID: "rateLimitPolicyStats", Tag: "Admin", Auth: a,
 			Summary: "Counters of a policy on this node or summed over the cluster, including what it would have throttled or rejected while observed.",
-			Params: []Param{{Name: "scope", In: "query", Enum: []string{"node", "cluster"},
+			Params: []kernel.Param{{Name: "scope", In: "query", Enum: []string{"node", "cluster"},
 				Description: "node (default): the answering node's counters; cluster: the sum over every live member that answers within 2 s, over the authenticated peer channel."}},
-			Result: &RateLimitPolicyStats{}, Errors: adminErrors, Handle: s.admin(s.rateLimitPolicyStats)},
+			Result: &RateLimitPolicyStats{}, Errors: kernel.AdminErrors(), Handle: kernel.AdminOnly(st.rateLimitPolicyStats)},
 	}...)
 }

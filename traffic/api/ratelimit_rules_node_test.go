@@ -1,11 +1,11 @@
-package http_test
+package api_test
 
 import (
 	"strconv"
 	"strings"
 	"testing"
 
-	api "github.com/trustd/trustd/http"
+	api "github.com/trustd/trustd/traffic/api"
 )
 
 func hasReason(codes []string, want string) bool {

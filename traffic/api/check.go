@@ -1,26 +1,30 @@
-package http
+package api
 
 import (
-	"time"
+	"sync"
+	"unsafe"
 
 	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 
 // POST /v1/rate-limit/check and /v1/mobile/rate-limit/check: transport of
-// the hottest operation of the product. The body is read by flatObject
-// (no reflection), the caller authenticated from the catalog snapshot, and
-// the decision is traffic/ratecheck's; its answer is appended into a
-// pooled buffer. Errors keep the spec's {success:false,error} shape
-// (section 7.3).
+// the hottest operation of the product. The body is read by the kernel's
+// flat scanner (no reflection), the caller authenticated from the catalog
+// snapshot, and the decision is traffic/ratecheck's; its answer is
+// appended into a pooled buffer. Errors keep the spec's
+// {success:false,error} shape (section 7.3). Nothing here allocates per
+// request: the scratch is pooled, the outcomes and error answers are
+// built once.
 
 // rlUnavailable is the transport's own refusal: no configuration yet.
-var rlUnavailable = ErrorCode{"rate-limiting-unavailable", 503, "Service not ready (this node has not loaded its configuration yet); follow the configured failure strategy."}
+var rlUnavailable = kernel.ErrorCode{Code: "rate-limiting-unavailable", Status: 503,
+	Meaning: "Service not ready (this node has not loaded its configuration yet); follow the configured failure strategy."}
 
-var rateLimitCheckErrors = withModuleCodes([]ErrorCode{ErrMissingSecret, ErrInvalidSecret, ErrRateLimited, rlUnavailable,
-	ErrMalformedJSON, ErrUnknownField}, ratecheck.Errors)
+var rateLimitCheckErrors = kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrMissingSecret, kernel.ErrInvalidSecret,
+	kernel.ErrRateLimited, rlUnavailable, kernel.ErrMalformedJSON, kernel.ErrUnknownField}, ratecheck.Errors)
 
 // The members of a check body; the bit of each is its index.
 const (
@@ -42,69 +46,83 @@ var rlFieldNames = [numRLFields]string{"secret", "action", "method", "subject_id
 	"cost", "api_protection_assessment_id", "platform", "app_id"}
 
 // rlFieldErrors is the code of a member of the wrong JSON type.
-var rlFieldErrors = [numRLFields]ErrorCode{
-	rlFieldSecret: ErrInvalidSecret, rlFieldAction: moduleCode(ratecheck.ErrInvalidAction),
-	rlFieldMethod: moduleCode(ratecheck.ErrInvalidMethod), rlFieldSubject: moduleCode(ratecheck.ErrInvalidSubject),
-	rlFieldDevice: moduleCode(ratecheck.ErrInvalidDevice), rlFieldRoute: moduleCode(ratecheck.ErrMissingRoute),
-	rlFieldScopeKey: moduleCode(ratecheck.ErrInvalidScopeKey), rlFieldCost: moduleCode(ratecheck.ErrInvalidCost),
-	rlFieldAssessment: moduleCode(ratecheck.ErrInvalidAssessment), rlFieldPlatform: ErrInvalidAppIdentity,
-	rlFieldAppID: ErrInvalidAppIdentity,
+var rlFieldErrors = [numRLFields]kernel.ErrorCode{
+	rlFieldSecret: kernel.ErrInvalidSecret, rlFieldAction: kernel.ModuleCode(ratecheck.ErrInvalidAction),
+	rlFieldMethod: kernel.ModuleCode(ratecheck.ErrInvalidMethod), rlFieldSubject: kernel.ModuleCode(ratecheck.ErrInvalidSubject),
+	rlFieldDevice: kernel.ModuleCode(ratecheck.ErrInvalidDevice), rlFieldRoute: kernel.ModuleCode(ratecheck.ErrMissingRoute),
+	rlFieldScopeKey: kernel.ModuleCode(ratecheck.ErrInvalidScopeKey), rlFieldCost: kernel.ModuleCode(ratecheck.ErrInvalidCost),
+	rlFieldAssessment: kernel.ModuleCode(ratecheck.ErrInvalidAssessment), rlFieldPlatform: kernel.ErrInvalidAppIdentity,
+	rlFieldAppID: kernel.ErrInvalidAppIdentity,
 }
+
+// rlOutcomes are the check's decisions (allow, throttle, reject) for the
+// cluster-wide summary, resolved once so the hot path needs no map lookup.
+var rlOutcomes = [3]kernel.Outcome{kernel.OutcomeOf("allow"), kernel.OutcomeOf("throttle"), kernel.OutcomeOf("reject")}
 
 // rlInput is a parsed check body. Values are views of the request body
 // (or of the scanner's scratch), valid while the handler runs.
 type rlInput struct {
 	has    uint32
 	vals   [numRLFields][]byte
-	kinds  [numRLFields]flatKind
+	kinds  [numRLFields]kernel.FlatKind
 	mobile bool
 }
 
-func (in *rlInput) present(f int) bool { return in.has&(1<<f) != 0 && in.kinds[f] != flatNull }
+func (in *rlInput) present(f int) bool { return in.has&(1<<f) != 0 && in.kinds[f] != kernel.FlatNull }
 
 // rlScratch is the pooled per-request state of the transport.
 type rlScratch struct {
-	obj flatObject
+	obj kernel.FlatObject
 	in  rlInput
 	req ratecheck.Request
 }
 
-func (s *Server) rateLimitCheck(c *Call)       { s.checkRateLimit(c, false) }
-func (s *Server) mobileRateLimitCheck(c *Call) { s.checkRateLimit(c, true) }
+// checkAPI is the check's transport over the module node/ built.
+type checkAPI struct {
+	m       *ratecheck.Module
+	scratch sync.Pool // *rlScratch
+}
 
-func (c *Call) specFail(e ErrorCode) { c.specError(e.Status, e.Code) }
+func newCheckAPI(m *ratecheck.Module) *checkAPI {
+	a := &checkAPI{m: m}
+	a.scratch.New = func() any { return new(rlScratch) }
+	return a
+}
 
-func (s *Server) checkRateLimit(c *Call, mobile bool) {
+func (a *checkAPI) rateLimitCheck(c *kernel.Call)       { a.checkRateLimit(c, false) }
+func (a *checkAPI) mobileRateLimitCheck(c *kernel.Call) { a.checkRateLimit(c, true) }
+
+func (a *checkAPI) checkRateLimit(c *kernel.Call, mobile bool) {
 	// The check needs the catalog, not a Raft leader: it reads the local
 	// snapshot and the actors, so a leader election (which a starved CPU
 	// can cause) must not stop it. Only a node that never loaded a catalog
 	// is unavailable.
-	if c.cat == nil || c.cat.Index == 0 {
-		c.specFail(rlUnavailable)
+	cat := c.Catalog()
+	if cat == nil || cat.Index == 0 {
+		c.SpecFail(rlUnavailable)
 		return
 	}
-	k := s.rlScratch.Get().(*rlScratch)
-	defer s.rlScratch.Put(k)
+	k := a.scratch.Get().(*rlScratch)
+	defer a.scratch.Put(k)
 	if !k.parse(c, mobile) {
 		return
 	}
-	cat := c.Catalog()
 	cl, ok := k.authenticate(c, cat)
-	if !ok || !c.admitCredential(cl.AppID, cl.Workspace.ID) {
+	if !ok || !c.AdmitCredential(cl.AppID, cl.Workspace.ID) {
 		return
 	}
 	k.request()
-	res, err := s.mods.rl.Check(cat, cl, &k.req)
+	res, err := a.m.Check(cat, cl, &k.req)
 	if err != nil {
 		code, _, _ := errcode.From(err)
-		c.specFail(moduleCode(code))
+		c.SpecFail(kernel.ModuleCode(code))
 		return
 	}
-	defer s.mods.rl.Release(res)
+	defer a.m.Release(res)
 	if retry := res.RetryAfterMs(); retry > 0 {
-		setRetryAfter(&c.Ctx.Response.Header, (retry+999)/1000)
+		c.SetRetryAfter((retry + 999) / 1000)
 	}
-	c.outcome = rlOutcomes[res.Decision()]
+	c.SetOutcome(rlOutcomes[res.Decision()])
 	b := res.AppendJSON(res.Scratch())
 	res.Keep(b)
 	c.Ctx.SetStatusCode(200)
@@ -114,34 +132,34 @@ func (s *Server) checkRateLimit(c *Call, mobile bool) {
 
 // parse reads and type-checks the body's members; false means the error
 // was answered.
-func (k *rlScratch) parse(c *Call, mobile bool) bool {
-	if err := k.obj.scan(c.Ctx.Request.Body()); err != nil {
-		c.specFail(ErrMalformedJSON)
+func (k *rlScratch) parse(c *kernel.Call, mobile bool) bool {
+	if err := k.obj.Scan(c.Ctx.Request.Body()); err != nil {
+		c.SpecFail(kernel.ErrMalformedJSON)
 		return false
 	}
 	in := &k.in
 	*in = rlInput{mobile: mobile}
-	for i := 0; i < k.obj.n; i++ {
-		m := &k.obj.members[i]
-		f := rlFieldIndex(m.name, mobile)
+	for i := 0; i < k.obj.Len(); i++ {
+		name, kind, val := k.obj.Member(i)
+		f := rlFieldIndex(name, mobile)
 		if f < 0 || in.has&(1<<f) != 0 {
-			c.specFail(ErrUnknownField)
+			c.SpecFail(kernel.ErrUnknownField)
 			return false
 		}
 		in.has |= 1 << f
-		in.vals[f], in.kinds[f] = m.val, m.kind
+		in.vals[f], in.kinds[f] = val, kind
 	}
 	// Type errors take the code of the field they are in.
 	for f := 0; f < numRLFields; f++ {
 		if !in.present(f) {
 			continue
 		}
-		want := flatString
+		want := kernel.FlatString
 		if f == rlFieldCost {
-			want = flatNumber
+			want = kernel.FlatNumber
 		}
 		if in.kinds[f] != want {
-			c.specFail(rlFieldErrors[f])
+			c.SpecFail(rlFieldErrors[f])
 			return false
 		}
 	}
@@ -171,7 +189,7 @@ func (k *rlScratch) request() {
 	}
 	if r.HasCost = in.present(rlFieldCost); r.HasCost {
 		var ok bool
-		if r.Cost, ok = flatUint(in.vals[rlFieldCost]); !ok {
+		if r.Cost, ok = kernel.FlatUint(in.vals[rlFieldCost]); !ok {
 			r.Cost = -1 // not an integer: the module refuses it in its order
 		}
 	}
@@ -214,59 +232,53 @@ func rlFieldIndex(name []byte, mobile bool) int {
 
 // authenticate resolves the secret (bearer first, else body) to a site or
 // a mobile app; false means the error was answered.
-func (k *rlScratch) authenticate(c *Call, cat *catalog.Catalog) (ratecheck.Caller, bool) {
+func (k *rlScratch) authenticate(c *kernel.Call, cat *catalog.Catalog) (ratecheck.Caller, bool) {
 	in := &k.in
 	// Views of the request: the secret is only looked up and compared.
-	secret := c.bearerView()
+	secret := c.BearerView()
 	if secret == "" && in.present(rlFieldSecret) {
 		secret = bstr(in.vals[rlFieldSecret])
 	} else if secret != "" && in.present(rlFieldSecret) && string(in.vals[rlFieldSecret]) != secret {
-		c.specFail(ErrInvalidSecret) // two different secrets: refuse rather than guess
+		c.SpecFail(kernel.ErrInvalidSecret) // two different secrets: refuse rather than guess
 		return ratecheck.Caller{}, false
 	}
 	if secret == "" {
-		c.specFail(ErrMissingSecret)
+		c.SpecFail(kernel.ErrMissingSecret)
 		return ratecheck.Caller{}, false
 	}
 	var cl ratecheck.Caller
 	if in.mobile {
 		app := cat.AppBySecret(secret)
 		if app == nil {
-			c.specFail(ErrInvalidSecret)
+			c.SpecFail(kernel.ErrInvalidSecret)
 			return ratecheck.Caller{}, false
 		}
 		if string(in.vals[rlFieldPlatform]) != app.Platform || string(in.vals[rlFieldAppID]) != app.AppID ||
 			!in.present(rlFieldPlatform) || !in.present(rlFieldAppID) {
-			c.specFail(ErrInvalidAppIdentity)
+			c.SpecFail(kernel.ErrInvalidAppIdentity)
 			return ratecheck.Caller{}, false
 		}
 		cl.AppID, cl.Workspace = app.ID, cat.Workspaces[app.WorkspaceID]
 	} else {
 		site := cat.SiteBySecretAt(secret, c.Now)
 		if site == nil || site.Sandbox() {
-			c.specFail(ErrInvalidSecret)
+			c.SpecFail(kernel.ErrInvalidSecret)
 			return ratecheck.Caller{}, false
 		}
 		cl.AppID, cl.Workspace = site.ID, cat.Workspaces[site.WorkspaceID]
 	}
 	if cl.Workspace == nil {
-		c.specFail(ErrInvalidSecret)
+		c.SpecFail(kernel.ErrInvalidSecret)
 		return ratecheck.Caller{}, false
 	}
 	return cl, true
 }
 
-// newRateCheck builds the module over the server's router and clock and
-// exports its per-policy counters.
-func newRateCheck(s *Server) *ratecheck.Module {
-	cfg := ratecheck.Config{Now: func() time.Time { return s.clock() }}
-	if r := s.router; r != nil {
-		cfg.Asker = r
-		cfg.Local = func(key string) bool { return r.Ring().OwnsLocally(cluster.Partition(key)) }
+// bstr views b as a string without copying; the caller keeps it no longer
+// than the request.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
 	}
-	m := ratecheck.New(cfg)
-	if s.reg != nil {
-		s.reg.MustRegister(m.Collector())
-	}
-	return m
+	return unsafe.String(&b[0], len(b))
 }

@@ -1,12 +1,14 @@
-package http
+package api
 
 import (
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/traffic/lease"
 )
 
 // Concurrency leases (spec 4.10): transport only. Acquire, renew and
 // release are traffic/lease's; this file declares the bodies, decodes,
-// authenticates the site or mobile app, calls the module and encodes.
+// authenticates the site or mobile app (kernel.AsSiteCaller,
+// kernel.AsMobileCaller), calls the module and encodes.
 
 // LeaseAcquireRequest is the body of POST /concurrency/acquire.
 type LeaseAcquireRequest struct {
@@ -18,14 +20,14 @@ type LeaseAcquireRequest struct {
 
 // MobileLeaseAcquireRequest is the body of POST /mobile/concurrency/acquire.
 type MobileLeaseAcquireRequest struct {
-	MobileIdentity
+	AppIdentity
 	lease.LeaseContext
 	TTLMs          int64  `json:"ttl_ms,omitempty" doc:"Requested lease lifetime in milliseconds, clamped into the lifetime bounds of every matching constraint."`
 	IdempotencyKey string `json:"idempotency_key,omitempty" doc:"1 to 128 printable characters; a retry with the same key returns the same lease."`
 }
 
-// MobileIdentity is the registered identity a mobile call declares.
-type MobileIdentity struct {
+// AppIdentity is the registered identity a mobile call declares.
+type AppIdentity struct {
 	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
 	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
 }
@@ -40,7 +42,7 @@ type LeaseRenewRequest struct {
 
 // MobileLeaseRenewRequest is the body of POST /mobile/concurrency/renew.
 type MobileLeaseRenewRequest struct {
-	MobileIdentity
+	AppIdentity
 	LeaseToken string `json:"lease_token" required:"true"`
 	lease.LeaseContext
 	TTLMs int64 `json:"ttl_ms,omitempty"`
@@ -55,90 +57,108 @@ type LeaseReleaseRequest struct {
 
 // MobileLeaseReleaseRequest is the body of POST /mobile/concurrency/release.
 type MobileLeaseReleaseRequest struct {
-	MobileIdentity
+	AppIdentity
 	LeaseToken string `json:"lease_token" required:"true"`
 	lease.LeaseContext
 }
 
-var leaseErrors = []ErrorCode{ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge,
-	ErrUnauthorized, ErrForbidden, ErrUnavailable}
+var leaseErrors = []kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType,
+	kernel.ErrBodyTooLarge, kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrUnavailable}
 
-func (s *Server) concurrencyRoutes() []Route {
-	site := []Auth{AuthSiteSecret}
-	mobile := []Auth{AuthMobile}
-	mobileErrs := append([]ErrorCode{ErrInvalidAppIdentity}, leaseErrors...)
-	tokenErrs := withModuleCodes(nil, lease.Errors)
-	return []Route{
+// The bodies' site secret and, for the mobile forms, the declared identity
+// and the site form the operation runs on (kernel.SiteSecretBody,
+// kernel.MobileBody).
+func (r *LeaseAcquireRequest) SiteSecret() string       { return r.Secret }
+func (r *LeaseRenewRequest) SiteSecret() string         { return r.Secret }
+func (r *LeaseReleaseRequest) SiteSecret() string       { return r.Secret }
+func (r *MobileLeaseAcquireRequest) SiteSecret() string { return "" }
+func (r *MobileLeaseRenewRequest) SiteSecret() string   { return "" }
+func (r *MobileLeaseReleaseRequest) SiteSecret() string { return "" }
+
+func (r *MobileLeaseAcquireRequest) MobileIdentity() (string, string) { return r.Platform, r.AppID }
+func (r *MobileLeaseRenewRequest) MobileIdentity() (string, string)   { return r.Platform, r.AppID }
+func (r *MobileLeaseReleaseRequest) MobileIdentity() (string, string) { return r.Platform, r.AppID }
+
+func (r *MobileLeaseAcquireRequest) Site() *LeaseAcquireRequest {
+	return &LeaseAcquireRequest{LeaseContext: r.LeaseContext, TTLMs: r.TTLMs, IdempotencyKey: r.IdempotencyKey}
+}
+
+func (r *MobileLeaseRenewRequest) Site() *LeaseRenewRequest {
+	return &LeaseRenewRequest{LeaseToken: r.LeaseToken, LeaseContext: r.LeaseContext, TTLMs: r.TTLMs}
+}
+
+func (r *MobileLeaseReleaseRequest) Site() *LeaseReleaseRequest {
+	return &LeaseReleaseRequest{LeaseToken: r.LeaseToken, LeaseContext: r.LeaseContext}
+}
+
+// leaseAPI is the leases' transport over the module node/ built.
+type leaseAPI struct{ m *lease.Module }
+
+func (a leaseAPI) routes() []kernel.Route {
+	site := []kernel.Auth{kernel.AuthSiteSecret}
+	mobile := []kernel.Auth{kernel.AuthMobile}
+	mobileErrs := append([]kernel.ErrorCode{kernel.ErrInvalidAppIdentity}, leaseErrors...)
+	tokenErrs := kernel.WithModuleCodes(nil, lease.Errors)
+	releaseErrs := []kernel.ErrorCode{kernel.ModuleCode(lease.ErrInvalid), kernel.ModuleCode(lease.ErrContextMismatch)}
+	return []kernel.Route{
 		{Method: "POST", Path: "/concurrency/acquire", ID: "acquireConcurrencyLease", Tag: "Traffic control", Auth: site,
 			Summary: "Take a slot in every matching concurrency constraint, or none; answers a signed, expiring lease.",
 			Body:    &LeaseAcquireRequest{}, Result: &lease.LeaseResult{}, Errors: leaseErrors,
-			Handle: asSite(func(c *Call, who trafficCaller, in *LeaseAcquireRequest) {
-				s.acquireLease(c, who, &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
-			})},
+			Handle: kernel.AsSiteCaller(a.acquire)},
 		{Method: "POST", Path: "/concurrency/renew", ID: "renewConcurrencyLease", Tag: "Traffic control", Auth: site,
 			Summary: "Extend a held lease; answers the lease with its new expiry and token.",
 			Body:    &LeaseRenewRequest{}, Result: &lease.LeaseResult{}, Errors: append(tokenErrs, leaseErrors...),
-			Handle: asSite(func(c *Call, who trafficCaller, in *LeaseRenewRequest) {
-				s.renewLease(c, who, in.LeaseToken, &in.LeaseContext, in.TTLMs)
-			})},
+			Handle: kernel.AsSiteCaller(a.renew)},
 		{Method: "POST", Path: "/concurrency/release", ID: "releaseConcurrencyLease", Tag: "Traffic control", Auth: site,
 			Summary: "Free a lease's slots now.",
-			Body:    &LeaseReleaseRequest{}, Result: &lease.LeaseReleaseResult{}, Errors: append([]ErrorCode{ErrInvalidLease, ErrLeaseContextMismatch}, leaseErrors...),
-			Handle: asSite(func(c *Call, who trafficCaller, in *LeaseReleaseRequest) {
-				s.releaseLease(c, who, in.LeaseToken, &in.LeaseContext)
-			})},
+			Body:    &LeaseReleaseRequest{}, Result: &lease.LeaseReleaseResult{}, Errors: append(releaseErrs, leaseErrors...),
+			Handle: kernel.AsSiteCaller(a.release)},
 		{Method: "POST", Path: "/mobile/concurrency/acquire", ID: "acquireMobileConcurrencyLease", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of acquire: mobile server secret plus registered platform and app_id.",
 			Body:    &MobileLeaseAcquireRequest{}, Result: &lease.LeaseResult{}, Errors: mobileErrs,
-			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileLeaseAcquireRequest) {
-				s.acquireLease(c, who, &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
-			})},
+			Handle: kernel.AsMobileCaller[LeaseAcquireRequest, MobileLeaseAcquireRequest](a.acquire)},
 		{Method: "POST", Path: "/mobile/concurrency/renew", ID: "renewMobileConcurrencyLease", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of renew.",
 			Body:    &MobileLeaseRenewRequest{}, Result: &lease.LeaseResult{}, Errors: append(tokenErrs, mobileErrs...),
-			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileLeaseRenewRequest) {
-				s.renewLease(c, who, in.LeaseToken, &in.LeaseContext, in.TTLMs)
-			})},
+			Handle: kernel.AsMobileCaller[LeaseRenewRequest, MobileLeaseRenewRequest](a.renew)},
 		{Method: "POST", Path: "/mobile/concurrency/release", ID: "releaseMobileConcurrencyLease", Tag: "Traffic control", Auth: mobile,
 			Summary: "Mobile counterpart of release.",
-			Body:    &MobileLeaseReleaseRequest{}, Result: &lease.LeaseReleaseResult{}, Errors: append([]ErrorCode{ErrInvalidLease, ErrLeaseContextMismatch}, mobileErrs...),
-			Handle: asMobile(func(c *Call, who trafficCaller, in *MobileLeaseReleaseRequest) {
-				s.releaseLease(c, who, in.LeaseToken, &in.LeaseContext)
-			})},
+			Body:    &MobileLeaseReleaseRequest{}, Result: &lease.LeaseReleaseResult{}, Errors: append(releaseErrs, mobileErrs...),
+			Handle: kernel.AsMobileCaller[LeaseReleaseRequest, MobileLeaseReleaseRequest](a.release)},
 	}
 }
 
 // leaseCaller is the module's view of who called.
-func leaseCaller(who trafficCaller) lease.Caller {
-	return lease.Caller{Workspace: who.ws, AppID: who.appID}
+func leaseCaller(who kernel.Caller) lease.Caller {
+	return lease.Caller{Workspace: who.Workspace, AppID: who.AppID}
 }
 
-func (s *Server) acquireLease(c *Call, who trafficCaller, lc *lease.LeaseContext, ttlMs int64, idemKey string) {
-	res, err := s.mods.lease.Acquire(c.cat, leaseCaller(who), lc, ttlMs, idemKey)
+func (a leaseAPI) acquire(c *kernel.Call, who kernel.Caller, in *LeaseAcquireRequest) {
+	res, err := a.m.Acquire(c.Catalog(), leaseCaller(who), &in.LeaseContext, in.TTLMs, in.IdempotencyKey)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	if res.RetryAfterSeconds > 0 {
-		setRetryAfter(&c.Ctx.Response.Header, res.RetryAfterSeconds)
+		c.SetRetryAfter(res.RetryAfterSeconds)
 	}
-	c.ok(res)
+	c.OK(res)
 }
 
-func (s *Server) renewLease(c *Call, who trafficCaller, tok string, lc *lease.LeaseContext, ttlMs int64) {
-	res, err := s.mods.lease.Renew(c.cat, leaseCaller(who), tok, lc, ttlMs)
+func (a leaseAPI) renew(c *kernel.Call, who kernel.Caller, in *LeaseRenewRequest) {
+	res, err := a.m.Renew(c.Catalog(), leaseCaller(who), in.LeaseToken, &in.LeaseContext, in.TTLMs)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(res)
+	c.OK(res)
 }
 
-func (s *Server) releaseLease(c *Call, who trafficCaller, tok string, lc *lease.LeaseContext) {
-	res, err := s.mods.lease.Release(c.cat, leaseCaller(who), tok, lc)
+func (a leaseAPI) release(c *kernel.Call, who kernel.Caller, in *LeaseReleaseRequest) {
+	res, err := a.m.Release(c.Catalog(), leaseCaller(who), in.LeaseToken, &in.LeaseContext)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.ok(res)
+	c.OK(res)
 }
