@@ -1,9 +1,14 @@
 package http_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConsoleUsersOnARealNode drives console users end to end on a real
@@ -105,7 +110,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		Decision   string `json:"decision"`
 		ApprovalID string `json:"approval_request_id"`
 	}
-	r := signedAgent{tn: tn, id: ag.ID, secret: ag.Secret}.send("/agents/decision",
+	r := signAgentRequest(tn, ag.ID, ag.Secret, "/v1/agents/decision",
 		`{"request_id":"r1","action":"refund.issue","scope":"billing","resource_id":"inv-1","subject_id":"cust-1","summary":"refund 10 EUR"}`)
 	r.decode(t, &dec)
 	if dec.Decision != "approval_required" || dec.ApprovalID == "" {
@@ -198,4 +203,16 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	if r := tn.admin("GET", "/audit?limit=0", nil); r.status != 400 {
 		t.Fatalf("audit limit=0: %d, want 400", r.status)
 	}
+}
+
+// signAgentRequest posts body signed with the agent's HMAC secret as the
+// contract's agent_signature scheme describes it (this package does not
+// import Agent Trust: its adapter is handed in by node/).
+func signAgentRequest(tn *testNode, agentID, secret, path, body string) response {
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	nonce := "console-nonce-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "\n" + nonce + "\n" + body))
+	return tn.do("POST", path, "", body, "X-Service-Agent", agentID, "X-Service-Timestamp", ts, "X-Service-Nonce", nonce,
+		"X-Service-Signature", "v1="+hex.EncodeToString(mac.Sum(nil)))
 }

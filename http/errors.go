@@ -8,11 +8,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/persistence"
 )
@@ -65,12 +63,12 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("traffic"),
 		s.areaErrors("identity/documents"),
 		s.areaErrors("risk/account"),
-		events.Codes(),
-		agentModuleCodes(),
+		s.areaErrors("events"),
+		s.areaErrors("agents"),
 		s.areaErrors("risk/passwords"),
 		s.areaErrors("risk/trust"),
 		s.areaErrors("risk/messaging"),
-		branding.Errors,
+		s.areaErrors("branding"),
 		users.Errors,
 		s.areaErrors("identity/sessions"),
 		s.areaErrors("journeys"),

@@ -12,8 +12,7 @@ type modules struct {
 }
 
 func newModules(s *Server) modules {
-	return modules{
-	}
+	return modules{}
 }
 
 // routes assembles the route table: the kernel's own operations, the
@@ -31,13 +30,13 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.areaRoutes("verify")...)
 	rs = append(rs, s.areaRoutes("traffic")...)
 	rs = append(rs, s.areaRoutes("identity/documents")...)
-	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.areaRoutes("agents")...)
 	rs = append(rs, s.areaRoutes("risk/account")...)
-	rs = append(rs, s.webhookRoutes()...)
+	rs = append(rs, s.areaRoutes("events")...)
 	rs = append(rs, s.areaRoutes("risk/passwords")...)
 	rs = append(rs, s.areaRoutes("risk/trust")...)
 	rs = append(rs, s.areaRoutes("risk/messaging")...)
-	rs = append(rs, s.brandingRoutes()...)
+	rs = append(rs, s.areaRoutes("branding")...)
 	rs = append(rs, s.consoleUserRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/passwords/status")...)
 	rs = append(rs, s.areaRoutes("identity/sessions")...)
@@ -62,6 +61,7 @@ var placed = map[string]bool{
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
 	"traffic/ratelimit": true, "traffic": true,
 	"verify/widget": true, "verify": true,
+	"agents": true, "events": true, "branding": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

@@ -19,7 +19,6 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
 )
 
@@ -81,17 +80,9 @@ type Config struct {
 	// 60s); ReadTimeout bounds reading one request, headers and body,
 	// including a new connection's first (default 30s).
 	IdleTimeout, ReadTimeout time.Duration
-	// SealKey derives the key that seals agents' HMAC secrets in the
-	// catalog (the cluster key); AgentTolerance bounds signed requests'
-	// timestamps both ways (0: 300 s).
-	SealKey        string
-	AgentTolerance time.Duration
 	// Snapshots takes and restores backups of the replicated state
 	// (http/snapshot.go); nil answers those operations as unavailable.
 	Snapshots Snapshots
-	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
-	// answers its admin operations as unavailable.
-	Webhooks *events.Outbox
 	// HumanCheck verifies the console login form's widget token for
 	// site: once, for action, bound to remoteIP; err when the token's
 	// owner cannot answer. node/ wires the verify module's exchange; nil

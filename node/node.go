@@ -23,10 +23,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trustd/trustd/actors"
+	brandingapi "github.com/trustd/trustd/branding/api"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/events"
+	eventsapi "github.com/trustd/trustd/events/api"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
@@ -292,13 +294,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
 	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
 	trafficAreas := n.newTraffic(reg)
+	agentAreas := n.newAgents()
+	eventAreas := eventsapi.Areas(eventsapi.Deps{Outbox: n.webhooks})
+	brandingAreas := brandingapi.Areas()
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
-		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
+		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks, Snapshots: n.store, HumanCheck: consoleHuman(hv),
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas),
+		Snapshots: n.store, HumanCheck: consoleHuman(hv),
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas, brandingAreas),
 	}, n.store, n.router, reg, cfg.Logger)
 	// Journeys escalate into the identity review queue, exchange widget
 	// tokens through the verify module, and run their facial methods on

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"crypto/ed25519"
@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/agents"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // rfcAgent signs with HTTP Message Signatures (agents.SignHTTPSig, the
 // reference signer of the contract's scheme).
 type rfcAgent struct {
-	tn   *testNode
+	tn   *nodetest.Node
 	id   string
 	priv ed25519.PrivateKey
 }
@@ -25,7 +26,7 @@ type rfcAgent struct {
 func (a rfcAgent) headers(path, body string, edit func(*agents.HTTPSigInput)) map[string]string {
 	now := time.Now().Unix()
 	in := agents.HTTPSigInput{AgentID: a.id, Nonce: fmt.Sprintf("rfc-nonce-%016d", agentNonceSeq.Add(1)), Created: now, Expires: now + 60,
-		Authority: agents.NormalizeAuthority(strings.TrimPrefix(a.tn.n.APIURL(), "http://")), Path: path, Body: []byte(body)}
+		Authority: agents.NormalizeAuthority(strings.TrimPrefix(a.tn.N.APIURL(), "http://")), Path: path, Body: []byte(body)}
 	if edit != nil {
 		edit(&in)
 	}
@@ -33,15 +34,15 @@ func (a rfcAgent) headers(path, body string, edit func(*agents.HTTPSigInput)) ma
 	return map[string]string{"Content-Digest": dg, "Signature-Input": input, "Signature": sig}
 }
 
-func (a rfcAgent) send(path, body string, h map[string]string) response {
+func (a rfcAgent) send(path, body string, h map[string]string) nodetest.Response {
 	var hs []string
 	for k, v := range h {
 		hs = append(hs, k, v)
 	}
-	return a.tn.do("POST", path, "", body, hs...)
+	return a.tn.Do("POST", path, "", body, hs...)
 }
 
-func newRFCAgent(t *testing.T, tn *testNode, ws string, withKey bool) (rfcAgent, string) {
+func newRFCAgent(t *testing.T, tn *nodetest.Node, ws string, withKey bool) (rfcAgent, string) {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(nil)
 	if err != nil {
@@ -56,7 +57,7 @@ func newRFCAgent(t *testing.T, tn *testNode, ws string, withKey bool) (rfcAgent,
 		ID     string `json:"agent_id"`
 		Secret string `json:"secret"`
 	}
-	tn.mustCreate("/workspaces/"+ws+"/agents", in, &ag)
+	tn.MustCreate("/workspaces/"+ws+"/agents", in, &ag)
 	return rfcAgent{tn: tn, id: ag.ID, priv: priv}, ag.Secret
 }
 
@@ -66,29 +67,29 @@ func agentDecisionBody(req, action string) string {
 
 // Every RFC 9421 failure answers its documented code through HTTP.
 func TestAgentHTTPSignaturesThroughHTTP(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "rfc9421"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "rfc9421"}, &ws)
 	a, secret := newRFCAgent(t, tn, ws.ID, true)
 	nokey, _ := newRFCAgent(t, tn, ws.ID, false)
 	const path = "/v1/agents/decision"
 	body := agentDecisionBody("h1", "invoice.read")
 
 	ok := a.headers(path, body, nil)
-	if r := a.send(path, body, ok); r.status != 200 || !strings.Contains(string(r.body), `"decision":"allow"`) {
-		t.Fatalf("signed request: %d %s", r.status, r.body)
+	if r := a.send(path, body, ok); r.Status != 200 || !strings.Contains(string(r.Body), `"decision":"allow"`) {
+		t.Fatalf("signed request: %d %s", r.Status, r.Body)
 	}
-	if r := a.send(path, body, ok); r.status != 409 || r.errorCode(t) != "agent-nonce-reused" {
-		t.Fatalf("replay: %d %s", r.status, r.body)
+	if r := a.send(path, body, ok); r.Status != 409 || r.ErrorCode(t) != "agent-nonce-reused" {
+		t.Fatalf("replay: %d %s", r.Status, r.Body)
 	}
 	set := func(h map[string]string, k, v string) map[string]string { h[k] = v; return h }
 	cases := []struct {
 		name   string
-		body   string
+		Body   string
 		h      map[string]string
-		status int
+		Status int
 		code   string
 	}{
 		{"both schemes", body, set(a.headers(path, body, nil), agents.HeaderSignature, agents.Sign([]byte(secret), "1", "2", nil)), 401, "agent-signature-ambiguous"},
@@ -120,22 +121,22 @@ func TestAgentHTTPSignaturesThroughHTTP(t *testing.T) {
 		{"malformed", body, map[string]string{"Signature-Input": "((", "Signature": "x"}, 401, "agent-httpsig-invalid"},
 	}
 	for _, c := range cases {
-		if r := a.send(path, c.body, c.h); r.status != c.status || r.errorCode(t) != c.code {
-			t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
+		if r := a.send(path, c.Body, c.h); r.Status != c.Status || r.ErrorCode(t) != c.code {
+			t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.Status, c.code)
 		}
 	}
 	// The HMAC scheme still works for the same agent.
 	h := signedAgent{tn: tn, id: a.id, secret: secret}
-	if r := h.send("/agents/decision", agentDecisionBody("h3", "invoice.read")); r.status != 200 {
-		t.Fatalf("HMAC beside RFC 9421: %d %s", r.status, r.body)
+	if r := h.send("/agents/decision", agentDecisionBody("h3", "invoice.read")); r.Status != 200 {
+		t.Fatalf("HMAC beside RFC 9421: %d %s", r.Status, r.Body)
 	}
 	// Suspension applies to both schemes.
-	if r := tn.admin("POST", "/workspaces/"+ws.ID+"/agents/"+a.id+"/suspend", nil); r.status != 200 {
-		t.Fatalf("suspend: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", "/workspaces/"+ws.ID+"/agents/"+a.id+"/suspend", nil); r.Status != 200 {
+		t.Fatalf("suspend: %d %s", r.Status, r.Body)
 	}
 	b := agentDecisionBody("h4", "invoice.read")
-	if r := a.send(path, b, a.headers(path, b, nil)); r.status != 403 || r.errorCode(t) != "agent-suspended" {
-		t.Fatalf("suspended: %d %s", r.status, r.body)
+	if r := a.send(path, b, a.headers(path, b, nil)); r.Status != 403 || r.ErrorCode(t) != "agent-suspended" {
+		t.Fatalf("suspended: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -143,18 +144,18 @@ func TestAgentHTTPSignaturesThroughHTTP(t *testing.T) {
 // in its package-lock.json) signs real requests that a real node accepts;
 // a replay and a tampered body are refused.
 func TestAgentWebBotAuthAgainstANode(t *testing.T) {
-	dir := "../agents/examples/webbotauth"
+	dir := "../examples/webbotauth"
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: run agents/examples/webbotauth/setup.sh (test.sh does)")
 	}
 	if _, err := os.Stat(dir + "/node_modules/web-bot-auth/package.json"); err != nil {
 		t.Skip("web-bot-auth is not installed: run agents/examples/webbotauth/setup.sh (test.sh does)")
 	}
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "webbotauth"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "webbotauth"}, &ws)
 	a, _ := newRFCAgent(t, tn, ws.ID, true)
 	jwk, _ := json.Marshal(map[string]string{"kty": "OKP", "crv": "Ed25519",
 		"d": base64.RawURLEncoding.EncodeToString(a.priv.Seed()), "x": base64.RawURLEncoding.EncodeToString(a.priv.Public().(ed25519.PublicKey))})
@@ -166,7 +167,7 @@ func TestAgentWebBotAuthAgainstANode(t *testing.T) {
 	run := func(env []string, args ...string) out {
 		t.Helper()
 		cmd := exec.Command("node", append([]string{dir + "/sign.mjs"}, args...)...)
-		cmd.Env = append(append(os.Environ(), "TRUSTD_URL="+tn.n.APIURL(), "AGENT_ID="+a.id, "AGENT_JWK="+string(jwk)), env...)
+		cmd.Env = append(append(os.Environ(), "TRUSTD_URL="+tn.N.APIURL(), "AGENT_ID="+a.id, "AGENT_JWK="+string(jwk)), env...)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("node sign.mjs %v: %v %s", args, err, b)
@@ -189,17 +190,17 @@ func TestAgentWebBotAuthAgainstANode(t *testing.T) {
 		t.Fatalf("not a web-bot-auth signature: %v", o.Headers)
 	}
 	// The same headers again: the nonce was consumed.
-	if r := a.send(path, body, o.Headers); r.status != 409 || r.errorCode(t) != "agent-nonce-reused" {
-		t.Fatalf("replay: %d %s", r.status, r.body)
+	if r := a.send(path, body, o.Headers); r.Status != 409 || r.ErrorCode(t) != "agent-nonce-reused" {
+		t.Fatalf("replay: %d %s", r.Status, r.Body)
 	}
 	// Signed but not sent; sent with another body: refused.
 	o = run(nil, path, body)
-	if r := a.send(path, agentDecisionBody("wba-1", "refund.everything"), o.Headers); r.status != 401 || r.errorCode(t) != "agent-httpsig-digest-mismatch" {
-		t.Fatalf("tampered body: %d %s", r.status, r.body)
+	if r := a.send(path, agentDecisionBody("wba-1", "refund.everything"), o.Headers); r.Status != 401 || r.ErrorCode(t) != "agent-httpsig-digest-mismatch" {
+		t.Fatalf("tampered body: %d %s", r.Status, r.Body)
 	}
 	// The untampered request, never sent before, is still accepted.
-	if r := a.send(path, body, o.Headers); r.status != 200 {
-		t.Fatalf("signed request sent by Go: %d %s", r.status, r.body)
+	if r := a.send(path, body, o.Headers); r.Status != 200 {
+		t.Fatalf("signed request sent by Go: %d %s", r.Status, r.Body)
 	}
 	// With a signed Signature-Agent header, as Web Bot Auth agents send it.
 	o = run([]string{`SIGNATURE_AGENT="https://agent.example"`}, "--send", path, agentDecisionBody("wba-2", "invoice.read"))
@@ -216,8 +217,8 @@ func TestAgentWebBotAuthAgainstANode(t *testing.T) {
 	if err := json.Unmarshal([]byte(o.Body), &d); err != nil || d.Decision != "approval_required" || d.ApprovalRequestID == "" {
 		t.Fatalf("refund: %d %s", o.Status, o.Body)
 	}
-	if r := tn.admin("POST", "/workspaces/"+ws.ID+"/approvals/"+d.ApprovalRequestID+"/approve", map[string]any{"by": "alice"}); r.status != 200 {
-		t.Fatalf("approve: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", "/workspaces/"+ws.ID+"/approvals/"+d.ApprovalRequestID+"/approve", map[string]any{"by": "alice"}); r.Status != 200 {
+		t.Fatalf("approve: %d %s", r.Status, r.Body)
 	}
 	st := `{"approval_id":"` + d.ApprovalRequestID + `"}`
 	o = run(nil, "--send", "/v1/agents/approval/status", st)
@@ -234,8 +235,8 @@ func TestAgentWebBotAuthAgainstANode(t *testing.T) {
 // the ones the code computes: a client written from the contract alone
 // can check itself against them.
 func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
-	tn := mustStartNode(t)
-	r := tn.do("GET", "/v1/openapi.json", "", nil)
+	tn := nodetest.Start(t)
+	r := tn.Do("GET", "/v1/openapi.json", "", nil)
 	var doc struct {
 		Components struct {
 			SecuritySchemes map[string]struct {
@@ -246,7 +247,7 @@ func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
 			Security []map[string]any `json:"security"`
 		} `json:"paths"`
 	}
-	r.decode(t, &doc)
+	r.Decode(t, &doc)
 	hmacDoc := doc.Components.SecuritySchemes["agent_signature"].Description
 	if want := agents.Sign([]byte("secret"), "1700000000", "0123456789abcdef", []byte(`{"a":1}`)); !strings.Contains(hmacDoc, want) {
 		t.Fatalf("the HMAC scheme's vector %s is not in the contract: %s", want, hmacDoc)
@@ -268,7 +269,7 @@ func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
 			} `json:"schemas"`
 		} `json:"components"`
 	}
-	r.decode(t, &codes)
+	r.Decode(t, &codes)
 	for _, c := range append(agents.Codes(), agents.HTTPSigCodes()...) {
 		if !strings.Contains(codes.Components.Schemas["ApiError"].Description, c.Code+" (") {
 			t.Errorf("ApiError does not list %s", c.Code)
@@ -289,19 +290,19 @@ func TestContractCarriesTheAgentSignatureVectors(t *testing.T) {
 // registered the same public key never receives the request as its own.
 // An agent set to the strict profile refuses those defaults.
 func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
-	dir := "../agents/examples/webbotauth"
+	dir := "../examples/webbotauth"
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: run agents/examples/webbotauth/setup.sh (test.sh does)")
 	}
 	if _, err := os.Stat(dir + "/node_modules/web-bot-auth/package.json"); err != nil {
 		t.Skip("web-bot-auth is not installed: run agents/examples/webbotauth/setup.sh (test.sh does)")
 	}
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var wsA, wsB struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "wba-a"}, &wsA)
-	tn.mustCreate("/workspaces", map[string]any{"name": "wba-b"}, &wsB)
+	tn.MustCreate("/workspaces", map[string]any{"name": "wba-a"}, &wsA)
+	tn.MustCreate("/workspaces", map[string]any{"name": "wba-b"}, &wsB)
 	a, _ := newRFCAgent(t, tn, wsA.ID, true)
 	// Tenant B registers A's public key on its own agent.
 	pub := base64.RawURLEncoding.EncodeToString(a.priv.Public().(ed25519.PublicKey))
@@ -310,7 +311,7 @@ func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
 		Thumbprint string `json:"ed25519_thumbprint"`
 		Profile    string `json:"httpsig_profile"`
 	}
-	tn.mustCreate("/workspaces/"+wsB.ID+"/agents", map[string]any{"name": "copycat", "ed25519_public_key": pub,
+	tn.MustCreate("/workspaces/"+wsB.ID+"/agents", map[string]any{"name": "copycat", "ed25519_public_key": pub,
 		"allowed_actions": []string{"invoice.*"}, "allowed_scopes": []string{"billing"}}, &b)
 	if b.Profile != "web-bot-auth" || b.Thumbprint == "" {
 		t.Fatalf("agent view: %+v", b)
@@ -325,7 +326,7 @@ func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
 	run := func(env []string, args ...string) out {
 		t.Helper()
 		cmd := exec.Command("node", append([]string{dir + "/sign.mjs"}, args...)...)
-		cmd.Env = append(append(os.Environ(), "TRUSTD_URL="+tn.n.APIURL(), "AGENT_ID="+a.id, "AGENT_JWK="+string(jwk)), env...)
+		cmd.Env = append(append(os.Environ(), "TRUSTD_URL="+tn.N.APIURL(), "AGENT_ID="+a.id, "AGENT_JWK="+string(jwk)), env...)
 		out2, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("node sign.mjs %v: %v %s", args, err, out2)
@@ -358,8 +359,8 @@ func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
 	if !strings.HasPrefix(in, `sig1=("@authority");`) || !strings.Contains(in, `keyid="`+b.Thumbprint+`"`) || o.Headers["Content-Digest"] != "" {
 		t.Fatalf("not web-bot-auth's defaults with the thumbprint keyid %s: %v", b.Thumbprint, o.Headers)
 	}
-	if r := a.send(path, agentDecisionBody("d-1", "invoice.read"), o.Headers); r.status != 409 || r.errorCode(t) != "agent-nonce-reused" {
-		t.Fatalf("replay: %d %s", r.status, r.body)
+	if r := a.send(path, agentDecisionBody("d-1", "invoice.read"), o.Headers); r.Status != 409 || r.ErrorCode(t) != "agent-nonce-reused" {
+		t.Fatalf("replay: %d %s", r.Status, r.Body)
 	}
 	// The same key, naming workspace B, is B's agent (B's rules, B's
 	// records), never A's.
@@ -376,7 +377,7 @@ func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
 	var wsC struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "wba-c"}, &wsC)
+	tn.MustCreate("/workspaces", map[string]any{"name": "wba-c"}, &wsC)
 	o = run([]string{"WBA_DEFAULTS=1", "WORKSPACE_ID=" + wsC.ID}, "--send", path, agentDecisionBody("d-4", "invoice.read"))
 	if o.Status != 401 || !strings.Contains(o.Body, "agent-unknown") {
 		t.Fatalf("thumbprint in a workspace without the key: %d %s", o.Status, o.Body)
@@ -384,10 +385,10 @@ func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
 
 	// Agent A opts into the strict profile: the defaults are refused, the
 	// strict signer (agent_id, path and digest covered) still works.
-	if r := tn.admin("PUT", "/workspaces/"+wsA.ID+"/agents/"+a.id, map[string]any{"name": "strict-a", "ed25519_public_key": pub,
-		"httpsig_profile": "strict", "allowed_actions": []string{"invoice.*"}, "allowed_scopes": []string{"billing"}}); r.status != 200 ||
-		!strings.Contains(string(r.body), `"httpsig_profile":"strict"`) {
-		t.Fatalf("set strict: %d %s", r.status, r.body)
+	if r := tn.Admin("PUT", "/workspaces/"+wsA.ID+"/agents/"+a.id, map[string]any{"name": "strict-a", "ed25519_public_key": pub,
+		"httpsig_profile": "strict", "allowed_actions": []string{"invoice.*"}, "allowed_scopes": []string{"billing"}}); r.Status != 200 ||
+		!strings.Contains(string(r.Body), `"httpsig_profile":"strict"`) {
+		t.Fatalf("set strict: %d %s", r.Status, r.Body)
 	}
 	o = run([]string{"WBA_DEFAULTS=1", "WORKSPACE_ID=" + wsA.ID}, "--send", path, agentDecisionBody("d-5", "invoice.read"))
 	if o.Status != 401 || !strings.Contains(o.Body, "agent-httpsig-keyid-invalid") {
@@ -397,7 +398,7 @@ func TestAgentWebBotAuthDefaultsAgainstANode(t *testing.T) {
 	if got := agentOf(o); got != a.id {
 		t.Fatalf("strict signer: %s", got)
 	}
-	if r := tn.admin("PUT", "/workspaces/"+wsA.ID+"/agents/"+a.id, map[string]any{"name": "strict-a", "httpsig_profile": "lax"}); r.status != 400 {
-		t.Fatalf("unknown profile: %d %s", r.status, r.body)
+	if r := tn.Admin("PUT", "/workspaces/"+wsA.ID+"/agents/"+a.id, map[string]any{"name": "strict-a", "httpsig_profile": "lax"}); r.Status != 400 {
+		t.Fatalf("unknown profile: %d %s", r.Status, r.Body)
 	}
 }

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"encoding/base64"
@@ -10,12 +10,14 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/etag"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/ident"
 )
 
 // Branding profiles (spec 4.13): transport only. Validation, logo
 // normalisation and the lookup the pages use live in branding/ (see its
-// DESIGN.md).
+// DESIGN.md). The contract bodies' names and documentation are the
+// contract's schemas.
 
 // BrandingLogoMaxBody is the body limit of a logo upload: the image
 // base64-encoded (4/3) plus the JSON around it.
@@ -78,17 +80,17 @@ func brandingView(p *catalog.BrandingProfile) *BrandingProfileView {
 }
 
 // brandingProfiles is the admin CRUD of branding profiles.
-var brandingProfiles = &resource[catalog.BrandingProfile, BrandingProfileInput, BrandingProfileView, BrandingProfileList]{
-	what: "branding profile", path: "/workspaces/{workspace_id}/branding-profiles", param: "profile_id",
-	id: "BrandingProfile", ids: "BrandingProfiles",
-	table: func(c *catalog.Catalog) map[string]*catalog.BrandingProfile { return c.BrandingProfiles },
-	owner: func(p *catalog.BrandingProfile) string { return p.WorkspaceID },
+var brandingProfiles = &kernel.Resource[catalog.BrandingProfile, BrandingProfileInput, BrandingProfileView, BrandingProfileList]{
+	What: "branding profile", Path: "/workspaces/{workspace_id}/branding-profiles", Param: "profile_id",
+	ID: "BrandingProfile", IDs: "BrandingProfiles",
+	Table: func(c *catalog.Catalog) map[string]*catalog.BrandingProfile { return c.BrandingProfiles },
+	Owner: func(p *catalog.BrandingProfile) string { return p.WorkspaceID },
 	// a full workspace (the profile cap) or a duplicate name
-	createErrors: []ErrorCode{ErrConflict},
-	updateErrors: []ErrorCode{ErrConflict},
+	CreateErrors: []kernel.ErrorCode{kernel.ErrConflict},
+	UpdateErrors: []kernel.ErrorCode{kernel.ErrConflict},
 	// a profile a site or mobile app still shows is not deleted
-	deleteErrors: []ErrorCode{ErrConflict},
-	build: func(c *Call, in *BrandingProfileInput, cur *catalog.BrandingProfile, workspaceID string) (catalog.BrandingProfile, string, error) {
+	DeleteErrors: []kernel.ErrorCode{kernel.ErrConflict},
+	Build: func(c *kernel.Call, in *BrandingProfileInput, cur *catalog.BrandingProfile, workspaceID string) (catalog.BrandingProfile, string, error) {
 		p := catalog.BrandingProfile{WorkspaceID: workspaceID}
 		if cur != nil {
 			p = *cur
@@ -108,59 +110,61 @@ var brandingProfiles = &resource[catalog.BrandingProfile, BrandingProfileInput, 
 		}
 		return p, "", nil
 	},
-	stamp: func(p, cur *catalog.BrandingProfile, now time.Time) {
-		p.ID, p.CreatedAt, p.UpdatedAt = stamped(cur, func(c *catalog.BrandingProfile) (string, time.Time) { return c.ID, c.CreatedAt }, now)
+	Stamp: func(p, cur *catalog.BrandingProfile, now time.Time) {
+		p.ID, p.CreatedAt, p.UpdatedAt = kernel.Stamped(cur, func(c *catalog.BrandingProfile) (string, time.Time) { return c.ID, c.CreatedAt }, now)
 	},
-	create: func(p catalog.BrandingProfile) catalog.Command { return &catalog.PutBrandingProfile{Profile: p} },
-	update: func(_ *BrandingProfileInput, p catalog.BrandingProfile) catalog.Command {
+	Create: func(p catalog.BrandingProfile) catalog.Command { return &catalog.PutBrandingProfile{Profile: p} },
+	Update: func(_ *BrandingProfileInput, p catalog.BrandingProfile) catalog.Command {
 		return &catalog.PutBrandingProfile{Profile: p}
 	},
-	delete: func(p *catalog.BrandingProfile, _ time.Time) catalog.Command {
+	Delete: func(p *catalog.BrandingProfile, _ time.Time) catalog.Command {
 		return &catalog.DeleteBrandingProfile{WorkspaceID: p.WorkspaceID, ID: p.ID}
 	},
-	view:   func(_ *Call, p *catalog.BrandingProfile, _ string) *BrandingProfileView { return brandingView(p) },
-	sortID: func(v *BrandingProfileView) string { return v.Name },
-	list:   func(vs []BrandingProfileView) *BrandingProfileList { return &BrandingProfileList{Profiles: vs} },
+	View: func(_ *kernel.Call, p *catalog.BrandingProfile, _ string) *BrandingProfileView {
+		return brandingView(p)
+	},
+	SortID: func(v *BrandingProfileView) string { return v.Name },
+	List:   func(vs []BrandingProfileView) *BrandingProfileList { return &BrandingProfileList{Profiles: vs} },
 }
 
-func (s *Server) brandingRoutes() []Route {
-	one := brandingProfiles.path + "/{profile_id}"
-	a := []Auth{AuthAdmin}
-	logoErrs := withModuleCodes(append(adminErrors, ErrConflict), []*errcode.Code{branding.ErrLogoMissing, branding.ErrLogoFormat,
+func routes() []kernel.Route {
+	one := brandingProfiles.Path + "/{profile_id}"
+	a := []kernel.Auth{kernel.AuthAdmin}
+	logoErrs := kernel.WithModuleCodes(append(kernel.AdminErrors(), kernel.ErrConflict), []*errcode.Code{branding.ErrLogoMissing, branding.ErrLogoFormat,
 		branding.ErrLogoAnimated, branding.ErrLogoMalformed, branding.ErrLogoTooLarge, branding.ErrLogoTooSmall})
 	sizes := make([]string, len(branding.Sizes))
 	for i, n := range branding.Sizes {
 		sizes[i] = strconv.Itoa(n)
 	}
-	return append(brandingProfiles.routes(s), []Route{
+	return append(brandingProfiles.Routes(), []kernel.Route{
 		{Method: "PUT", Path: one + "/logo", Admin: true, ID: "putBrandingLogo", Tag: "Admin", Auth: a,
 			Summary: "Upload a branding profile's logo: decoded, size-checked and re-encoded to PNG at fixed sizes with metadata stripped.",
-			Body:    &BrandingLogoInput{}, Result: &BrandingProfileView{}, Errors: logoErrs, MaxBody: BrandingLogoMaxBody, Handle: s.admin(putBrandingLogo)},
+			Body:    &BrandingLogoInput{}, Result: &BrandingProfileView{}, Errors: logoErrs, MaxBody: BrandingLogoMaxBody, Handle: kernel.AdminOnly(putBrandingLogo)},
 		{Method: "DELETE", Path: one + "/logo", Admin: true, ID: "deleteBrandingLogo", Tag: "Admin", Auth: a,
 			Summary: "Remove a branding profile's logo.",
-			Result:  &BrandingProfileView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(deleteBrandingLogo)},
+			Result:  &BrandingProfileView{}, Errors: append(kernel.AdminErrors(), kernel.ErrConflict), Handle: kernel.AdminOnly(deleteBrandingLogo)},
 		{Method: "GET", Path: "/branding/{profile_id}/logo", ID: "getBrandingLogo", Tag: "Branding",
 			Summary:     "A branding profile's normalised logo (image/png), public. With ?v=<the current version> cached for a year as immutable, else for a day; ETag and If-None-Match → 304.",
 			ContentType: "image/png", Conditional: true,
-			Params: []Param{{Name: "size", In: "query", Description: "The rendition's longer side in pixels; default " + strconv.Itoa(branding.DefaultSize) + ".", Enum: sizes},
+			Params: []kernel.Param{{Name: "size", In: "query", Description: "The rendition's longer side in pixels; default " + strconv.Itoa(branding.DefaultSize) + ".", Enum: sizes},
 				{Name: "v", In: "query", Description: "The logo version (BrandingProfileView.logo.version): makes the answer immutable while it is current."}},
-			Errors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound, branding.ErrNoLogo, branding.ErrSize}), Handle: getBrandingLogo},
+			Errors: kernel.WithModuleCodes(nil, []*errcode.Code{branding.ErrNotFound, branding.ErrNoLogo, branding.ErrSize}), Handle: getBrandingLogo},
 		{Method: "GET", Path: "/branding/{profile_id}/theme.css", ID: "getBrandingStylesheet", Tag: "Branding",
 			Summary: "A branding profile's colours as CSS custom properties on :root (--trustd-brand-primary, -background, -text, -accent; only #rrggbb values), public. " +
 				"The hosted identity page and the journey pages link it (stylesheet_url); with ?v=<the current version> cached for a year as immutable, else 5 minutes; ETag and If-None-Match → 304.",
 			ContentType: "text/css", Conditional: true,
-			Params: []Param{{Name: "v", In: "query", Description: "The stylesheet version (the v of stylesheet_url): makes the answer immutable while it is current."}},
-			Errors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}), Handle: getBrandingStylesheet},
+			Params: []kernel.Param{{Name: "v", In: "query", Description: "The stylesheet version (the v of stylesheet_url): makes the answer immutable while it is current."}},
+			Errors: kernel.WithModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}), Handle: getBrandingStylesheet},
 	}...)
 }
 
 // getBrandingStylesheet serves a profile's colours as a stylesheet, for
 // pages whose CSP allows no inline style.
-func getBrandingStylesheet(c *Call) {
+func getBrandingStylesheet(c *kernel.Call) {
 	id := strings.ToLower(c.Param("profile_id"))
-	p, ok := branding.Public(c.cat, id)
+	p, ok := branding.Public(c.Catalog(), id)
 	if !ident.UUID(id) || !ok {
-		c.failErr(branding.ErrNotFound)
+		c.FailErr(branding.ErrNotFound)
 		return
 	}
 	version := p.StyleVersion()
@@ -183,10 +187,10 @@ func getBrandingStylesheet(c *Call) {
 	c.Ctx.SetBodyString(p.Stylesheet())
 }
 
-func putBrandingLogo(c *Call) {
-	cur := brandingProfiles.find(c)
+func putBrandingLogo(c *kernel.Call) {
+	cur := brandingProfiles.Find(c)
 	var in BrandingLogoInput
-	if cur == nil || !c.decode(&in) {
+	if cur == nil || !c.Decode(&in) {
 		return
 	}
 	raw := in.Image
@@ -197,54 +201,54 @@ func putBrandingLogo(c *Call) {
 	}
 	img, err := base64.StdEncoding.DecodeString(raw)
 	if err != nil {
-		c.fail(ErrInvalidField, "image: not standard base64")
+		c.Fail(kernel.ErrInvalidField, "image: not standard base64")
 		return
 	}
 	logos, version, err := branding.NormalizeLogo(img)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	p := *cur
 	p.Logos, p.LogoVersion, p.UpdatedAt = logos, version, c.Now().UTC()
-	if v, ok := c.apply(&catalog.PutBrandingProfile{Profile: p}); ok {
-		c.ok(brandingView(v.(*catalog.BrandingProfile)))
+	if v, ok := c.Apply(&catalog.PutBrandingProfile{Profile: p}); ok {
+		c.OK(brandingView(v.(*catalog.BrandingProfile)))
 	}
 }
 
-func deleteBrandingLogo(c *Call) {
-	cur := brandingProfiles.find(c)
+func deleteBrandingLogo(c *kernel.Call) {
+	cur := brandingProfiles.Find(c)
 	if cur == nil {
 		return
 	}
 	p := *cur
 	p.Logos, p.LogoVersion, p.UpdatedAt = nil, "", c.Now().UTC()
-	if v, ok := c.apply(&catalog.PutBrandingProfile{Profile: p}); ok {
-		c.ok(brandingView(v.(*catalog.BrandingProfile)))
+	if v, ok := c.Apply(&catalog.PutBrandingProfile{Profile: p}); ok {
+		c.OK(brandingView(v.(*catalog.BrandingProfile)))
 	}
 }
 
 // getBrandingLogo serves a stored rendition. The bytes are a PNG this
 // service encoded, served with nosniff and a CSP that forbids everything,
 // so even a browser navigating to it runs nothing.
-func getBrandingLogo(c *Call) {
+func getBrandingLogo(c *kernel.Call) {
 	id := c.Param("profile_id")
 	if !ident.UUID(id) {
-		c.failErr(branding.ErrNotFound)
+		c.FailErr(branding.ErrNotFound)
 		return
 	}
 	size := 0
 	if q := c.Ctx.QueryArgs().Peek("size"); len(q) > 0 {
 		n, err := strconv.Atoi(string(q))
 		if err != nil || n <= 0 {
-			c.failErr(branding.ErrSize)
+			c.FailErr(branding.ErrSize)
 			return
 		}
 		size = n
 	}
-	png, tag, err := branding.Logo(c.cat, strings.ToLower(id), size)
+	png, tag, err := branding.Logo(c.Catalog(), strings.ToLower(id), size)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	h := &c.Ctx.Response.Header

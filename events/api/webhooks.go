@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"context"
@@ -9,11 +9,14 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/events"
+	kernel "github.com/trustd/trustd/http"
 )
 
 // Signed webhooks (spec 6): the admin API of a workspace's endpoints,
 // outbox and delivery log. The module is events/; this file decodes,
 // authenticates (admin token), calls it and encodes. See events/DESIGN.md.
+// The contract bodies' names and documentation are the contract's
+// schemas.
 
 // WebhookEndpointInput creates or patches an endpoint.
 type WebhookEndpointInput struct {
@@ -89,90 +92,91 @@ type WebhookAlertList struct {
 	Alerts []catalog.WebhookAlert `json:"alerts" required:"true"`
 }
 
-func (s *Server) webhookRoutes() []Route {
+func (x eventsAPI) routes() []kernel.Route {
 	ws := "/workspaces/{workspace_id}"
 	ep := ws + "/webhooks/{endpoint_id}"
-	a := []Auth{AuthAdmin}
-	errs := withModuleCodes(append(append([]ErrorCode(nil), adminErrors...), ErrConflict), events.Codes())
+	a := []kernel.Auth{kernel.AuthAdmin}
+	errs := kernel.WithModuleCodes(append(kernel.AdminErrors(), kernel.ErrConflict), events.Codes())
 	tag := "Webhooks"
-	return []Route{
+	admin := kernel.AdminOnly
+	return []kernel.Route{
 		{Method: "POST", Path: ws + "/webhooks", Admin: true, ID: "createWebhookEndpoint", Tag: tag, Auth: a, Summary: "Add a webhook endpoint; the answer holds its signing secret, once.",
-			Body: &WebhookEndpointInput{}, Status: 201, Result: &WebhookEndpointView{}, Errors: errs, Handle: s.admin(s.createWebhook)},
+			Body: &WebhookEndpointInput{}, Status: 201, Result: &WebhookEndpointView{}, Errors: errs, Handle: admin(x.createWebhook)},
 		{Method: "GET", Path: ws + "/webhooks", Admin: true, ID: "listWebhookEndpoints", Tag: tag, Auth: a, Summary: "List a workspace's webhook endpoints.",
-			Result: &WebhookEndpointList{}, Errors: errs, Handle: s.admin(s.listWebhooks)},
+			Result: &WebhookEndpointList{}, Errors: errs, Handle: admin(x.listWebhooks)},
 		{Method: "GET", Path: ep, Admin: true, ID: "getWebhookEndpoint", Tag: tag, Auth: a, Summary: "Read a webhook endpoint and its health.",
-			Result: &WebhookEndpointView{}, Errors: errs, Handle: s.admin(func(c *Call) {
-				if o, w := c.webhooks(); o != nil {
+			Result: &WebhookEndpointView{}, Errors: errs, Handle: admin(func(c *kernel.Call) {
+				if o, w := x.webhooks(c); o != nil {
 					e, err := o.Endpoint(w.ID, c.Param("endpoint_id"))
-					c.webhookAnswer(200, e, "", err)
+					webhookAnswer(c, 200, e, "", err)
 				}
 			})},
 		{Method: "PATCH", Path: ep, Admin: true, ID: "updateWebhookEndpoint", Tag: tag, Auth: a, Summary: "Change an endpoint's URL, description, event types or enabled state.",
-			Body: &WebhookEndpointInput{}, Result: &WebhookEndpointView{}, Errors: errs, Handle: s.admin(s.updateWebhook)},
+			Body: &WebhookEndpointInput{}, Result: &WebhookEndpointView{}, Errors: errs, Handle: admin(x.updateWebhook)},
 		{Method: "DELETE", Path: ep, Admin: true, ID: "deleteWebhookEndpoint", Tag: tag, Auth: a, Summary: "Delete an endpoint, its pending deliveries and its log.",
-			Status: 204, Errors: errs, Handle: s.admin(func(c *Call) {
-				if o, w := c.webhooks(); o != nil {
+			Status: 204, Errors: errs, Handle: admin(func(c *kernel.Call) {
+				if o, w := x.webhooks(c); o != nil {
 					ctx, cancel := webhookCtx()
 					defer cancel()
 					if err := o.DeleteEndpoint(ctx, w.ID, c.Param("endpoint_id")); err != nil {
-						c.failErr(err)
+						c.FailErr(err)
 						return
 					}
-					c.noContent()
+					c.NoContent()
 				}
 			})},
 		{Method: "POST", Path: ep + "/rotate-secret", Admin: true, ID: "rotateWebhookSecret", Tag: tag, Auth: a, Summary: "Issue a new signing secret (shown once); the previous one keeps signing beside it for the overlap.",
-			Body: &WebhookRotateInput{}, Result: &WebhookEndpointView{}, Errors: errs, Handle: s.admin(s.rotateWebhook)},
+			Body: &WebhookRotateInput{}, Result: &WebhookEndpointView{}, Errors: errs, Handle: admin(x.rotateWebhook)},
 		{Method: "POST", Path: ep + "/test", Admin: true, ID: "testWebhookEndpoint", Tag: tag, Auth: a, Summary: "Queue a webhook.test event for this endpoint only.",
-			Status: 202, Result: &WebhookTestResult{}, Errors: errs, Handle: s.admin(func(c *Call) {
-				if o, w := c.webhooks(); o != nil {
+			Status: 202, Result: &WebhookTestResult{}, Errors: errs, Handle: admin(func(c *kernel.Call) {
+				if o, w := x.webhooks(c); o != nil {
 					ctx, cancel := webhookCtx()
 					defer cancel()
 					id, err := o.SendTest(ctx, w.ID, c.Param("endpoint_id"))
 					if err != nil {
-						c.failErr(err)
+						c.FailErr(err)
 						return
 					}
-					c.json(202, WebhookTestResult{EventID: id})
+					c.JSON(202, WebhookTestResult{EventID: id})
 				}
 			})},
 		{Method: "GET", Path: ep + "/deliveries", Admin: true, ID: "listWebhookDeliveries", Tag: tag, Auth: a, Summary: "The endpoint's delivery log, newest first (the last 100 attempts).",
-			Result: &WebhookAttemptList{}, Errors: errs, Handle: s.admin(func(c *Call) {
-				if o, w := c.webhooks(); o != nil {
+			Result: &WebhookAttemptList{}, Errors: errs, Handle: admin(func(c *kernel.Call) {
+				if o, w := x.webhooks(c); o != nil {
 					l, err := o.Log(w.ID, c.Param("endpoint_id"))
 					if err != nil {
-						c.failErr(err)
+						c.FailErr(err)
 						return
 					}
 					if l == nil {
 						l = []catalog.WebhookAttempt{}
 					}
-					c.ok(WebhookAttemptList{Attempts: l})
+					c.OK(WebhookAttemptList{Attempts: l})
 				}
 			})},
 		{Method: "GET", Path: ws + "/webhook-events", Admin: true, ID: "listWebhookEvents", Tag: tag, Auth: a, Summary: "The workspace's outbox, newest first (query limit, default 100, at most 1000).",
-			Result: &WebhookEventList{}, Errors: errs, Handle: s.admin(s.listWebhookEvents)},
+			Result: &WebhookEventList{}, Errors: errs, Handle: admin(x.listWebhookEvents)},
 		{Method: "GET", Path: ws + "/webhook-events/{event_id}", Admin: true, ID: "getWebhookEvent", Tag: tag, Auth: a, Summary: "Read an event and its deliveries.",
-			Result: &WebhookEventView{}, Errors: errs, Handle: s.admin(func(c *Call) {
-				if o, w := c.webhooks(); o != nil {
+			Result: &WebhookEventView{}, Errors: errs, Handle: admin(func(c *kernel.Call) {
+				if o, w := x.webhooks(c); o != nil {
 					ev, err := o.Event(w.ID, c.Param("event_id"))
 					if err != nil {
-						c.failErr(err)
+						c.FailErr(err)
 						return
 					}
-					c.ok(webhookEventView(ev))
+					c.OK(webhookEventView(ev))
 				}
 			})},
 		{Method: "POST", Path: ws + "/webhook-events/{event_id}/redeliver", Admin: true, ID: "redeliverWebhookEvent", Tag: tag, Auth: a, Summary: "Send an event again now, with a new retry schedule; the attempt number goes on.",
-			Body: &WebhookRedeliverInput{}, Status: 202, Result: &WebhookEventView{}, Errors: errs, Handle: s.admin(s.redeliverWebhook)},
+			Body: &WebhookRedeliverInput{}, Status: 202, Result: &WebhookEventView{}, Errors: errs, Handle: admin(x.redeliverWebhook)},
 		{Method: "GET", Path: ws + "/webhook-alerts", Admin: true, ID: "listWebhookAlerts", Tag: tag, Auth: a, Summary: "Alerts of the workspace's webhooks (endpoints disabled after sustained failure), newest first.",
-			Result: &WebhookAlertList{}, Errors: errs, Handle: s.admin(func(c *Call) {
-				if o, w := c.webhooks(); o != nil {
+			Result: &WebhookAlertList{}, Errors: errs, Handle: admin(func(c *kernel.Call) {
+				if o, w := x.webhooks(c); o != nil {
 					l := o.Alerts(w.ID)
 					if l == nil {
 						l = []catalog.WebhookAlert{}
 					}
-					c.ok(WebhookAlertList{Alerts: l})
+					c.OK(WebhookAlertList{Alerts: l})
 				}
 			})},
 	}
@@ -184,16 +188,16 @@ func webhookCtx() (context.Context, context.CancelFunc) {
 }
 
 // webhooks resolves the module and the workspace, answering failures itself.
-func (c *Call) webhooks() (*events.Outbox, *catalog.Workspace) {
-	w := c.workspace()
+func (x eventsAPI) webhooks(c *kernel.Call) (*events.Outbox, *catalog.Workspace) {
+	w := c.Workspace()
 	if w == nil {
 		return nil, nil
 	}
-	if c.s.cfg.Webhooks == nil {
-		c.fail(ErrUnavailable, "webhooks are not configured on this node")
+	if x.o == nil {
+		c.Fail(kernel.ErrUnavailable, "webhooks are not configured on this node")
 		return nil, nil
 	}
-	return c.s.cfg.Webhooks, w
+	return x.o, w
 }
 
 func optTime(t time.Time) *time.Time {
@@ -224,58 +228,58 @@ func webhookEventView(e *catalog.WebhookEvent) WebhookEventView {
 	return v
 }
 
-func (c *Call) webhookAnswer(status int, e *catalog.WebhookEndpoint, secret string, err error) {
+func webhookAnswer(c *kernel.Call, status int, e *catalog.WebhookEndpoint, secret string, err error) {
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.json(status, webhookView(e, secret, c.s.clock()))
+	c.JSON(status, webhookView(e, secret, c.Now()))
 }
 
 func (in WebhookEndpointInput) spec() events.EndpointSpec {
 	return events.EndpointSpec{URL: in.URL, Description: in.Description, EventTypes: in.EventTypes, Enabled: in.Enabled}
 }
 
-func (s *Server) createWebhook(c *Call) {
-	o, w := c.webhooks()
+func (x eventsAPI) createWebhook(c *kernel.Call) {
+	o, w := x.webhooks(c)
 	var in WebhookEndpointInput
-	if o == nil || !c.decode(&in) {
+	if o == nil || !c.Decode(&in) {
 		return
 	}
 	ctx, cancel := webhookCtx()
 	defer cancel()
 	e, secret, err := o.CreateEndpoint(ctx, w.ID, in.spec())
-	c.webhookAnswer(201, e, secret, err)
+	webhookAnswer(c, 201, e, secret, err)
 }
 
-func (s *Server) listWebhooks(c *Call) {
-	o, w := c.webhooks()
+func (x eventsAPI) listWebhooks(c *kernel.Call) {
+	o, w := x.webhooks(c)
 	if o == nil {
 		return
 	}
 	out := WebhookEndpointList{Endpoints: []WebhookEndpointView{}}
 	for _, e := range o.Endpoints(w.ID) {
-		out.Endpoints = append(out.Endpoints, webhookView(e, "", s.clock()))
+		out.Endpoints = append(out.Endpoints, webhookView(e, "", c.Now()))
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
-func (s *Server) updateWebhook(c *Call) {
-	o, w := c.webhooks()
+func (x eventsAPI) updateWebhook(c *kernel.Call) {
+	o, w := x.webhooks(c)
 	var in WebhookEndpointInput
-	if o == nil || !c.decode(&in) {
+	if o == nil || !c.Decode(&in) {
 		return
 	}
 	ctx, cancel := webhookCtx()
 	defer cancel()
 	e, err := o.UpdateEndpoint(ctx, w.ID, c.Param("endpoint_id"), in.spec())
-	c.webhookAnswer(200, e, "", err)
+	webhookAnswer(c, 200, e, "", err)
 }
 
-func (s *Server) rotateWebhook(c *Call) {
-	o, w := c.webhooks()
+func (x eventsAPI) rotateWebhook(c *kernel.Call) {
+	o, w := x.webhooks(c)
 	var in WebhookRotateInput
-	if o == nil || !c.decode(&in) {
+	if o == nil || !c.Decode(&in) {
 		return
 	}
 	overlap := events.DefaultOverlap
@@ -285,11 +289,11 @@ func (s *Server) rotateWebhook(c *Call) {
 	ctx, cancel := webhookCtx()
 	defer cancel()
 	e, secret, err := o.RotateSecret(ctx, w.ID, c.Param("endpoint_id"), overlap)
-	c.webhookAnswer(200, e, secret, err)
+	webhookAnswer(c, 200, e, secret, err)
 }
 
-func (s *Server) listWebhookEvents(c *Call) {
-	o, w := c.webhooks()
+func (x eventsAPI) listWebhookEvents(c *kernel.Call) {
+	o, w := x.webhooks(c)
 	if o == nil {
 		return
 	}
@@ -297,7 +301,7 @@ func (s *Server) listWebhookEvents(c *Call) {
 	if q := c.Ctx.QueryArgs().Peek("limit"); len(q) > 0 {
 		n, err := strconv.Atoi(string(q))
 		if err != nil || n < 1 || n > catalog.MaxWebhookEventsPerWorkspace {
-			c.fail(ErrInvalidField, "limit: 1 to "+strconv.Itoa(catalog.MaxWebhookEventsPerWorkspace))
+			c.Fail(kernel.ErrInvalidField, "limit: 1 to "+strconv.Itoa(catalog.MaxWebhookEventsPerWorkspace))
 			return
 		}
 		limit = n
@@ -306,21 +310,21 @@ func (s *Server) listWebhookEvents(c *Call) {
 	for _, e := range o.Events(w.ID, limit) {
 		out.Events = append(out.Events, webhookEventView(e))
 	}
-	c.ok(out)
+	c.OK(out)
 }
 
-func (s *Server) redeliverWebhook(c *Call) {
-	o, w := c.webhooks()
+func (x eventsAPI) redeliverWebhook(c *kernel.Call) {
+	o, w := x.webhooks(c)
 	var in WebhookRedeliverInput
-	if o == nil || !c.decode(&in) {
+	if o == nil || !c.Decode(&in) {
 		return
 	}
 	ctx, cancel := webhookCtx()
 	defer cancel()
 	ev, err := o.Redeliver(ctx, w.ID, c.Param("event_id"), in.EndpointID)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	c.json(202, webhookEventView(ev))
+	c.JSON(202, webhookEventView(ev))
 }

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"fmt"
@@ -12,19 +12,20 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustd/trustd/agents"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 var agentNonceSeq atomic.Int64
 
 type signedAgent struct {
-	tn     *testNode
+	tn     *nodetest.Node
 	id     string
 	secret string
 }
 
 // send signs body with the agent's secret (the documented scheme) and
 // posts it; mutate may change the headers after signing.
-func (a signedAgent) send(path, body string, mutate ...func(h map[string]string)) response {
+func (a signedAgent) send(path, body string, mutate ...func(h map[string]string)) nodetest.Response {
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	nonce := fmt.Sprintf("nonce-%016d", agentNonceSeq.Add(1))
 	h := map[string]string{
@@ -38,28 +39,28 @@ func (a signedAgent) send(path, body string, mutate ...func(h map[string]string)
 	for k, v := range h {
 		hs = append(hs, k, v)
 	}
-	return a.tn.do("POST", "/v1"+path, "", body, hs...)
+	return a.tn.Do("POST", "/v1"+path, "", body, hs...)
 }
 
 func TestAgentTrustThroughHTTP(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "agents"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "agents"}, &ws)
 	var ag struct {
 		ID     string `json:"agent_id"`
 		Secret string `json:"secret"`
 	}
-	tn.mustCreate("/workspaces/"+ws.ID+"/agents", map[string]any{
+	tn.MustCreate("/workspaces/"+ws.ID+"/agents", map[string]any{
 		"name": "billing-bot", "allowed_actions": []string{"invoice.*", "refund.*"}, "allowed_scopes": []string{"billing"},
 		"approval_rules": []map[string]any{{"action": "refund.*"}},
 	}, &ag)
 	if ag.Secret == "" {
 		t.Fatal("no secret in the create answer")
 	}
-	if r := tn.admin("GET", "/workspaces/"+ws.ID+"/agents/"+ag.ID, nil); r.status != 200 || string(r.body) == "" || contains(r.body, ag.Secret) {
-		t.Fatalf("get agent: %d %s", r.status, r.body)
+	if r := tn.Admin("GET", "/workspaces/"+ws.ID+"/agents/"+ag.ID, nil); r.Status != 200 || string(r.Body) == "" || contains(r.Body, ag.Secret) {
+		t.Fatalf("get agent: %d %s", r.Status, r.Body)
 	}
 	a := signedAgent{tn: tn, id: ag.ID, secret: ag.Secret}
 	decision := func(req, action string) string {
@@ -71,7 +72,7 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 		cases := []struct {
 			name   string
 			mutate func(h map[string]string)
-			status int
+			Status int
 			code   string
 		}{
 			{"agent not a uuid", func(h map[string]string) { h[agents.HeaderAgent] = "x" }, 401, "agent-id-invalid"},
@@ -84,23 +85,23 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 		}
 		for _, c := range cases {
 			r := a.send("/agents/decision", body, c.mutate)
-			if r.status != c.status || r.errorCode(t) != c.code {
-				t.Errorf("%s: %d %s, want %d %s", c.name, r.status, r.body, c.status, c.code)
+			if r.Status != c.Status || r.ErrorCode(t) != c.code {
+				t.Errorf("%s: %d %s, want %d %s", c.name, r.Status, r.Body, c.Status, c.code)
 			}
 		}
 		// Replay: the same headers and body twice.
 		var saved map[string]string
 		r := a.send("/agents/decision", decision("replay", "invoice.read"), func(h map[string]string) { saved = maps(h) })
-		if r.status != 200 {
-			t.Fatalf("first: %d %s", r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("first: %d %s", r.Status, r.Body)
 		}
 		r = a.send("/agents/decision", decision("replay", "invoice.read"), func(h map[string]string) {
 			for k, v := range saved {
 				h[k] = v
 			}
 		})
-		if r.status != 409 || r.errorCode(t) != "agent-nonce-reused" {
-			t.Fatalf("replay: %d %s", r.status, r.body)
+		if r.Status != 409 || r.ErrorCode(t) != "agent-nonce-reused" {
+			t.Fatalf("replay: %d %s", r.Status, r.Body)
 		}
 	})
 
@@ -112,8 +113,8 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 			`{"request_id":"a","action":"invoice.read","scope":"billing","resource_id":"","subject_id":"","summary":""} {}`,
 			"{\"request_id\":\"\xff\",\"action\":\"invoice.read\",\"scope\":\"billing\",\"resource_id\":\"\",\"subject_id\":\"\",\"summary\":\"\"}",
 		} {
-			if r := a.send("/agents/decision", b); r.status != 400 || r.errorCode(t) != "agent-body-invalid" {
-				t.Errorf("%q: %d %s", b, r.status, r.body)
+			if r := a.send("/agents/decision", b); r.Status != 400 || r.ErrorCode(t) != "agent-body-invalid" {
+				t.Errorf("%q: %d %s", b, r.Status, r.Body)
 			}
 		}
 	})
@@ -125,13 +126,13 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 			ApprovalRequestID string   `json:"approval_request_id"`
 			ReasonCodes       []string `json:"reason_codes"`
 		}
-		get := func(r response) {
+		get := func(r nodetest.Response) {
 			t.Helper()
-			if r.status != 200 {
-				t.Fatalf("%d %s", r.status, r.body)
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
 			}
 			d.ApprovalRequestID = ""
-			r.decode(t, &d)
+			r.Decode(t, &d)
 		}
 		get(a.send("/agents/decision", decision("d1", "invoice.read")))
 		if d.Decision != "allow" {
@@ -150,8 +151,8 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 		if d.DecisionID != first.DecisionID || d.ApprovalRequestID != first.ApprovalRequestID {
 			t.Fatalf("retry got another answer: %+v vs %+v", d, first)
 		}
-		if r := a.send("/agents/decision", decision("d3", "refund.other")); r.status != 409 || r.errorCode(t) != "agent-request-id-reused" {
-			t.Fatalf("reused request_id: %d %s", r.status, r.body)
+		if r := a.send("/agents/decision", decision("d3", "refund.other")); r.Status != 409 || r.ErrorCode(t) != "agent-request-id-reused" {
+			t.Fatalf("reused request_id: %d %s", r.Status, r.Body)
 		}
 		var list struct {
 			Approvals []struct {
@@ -159,13 +160,13 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 				Status     string `json:"status"`
 			} `json:"approvals"`
 		}
-		r := tn.admin("GET", "/workspaces/"+ws.ID+"/approvals", nil)
-		r.decode(t, &list)
+		r := tn.Admin("GET", "/workspaces/"+ws.ID+"/approvals", nil)
+		r.Decode(t, &list)
 		if len(list.Approvals) != 1 || list.Approvals[0].Status != "pending" {
-			t.Fatalf("approvals after a retried decision: %s", r.body)
+			t.Fatalf("approvals after a retried decision: %s", r.Body)
 		}
 
-		status := func() response {
+		status := func() nodetest.Response {
 			return a.send("/agents/approval/status", `{"approval_id":"`+first.ApprovalRequestID+`"}`)
 		}
 		var st struct {
@@ -173,23 +174,23 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 			Consumed bool   `json:"consumed"`
 		}
 		r = status()
-		r.decode(t, &st)
-		if r.status != 200 || st.Status != "pending" || st.Consumed {
-			t.Fatalf("pending status: %d %s", r.status, r.body)
+		r.Decode(t, &st)
+		if r.Status != 200 || st.Status != "pending" || st.Consumed {
+			t.Fatalf("pending status: %d %s", r.Status, r.Body)
 		}
-		if r := tn.admin("POST", "/workspaces/"+ws.ID+"/approvals/"+first.ApprovalRequestID+"/approve", map[string]any{"by": "alice"}); r.status != 200 {
-			t.Fatalf("approve: %d %s", r.status, r.body)
+		if r := tn.Admin("POST", "/workspaces/"+ws.ID+"/approvals/"+first.ApprovalRequestID+"/approve", map[string]any{"by": "alice"}); r.Status != 200 {
+			t.Fatalf("approve: %d %s", r.Status, r.Body)
 		}
-		if r := tn.admin("POST", "/workspaces/"+ws.ID+"/approvals/"+first.ApprovalRequestID+"/deny", map[string]any{"by": "bob"}); r.status != 409 {
-			t.Fatalf("deny after approve: %d %s", r.status, r.body)
+		if r := tn.Admin("POST", "/workspaces/"+ws.ID+"/approvals/"+first.ApprovalRequestID+"/deny", map[string]any{"by": "bob"}); r.Status != 409 {
+			t.Fatalf("deny after approve: %d %s", r.Status, r.Body)
 		}
 		r = status()
-		r.decode(t, &st)
-		if r.status != 200 || st.Status != "approved" || !st.Consumed {
-			t.Fatalf("consuming status: %d %s", r.status, r.body)
+		r.Decode(t, &st)
+		if r.Status != 200 || st.Status != "approved" || !st.Consumed {
+			t.Fatalf("consuming status: %d %s", r.Status, r.Body)
 		}
-		if r := status(); r.status != 409 || r.errorCode(t) != "agent-approval-consumed" {
-			t.Fatalf("second consume: %d %s", r.status, r.body)
+		if r := status(); r.Status != 409 || r.ErrorCode(t) != "agent-approval-consumed" {
+			t.Fatalf("second consume: %d %s", r.Status, r.Body)
 		}
 	})
 
@@ -198,15 +199,15 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 			ApprovalRequestID string `json:"approval_request_id"`
 		}
 		r := a.send("/agents/decision", decision("c1", "refund.big"))
-		r.decode(t, &d)
+		r.Decode(t, &d)
 		if d.ApprovalRequestID == "" {
-			t.Fatalf("no approval: %s", r.body)
+			t.Fatalf("no approval: %s", r.Body)
 		}
-		if r := tn.admin("POST", "/workspaces/"+ws.ID+"/approvals/"+d.ApprovalRequestID+"/approve", map[string]any{"by": "carol"}); r.status != 200 {
-			t.Fatalf("approve: %d %s", r.status, r.body)
+		if r := tn.Admin("POST", "/workspaces/"+ws.ID+"/approvals/"+d.ApprovalRequestID+"/approve", map[string]any{"by": "carol"}); r.Status != 200 {
+			t.Fatalf("approve: %d %s", r.Status, r.Body)
 		}
 		const n = 12
-		results := make(chan response, n)
+		results := make(chan nodetest.Response, n)
 		var wg sync.WaitGroup
 		for range n {
 			wg.Add(1)
@@ -220,12 +221,12 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 		consumed, refused := 0, 0
 		for r := range results {
 			switch {
-			case r.status == 200 && strings.Contains(string(r.body), `"consumed":true`):
+			case r.Status == 200 && strings.Contains(string(r.Body), `"consumed":true`):
 				consumed++
-			case r.status == 409 && strings.Contains(string(r.body), "agent-approval-consumed"):
+			case r.Status == 409 && strings.Contains(string(r.Body), "agent-approval-consumed"):
 				refused++
 			default:
-				t.Errorf("unexpected answer %d %s", r.status, r.body)
+				t.Errorf("unexpected answer %d %s", r.Status, r.Body)
 			}
 		}
 		if consumed != 1 || refused != n-1 {
@@ -238,22 +239,22 @@ func TestAgentTrustThroughHTTP(t *testing.T) {
 			Secret       string `json:"secret"`
 			SecretsValid int    `json:"secrets_valid"`
 		}
-		r := tn.admin("POST", "/workspaces/"+ws.ID+"/agents/"+ag.ID+"/rotate-secret", map[string]any{"overlap_seconds": 60})
-		r.decode(t, &rot)
-		if r.status != 200 || rot.Secret == "" || rot.SecretsValid != 2 {
-			t.Fatalf("rotate: %d %s", r.status, r.body)
+		r := tn.Admin("POST", "/workspaces/"+ws.ID+"/agents/"+ag.ID+"/rotate-secret", map[string]any{"overlap_seconds": 60})
+		r.Decode(t, &rot)
+		if r.Status != 200 || rot.Secret == "" || rot.SecretsValid != 2 {
+			t.Fatalf("rotate: %d %s", r.Status, r.Body)
 		}
 		for _, sec := range []string{ag.Secret, rot.Secret} {
 			b := signedAgent{tn: tn, id: ag.ID, secret: sec}
-			if r := b.send("/agents/decision", decision("rot-"+sec[:8], "invoice.read")); r.status != 200 {
-				t.Fatalf("secret valid in the overlap: %d %s", r.status, r.body)
+			if r := b.send("/agents/decision", decision("rot-"+sec[:8], "invoice.read")); r.Status != 200 {
+				t.Fatalf("secret valid in the overlap: %d %s", r.Status, r.Body)
 			}
 		}
-		if r := tn.admin("POST", "/workspaces/"+ws.ID+"/agents/"+ag.ID+"/suspend", nil); r.status != 200 {
-			t.Fatalf("suspend: %d %s", r.status, r.body)
+		if r := tn.Admin("POST", "/workspaces/"+ws.ID+"/agents/"+ag.ID+"/suspend", nil); r.Status != 200 {
+			t.Fatalf("suspend: %d %s", r.Status, r.Body)
 		}
-		if r := a.send("/agents/decision", decision("s1", "invoice.read")); r.status != 403 || r.errorCode(t) != "agent-suspended" {
-			t.Fatalf("suspended: %d %s", r.status, r.body)
+		if r := a.send("/agents/decision", decision("s1", "invoice.read")); r.Status != 403 || r.ErrorCode(t) != "agent-suspended" {
+			t.Fatalf("suspended: %d %s", r.Status, r.Body)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"context"
@@ -15,7 +15,12 @@ import (
 
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
+
+type wsView struct {
+	WorkspaceID string `json:"workspace_id"`
+}
 
 // hookReceiver is a webhook receiver on a fixed 127.0.0.1 port that can
 // be down (nothing listening: connection refused) and brought up again.
@@ -135,21 +140,21 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 	dir := t.TempDir()
 	cfg := node.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true}
 	fastWebhooks(&cfg)
-	tn := startNode(t, cfg)
+	tn := nodetest.StartConfig(t, cfg)
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "hooks"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "hooks"}, &ws)
 	base := "/workspaces/" + ws.WorkspaceID
 	rcv := newHookReceiver(t)
 
 	var ep webhookView
-	tn.mustCreate(base+"/webhooks", map[string]any{"url": rcv.url(), "event_types": []string{events.TypeVerified, events.TypeTest}}, &ep)
+	tn.MustCreate(base+"/webhooks", map[string]any{"url": rcv.url(), "event_types": []string{events.TypeVerified, events.TypeTest}}, &ep)
 	if ep.Secret == "" || ep.Status != "enabled" || ep.SecretsValid != 1 {
 		t.Fatalf("create: %+v", ep)
 	}
 	var got webhookView
-	if r := tn.admin("GET", base+"/webhooks/"+ep.EndpointID, nil); r.status != 200 {
-		t.Fatalf("get: %d %s", r.status, r.body)
-	} else if r.decode(t, &got); got.Secret != "" {
+	if r := tn.Admin("GET", base+"/webhooks/"+ep.EndpointID, nil); r.Status != 200 {
+		t.Fatalf("get: %d %s", r.Status, r.Body)
+	} else if r.Decode(t, &got); got.Secret != "" {
 		t.Fatal("the secret was shown again after creation")
 	}
 
@@ -160,17 +165,17 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 		{"url": "https://169.254.169.254/"},
 		{"url": rcv.url(), "event_types": []string{"nope"}},
 	} {
-		if r := tn.admin("POST", base+"/webhooks", bad); r.status != 400 {
-			t.Errorf("create %v: %d %s", bad, r.status, r.body)
+		if r := tn.Admin("POST", base+"/webhooks", bad); r.Status != 400 {
+			t.Errorf("create %v: %d %s", bad, r.Status, r.Body)
 		}
 	}
 
 	// The receiver is down: attempts fail (connection refused) and retry.
-	id, err := tn.n.Webhooks().Emit(context.Background(), ws.WorkspaceID, events.TypeVerified, "vs_outage", 1, map[string]any{"status": "verified"})
+	id, err := tn.N.Webhooks().Emit(context.Background(), ws.WorkspaceID, events.TypeVerified, "vs_outage", 1, map[string]any{"status": "verified"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tn.n.Webhooks().Emit(context.Background(), ws.WorkspaceID, events.TypeRejected, "vs_outage", 2, map[string]any{}); err != nil {
+	if _, err := tn.N.Webhooks().Emit(context.Background(), ws.WorkspaceID, events.TypeRejected, "vs_outage", 2, map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "two failed attempts in the delivery log", 10*time.Second, func() bool {
@@ -180,14 +185,14 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 				Error   string `json:"error"`
 			} `json:"attempts"`
 		}
-		tn.admin("GET", base+"/webhooks/"+ep.EndpointID+"/deliveries", nil).decode(t, &l)
+		tn.Admin("GET", base+"/webhooks/"+ep.EndpointID+"/deliveries", nil).Decode(t, &l)
 		return len(l.Attempts) >= 2 && l.Attempts[0].Outcome == "retrying" && l.Attempts[0].Error != ""
 	})
 
 	// The node restarts while the delivery is pending; the outbox survives.
-	tn.stop()
+	tn.Stop()
 	rcv.up()
-	tn = startNode(t, cfg)
+	tn = nodetest.StartConfig(t, cfg)
 	waitFor(t, "the event delivered after the outage and the restart", 10*time.Second, func() bool { return len(rcv.deliveries()) >= 1 })
 	d := rcv.deliveries()[0]
 	verifyDelivery(t, d, ep.Secret)
@@ -199,13 +204,13 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 	}
 	var ev webhookEventView
 	waitFor(t, "the delivery recorded", 5*time.Second, func() bool {
-		tn.admin("GET", base+"/webhook-events/"+id, nil).decode(t, &ev)
+		tn.Admin("GET", base+"/webhook-events/"+id, nil).Decode(t, &ev)
 		return len(ev.Deliveries) == 1 && ev.Deliveries[0].Status == "delivered"
 	})
 
 	// Manual redelivery sends the same event again.
-	if r := tn.admin("POST", base+"/webhook-events/"+id+"/redeliver", map[string]any{}); r.status != 202 {
-		t.Fatalf("redeliver: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base+"/webhook-events/"+id+"/redeliver", map[string]any{}); r.Status != 202 {
+		t.Fatalf("redeliver: %d %s", r.Status, r.Body)
 	}
 	waitFor(t, "the redelivery", 10*time.Second, func() bool { return len(rcv.deliveries()) >= 2 })
 	again := rcv.deliveries()[1]
@@ -216,10 +221,10 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 
 	// Rotation: both secrets verify during the overlap; a test event.
 	var rot webhookView
-	if r := tn.admin("POST", base+"/webhooks/"+ep.EndpointID+"/rotate-secret", map[string]any{"overlap_seconds": 3600}); r.status != 200 {
-		t.Fatalf("rotate: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base+"/webhooks/"+ep.EndpointID+"/rotate-secret", map[string]any{"overlap_seconds": 3600}); r.Status != 200 {
+		t.Fatalf("rotate: %d %s", r.Status, r.Body)
 	} else {
-		r.decode(t, &rot)
+		r.Decode(t, &rot)
 	}
 	if rot.Secret == "" || rot.Secret == ep.Secret || rot.SecretsValid != 2 {
 		t.Fatalf("rotate: %+v", rot)
@@ -227,10 +232,10 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 	var test struct {
 		EventID string `json:"event_id"`
 	}
-	if r := tn.admin("POST", base+"/webhooks/"+ep.EndpointID+"/test", nil); r.status != 202 {
-		t.Fatalf("test: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base+"/webhooks/"+ep.EndpointID+"/test", nil); r.Status != 202 {
+		t.Fatalf("test: %d %s", r.Status, r.Body)
 	} else {
-		r.decode(t, &test)
+		r.Decode(t, &test)
 	}
 	waitFor(t, "the test event", 10*time.Second, func() bool { return len(rcv.deliveries()) >= 3 })
 	te := rcv.deliveries()[2]
@@ -244,7 +249,7 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 	var list struct {
 		Events []webhookEventView `json:"events"`
 	}
-	tn.admin("GET", base+"/webhook-events", nil).decode(t, &list)
+	tn.Admin("GET", base+"/webhook-events", nil).Decode(t, &list)
 	if len(list.Events) != 3 {
 		t.Fatalf("outbox lists %d events, want 3", len(list.Events))
 	}
@@ -256,40 +261,40 @@ func TestWebhookDeliveredThroughANodeAfterReceiverOutageAndRestart(t *testing.T)
 	var one struct {
 		Events []webhookEventView `json:"events"`
 	}
-	tn.admin("GET", base+"/webhook-events?limit=1", nil).decode(t, &one)
+	tn.Admin("GET", base+"/webhook-events?limit=1", nil).Decode(t, &one)
 	if len(one.Events) != 1 || one.Events[0].EventID != test.EventID {
 		t.Fatalf("limit=1 lists %+v, want the newest (the test event)", one.Events)
 	}
-	if r := tn.admin("GET", base+"/webhook-events?limit=0", nil); r.status != 400 {
-		t.Fatalf("limit=0: %d %s", r.status, r.body)
+	if r := tn.Admin("GET", base+"/webhook-events?limit=0", nil); r.Status != 400 {
+		t.Fatalf("limit=0: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("POST", base+"/webhook-events/evt_nope/redeliver", map[string]any{}); r.status != 404 || r.errorCode(t) != "webhook-event-not-found" {
-		t.Fatalf("redeliver an unknown event: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base+"/webhook-events/evt_nope/redeliver", map[string]any{}); r.Status != 404 || r.ErrorCode(t) != "webhook-event-not-found" {
+		t.Fatalf("redeliver an unknown event: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("DELETE", base+"/webhooks/"+ep.EndpointID, nil); r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := tn.Admin("DELETE", base+"/webhooks/"+ep.EndpointID, nil); r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("GET", base+"/webhooks/"+ep.EndpointID, nil); r.status != 404 || r.errorCode(t) != "webhook-endpoint-not-found" {
-		t.Fatalf("get after delete: %d %s", r.status, r.body)
+	if r := tn.Admin("GET", base+"/webhooks/"+ep.EndpointID, nil); r.Status != 404 || r.ErrorCode(t) != "webhook-endpoint-not-found" {
+		t.Fatalf("get after delete: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestWebhookEndpointDisabledAfterSustainedFailure(t *testing.T) {
-	tn := mustStartNode(t, fastWebhooks, func(c *node.Config) {
+	tn := nodetest.Start(t, fastWebhooks, func(c *node.Config) {
 		c.Webhooks.DisableAfterFailures, c.Webhooks.DisableAfter = 3, time.Millisecond
 	})
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "failing"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "failing"}, &ws)
 	base := "/workspaces/" + ws.WorkspaceID
 	rcv := newHookReceiver(t) // never up
 	var ep webhookView
-	tn.mustCreate(base+"/webhooks", map[string]any{"url": rcv.url()}, &ep)
-	if _, err := tn.n.Webhooks().Emit(context.Background(), ws.WorkspaceID, events.TypeCancelled, "vs_dead", 1, map[string]any{}); err != nil {
+	tn.MustCreate(base+"/webhooks", map[string]any{"url": rcv.url()}, &ep)
+	if _, err := tn.N.Webhooks().Emit(context.Background(), ws.WorkspaceID, events.TypeCancelled, "vs_dead", 1, map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the endpoint disabled", 10*time.Second, func() bool {
 		var v webhookView
-		tn.admin("GET", base+"/webhooks/"+ep.EndpointID, nil).decode(t, &v)
+		tn.Admin("GET", base+"/webhooks/"+ep.EndpointID, nil).Decode(t, &v)
 		return v.Status == "disabled"
 	})
 	var al struct {
@@ -298,14 +303,14 @@ func TestWebhookEndpointDisabledAfterSustainedFailure(t *testing.T) {
 			Kind       string `json:"kind"`
 		} `json:"alerts"`
 	}
-	tn.admin("GET", base+"/webhook-alerts", nil).decode(t, &al)
+	tn.Admin("GET", base+"/webhook-alerts", nil).Decode(t, &al)
 	if len(al.Alerts) != 1 || al.Alerts[0].Kind != "endpoint_disabled" {
 		t.Fatalf("alerts %+v", al)
 	}
-	if r := tn.admin("POST", base+"/webhooks/"+ep.EndpointID+"/test", nil); r.status != 409 || r.errorCode(t) != "webhook-endpoint-disabled" {
-		t.Fatalf("test to a disabled endpoint: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base+"/webhooks/"+ep.EndpointID+"/test", nil); r.Status != 409 || r.ErrorCode(t) != "webhook-endpoint-disabled" {
+		t.Fatalf("test to a disabled endpoint: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("PATCH", base+"/webhooks/"+ep.EndpointID, map[string]any{"enabled": true}); r.status != 200 {
-		t.Fatalf("re-enable: %d %s", r.status, r.body)
+	if r := tn.Admin("PATCH", base+"/webhooks/"+ep.EndpointID, map[string]any{"enabled": true}); r.Status != 200 {
+		t.Fatalf("re-enable: %d %s", r.Status, r.Body)
 	}
 }
