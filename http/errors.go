@@ -13,7 +13,6 @@ import (
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/events"
-	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
@@ -85,7 +84,7 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("risk/trust"),
 		s.areaErrors("risk/messaging"),
 		branding.Errors,
-		users.Errors,
+		s.areaErrors("console"),
 		s.areaErrors("identity/sessions"),
 		s.areaErrors("journeys"),
 	} {

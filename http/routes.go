@@ -53,7 +53,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.areaRoutes("risk/trust")...)
 	rs = append(rs, s.areaRoutes("risk/messaging")...)
 	rs = append(rs, s.brandingRoutes()...)
-	rs = append(rs, s.consoleUserRoutes()...)
+	rs = append(rs, s.areaRoutes("console")...)
 	rs = append(rs, s.areaRoutes("risk/passwords/status")...)
 	rs = append(rs, s.areaRoutes("identity/sessions")...)
 	rs = append(rs, s.areaRoutes("journeys")...)
@@ -75,6 +75,7 @@ func (s *Server) routes() []Route {
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
+	"console": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

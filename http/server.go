@@ -20,7 +20,6 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
-	"github.com/trustd/trustd/http/console"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -58,11 +57,6 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
-	// ConsoleSiteID names the site whose widget protects the console's
-	// login form when the node is not in dev mode (its hostnames must
-	// include the console's host). Unset in production: the console's
-	// login form is closed (the admin API is not affected).
-	ConsoleSiteID string
 	// DemoSite returns the dev site's key and secret for the demo page
 	// (--dev); empty strings until the dev workspace is seeded.
 	DemoSite func() (siteKey, secret string)
@@ -118,7 +112,7 @@ type Server struct {
 	rlScratch    sync.Pool // *rlScratch of the rate-limit check transport
 	svBufs       sync.Pool // *svBuf of the siteverify transport
 	mods         modules
-	console      *console.Console
+	pages        []*Pages // the areas' browser pages (Area.Pages)
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
@@ -145,7 +139,11 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
-	s.console = s.newConsole()
+	for _, a := range cfg.Areas {
+		if a.Pages != nil {
+			s.pages = append(s.pages, a.Pages)
+		}
+	}
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
 	s.registerMetricsPeer()

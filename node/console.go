@@ -1,0 +1,45 @@
+package node
+
+import (
+	"sync/atomic"
+
+	"github.com/trustd/trustd/catalog"
+	consoleapi "github.com/trustd/trustd/console/api"
+	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/verify"
+)
+
+// newConsole builds the console area: its pages and console-user admin
+// over the transport (bound through k once http.New has built it), the
+// node's store and router, and the verify module's siteverify for the
+// login widget (hv).
+func (n *Node) newConsole(base string, k *consoleKernel, hv *verifyBridge) []api.Area {
+	return consoleapi.Areas(consoleapi.Deps{Kernel: k, Human: hv, Store: n.store, Router: n.router,
+		BaseURL: base, NodeID: n.cfg.NodeID, Version: api.ContractVersion + "+" + api.Build,
+		Dev: n.cfg.Dev, SiteID: n.cfg.ConsoleSiteID, DemoSite: n.demoSite})
+}
+
+// consoleKernel lends the transport's admin runner, token check and audit
+// ring to the console; the server is set right after http.New, before the
+// node serves its first request.
+type consoleKernel struct{ s atomic.Pointer[api.Server] }
+
+func (k *consoleKernel) CheckAdminToken(tok string) bool { return k.s.Load().CheckAdminToken(tok) }
+
+func (k *consoleKernel) RunAdmin(actor, method, path string, body []byte) (int, []byte) {
+	return k.s.Load().RunAdmin(actor, method, path, body)
+}
+
+func (k *consoleKernel) Audit(e catalog.AuditEntry) { k.s.Load().Audit(e) }
+
+// VerifyHuman redeems the console login widget's token as /siteverify
+// does: once, for action, bound to remoteIP.
+func (b *verifyBridge) VerifyHuman(cat *catalog.Catalog, site *catalog.Site, response, remoteIP, action string) (bool, error) {
+	var scratch [1024]byte
+	v, err := b.hv.Siteverify(cat, site, &verify.Request{Response: []byte(response), RemoteIP: []byte(remoteIP),
+		Action: []byte(action)}, scratch[:])
+	if err != nil {
+		return false, err
+	}
+	return v.Success(), nil
+}
