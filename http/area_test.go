@@ -20,7 +20,7 @@ import (
 // journeys and the concurrency lease (with its helpers); both belong in a
 // cross-area test package once the remaining areas have left http/.
 func TestTheTransportImportsNoAreaWithItsOwnAdapter(t *testing.T) {
-	moved := []string{"risk", "identity", "journeys", "console"}
+	moved := []string{"risk", "identity", "journeys", "console", "catalog/api"}
 	allowed := map[string][]string{
 		"ratelimit_adaptive_node_test.go": {"github.com/trustd/trustd/risk/apiprotection"},
 		"mobile_answers_node_test.go":     {"github.com/trustd/trustd/risk/trust"},

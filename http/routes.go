@@ -36,8 +36,8 @@ func newModules(s *Server) modules {
 func (s *Server) routes() []Route {
 	var rs []Route
 	rs = append(rs, s.platformRoutes()...)
-	rs = append(rs, s.adminRoutes()...)
-	rs = append(rs, s.signingKeyRoutes()...)
+	rs = append(rs, s.areaRoutes("catalog/tenancy")...)
+	rs = append(rs, s.areaRoutes("catalog/keys")...)
 	rs = append(rs, s.widgetRoutes()...)
 	rs = append(rs, s.clusterRoutes()...)
 	rs = append(rs, s.snapshotRoutes()...)
@@ -76,6 +76,7 @@ var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
 	"console": true,
+	"catalog/tenancy": true, "catalog/keys": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

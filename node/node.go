@@ -298,7 +298,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Webhooks: n.webhooks, Snapshots: n.store,
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, consoleAreas),
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, consoleAreas, n.newCatalogAdmin()),
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API and
 	// journeys reach it through hv from the first request on.
