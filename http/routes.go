@@ -75,8 +75,7 @@ func (s *Server) routes() []Route {
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
-	"console": true,
-	"catalog/tenancy": true, "catalog/keys": true,
+	"console": true, "catalog/tenancy": true, "catalog/keys": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.
