@@ -11,8 +11,8 @@ import (
 
 // The cluster-wide request summary behind the console's overview charts:
 // this node's answer counters by module (its route table's tags), served
-// to peers as extension operation "metrics-summary"; package
-// cluster/summary adds the members' totals up.
+// to peers as extension operation "metrics-summary"; node/ops asks the
+// members and package cluster/summary adds their totals up.
 
 const (
 	classOK     = iota // 1xx to 3xx
@@ -34,8 +34,9 @@ func classOf(status int) int {
 	return classOK
 }
 
-// localMetrics is this node's totals by module.
-func (s *Server) localMetrics() summary.NodeMetrics {
+// LocalMetrics is this node's totals by module (node/ops adds up the
+// cluster's).
+func (s *Server) LocalMetrics() summary.NodeMetrics {
 	var counts []summary.ModuleCounts
 	for i, r := range s.table.routes {
 		c := &s.metrics.classes[i]
@@ -56,7 +57,7 @@ func (s *Server) localMetrics() summary.NodeMetrics {
 // registerMetricsPeer serves this node's totals to its peers.
 func (s *Server) registerMetricsPeer() {
 	if px, ok := s.cfg.Cluster.(summary.Peers); ok {
-		px.HandlePeer("metrics-summary", func([]byte) ([]byte, error) { return json.Marshal(s.localMetrics()) })
+		px.HandlePeer("metrics-summary", func([]byte) ([]byte, error) { return json.Marshal(s.LocalMetrics()) })
 		// The body is a policy id; an unknown one answers zero counters.
 		px.HandlePeer("policy-stats", func(id []byte) ([]byte, error) {
 			return json.Marshal(s.localPolicyStats(s.store.Catalog(), string(id)))
@@ -97,22 +98,4 @@ func (s *Server) clusterPolicyStats(cat *catalog.Catalog, id string) *RateLimitP
 		out.DegradedFailClosed += st.DegradedFailClosed
 	})
 	return out
-}
-
-// clusterMetrics asks every live member for its totals (at most 2 s each,
-// in parallel) and adds up those that answered.
-func (s *Server) clusterMetrics() *summary.ClusterMetrics {
-	nodes := []summary.NodeMetrics{s.localMetrics()}
-	s.askMembers("metrics-summary", nil, func(id string, b []byte, err error) {
-		nm := summary.NodeMetrics{NodeID: id, Modules: []summary.ModuleCounts{}}
-		if err == nil {
-			err = json.Unmarshal(b, &nm)
-			nm.NodeID = id
-		}
-		if err != nil {
-			nm = summary.NodeMetrics{NodeID: id, Error: err.Error(), Modules: []summary.ModuleCounts{}}
-		}
-		nodes = append(nodes, nm)
-	})
-	return summary.Sum(s.clock().UTC(), nodes)
 }

@@ -39,8 +39,8 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.areaRoutes("catalog/tenancy")...)
 	rs = append(rs, s.areaRoutes("catalog/keys")...)
 	rs = append(rs, s.widgetRoutes()...)
-	rs = append(rs, s.clusterRoutes()...)
-	rs = append(rs, s.snapshotRoutes()...)
+	rs = append(rs, s.areaRoutes("node/cluster")...)
+	rs = append(rs, s.areaRoutes("node/snapshots")...)
 	rs = append(rs, s.rateLimitRoutes()...)
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
 	rs = append(rs, s.verifyRoutes()...)
@@ -75,7 +75,7 @@ func (s *Server) routes() []Route {
 var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
-	"console": true, "catalog/tenancy": true, "catalog/keys": true,
+	"console": true, "catalog/tenancy": true, "catalog/keys": true, "node/cluster": true, "node/snapshots": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

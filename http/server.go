@@ -19,6 +19,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/cluster/summary"
 	"github.com/trustd/trustd/events"
 )
 
@@ -62,9 +63,9 @@ type Config struct {
 	DemoSite func() (siteKey, secret string)
 	// NodeID names this node in logs and headers.
 	NodeID string
-	// Cluster serves the cluster admin operations; nil answers them as
-	// unavailable.
-	Cluster ClusterControl
+	// Cluster is asked for the members' counters and serves this node's
+	// to them; nil outside a cluster.
+	Cluster summary.Peers
 	// MaxConns bounds the connections served at once (beyond it a new
 	// connection is answered 503 and closed, so its descriptor is freed at
 	// once); MaxConnsPerIP bounds one client address. Zero derives them from
@@ -80,9 +81,6 @@ type Config struct {
 	// timestamps both ways (0: 300 s).
 	SealKey        string
 	AgentTolerance time.Duration
-	// Snapshots takes and restores backups of the replicated state
-	// (http/snapshot.go); nil answers those operations as unavailable.
-	Snapshots Snapshots
 	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
 	// answers its admin operations as unavailable.
 	Webhooks *events.Outbox

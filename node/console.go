@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster/summary"
 	consoleapi "github.com/trustd/trustd/console/api"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/verify"
@@ -13,24 +14,26 @@ import (
 // over the transport (bound through k once http.New has built it), the
 // node's store and router, and the verify module's siteverify for the
 // login widget (hv).
-func (n *Node) newConsole(base string, k *consoleKernel, hv *verifyBridge) []api.Area {
+func (n *Node) newConsole(base string, k *kernelBridge, hv *verifyBridge) []api.Area {
 	return consoleapi.Areas(consoleapi.Deps{Kernel: k, Human: hv, Store: n.store, Router: n.router,
 		BaseURL: base, NodeID: n.cfg.NodeID, Version: api.ContractVersion + "+" + api.Build,
 		Dev: n.cfg.Dev, SiteID: n.cfg.ConsoleSiteID, DemoSite: n.demoSite})
 }
 
-// consoleKernel lends the transport's admin runner, token check and audit
-// ring to the console; the server is set right after http.New, before the
-// node serves its first request.
-type consoleKernel struct{ s atomic.Pointer[api.Server] }
+// kernelBridge lends the transport's admin runner, token check and audit
+// ring to the console, and its answer counters to node/ops; the server is
+// set right after http.New, before the node serves its first request.
+type kernelBridge struct{ s atomic.Pointer[api.Server] }
 
-func (k *consoleKernel) CheckAdminToken(tok string) bool { return k.s.Load().CheckAdminToken(tok) }
+func (k *kernelBridge) CheckAdminToken(tok string) bool { return k.s.Load().CheckAdminToken(tok) }
 
-func (k *consoleKernel) RunAdmin(actor, method, path string, body []byte) (int, []byte) {
+func (k *kernelBridge) RunAdmin(actor, method, path string, body []byte) (int, []byte) {
 	return k.s.Load().RunAdmin(actor, method, path, body)
 }
 
-func (k *consoleKernel) Audit(e catalog.AuditEntry) { k.s.Load().Audit(e) }
+func (k *kernelBridge) Audit(e catalog.AuditEntry) { k.s.Load().Audit(e) }
+
+func (k *kernelBridge) LocalMetrics() summary.NodeMetrics { return k.s.Load().LocalMetrics() }
 
 // VerifyHuman redeems the console login widget's token as /siteverify
 // does: once, for action, bound to remoteIP.

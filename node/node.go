@@ -290,15 +290,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
 	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
-	ck := &consoleKernel{}
+	ck := &kernelBridge{}
 	consoleAreas := n.newConsole(strings.TrimRight(base, "/"), ck, hv)
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks, Snapshots: n.store,
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, consoleAreas, n.newCatalogAdmin()),
+		Webhooks: n.webhooks,
+		Areas:    slices.Concat(riskAreas, identityAreas, journeyAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck)),
 	}, n.store, n.router, reg, cfg.Logger)
 	// The verify module is still built by http.New; the Trust API and
 	// journeys reach it through hv from the first request on.
