@@ -34,6 +34,8 @@ type Area struct {
 	// Errors are the error vocabularies of the area's modules, listed in
 	// the ApiError schema of the contract.
 	Errors []*errcode.Code
+	// Pages, when set, are the area's browser pages (pages.go).
+	Pages *Pages
 }
 
 // Decode reads the JSON body strictly into v, answering the error itself
@@ -215,7 +217,7 @@ func AsMobileCaller[In, M any, P interface {
 func AdminOnly(h func(*Call)) func(*Call) {
 	return func(c *Call) {
 		// c.console: run in-process for a console session, which logged
-		// in with this same token check (http/console.go).
+		// in with this same token check (inprocess.go).
 		if !c.console && !c.s.checkAdminToken(c.cat, c.bearer()) {
 			c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd-admin"`)
 			c.fail(ErrUnauthorized, "a valid admin token is required (Authorization: Bearer <admin token>)")

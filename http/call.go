@@ -201,8 +201,8 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		serveFavicon(ctx)
 		return
 	}
-	if isConsolePath(path) {
-		s.serveConsole(ctx)
+	if p := s.pagesOf(path); p != nil {
+		s.servePages(p, ctx)
 		return
 	}
 	method := string(ctx.Method())

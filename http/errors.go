@@ -11,7 +11,6 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/persistence"
 )
 
@@ -69,7 +68,7 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("risk/trust"),
 		s.areaErrors("risk/messaging"),
 		s.areaErrors("branding"),
-		users.Errors,
+		s.areaErrors("console"),
 		s.areaErrors("identity/sessions"),
 		s.areaErrors("journeys"),
 	} {

@@ -20,11 +20,11 @@ func newModules(s *Server) modules {
 func (s *Server) routes() []Route {
 	var rs []Route
 	rs = append(rs, s.platformRoutes()...)
-	rs = append(rs, s.adminRoutes()...)
-	rs = append(rs, s.signingKeyRoutes()...)
+	rs = append(rs, s.areaRoutes("catalog/tenancy")...)
+	rs = append(rs, s.areaRoutes("catalog/keys")...)
 	rs = append(rs, s.areaRoutes("verify/widget")...)
-	rs = append(rs, s.clusterRoutes()...)
-	rs = append(rs, s.snapshotRoutes()...)
+	rs = append(rs, s.areaRoutes("node/cluster")...)
+	rs = append(rs, s.areaRoutes("node/snapshots")...)
 	rs = append(rs, s.areaRoutes("traffic/ratelimit")...)
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
 	rs = append(rs, s.areaRoutes("verify")...)
@@ -37,7 +37,7 @@ func (s *Server) routes() []Route {
 	rs = append(rs, s.areaRoutes("risk/trust")...)
 	rs = append(rs, s.areaRoutes("risk/messaging")...)
 	rs = append(rs, s.areaRoutes("branding")...)
-	rs = append(rs, s.consoleUserRoutes()...)
+	rs = append(rs, s.areaRoutes("console")...)
 	rs = append(rs, s.areaRoutes("risk/passwords/status")...)
 	rs = append(rs, s.areaRoutes("identity/sessions")...)
 	rs = append(rs, s.areaRoutes("journeys")...)
@@ -62,6 +62,7 @@ var placed = map[string]bool{
 	"traffic/ratelimit": true, "traffic": true,
 	"verify/widget": true, "verify": true,
 	"agents": true, "events": true, "branding": true,
+	"console": true, "catalog/tenancy": true, "catalog/keys": true, "node/cluster": true, "node/snapshots": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.

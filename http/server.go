@@ -19,7 +19,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/cluster/summary"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -57,19 +57,14 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
-	// ConsoleSiteID names the site whose widget protects the console's
-	// login form when the node is not in dev mode (its hostnames must
-	// include the console's host). Unset in production: the console's
-	// login form is closed (the admin API is not affected).
-	ConsoleSiteID string
 	// DemoSite returns the dev site's key and secret for the demo page
 	// (--dev); empty strings until the dev workspace is seeded.
 	DemoSite func() (siteKey, secret string)
 	// NodeID names this node in logs and headers.
 	NodeID string
-	// Cluster serves the cluster admin operations; nil answers them as
-	// unavailable.
-	Cluster ClusterControl
+	// Cluster is asked for the members' counters and serves this node's
+	// to them; nil outside a cluster.
+	Cluster summary.Peers
 	// MaxConns bounds the connections served at once (beyond it a new
 	// connection is answered 503 and closed, so its descriptor is freed at
 	// once); MaxConnsPerIP bounds one client address. Zero derives them from
@@ -80,14 +75,6 @@ type Config struct {
 	// 60s); ReadTimeout bounds reading one request, headers and body,
 	// including a new connection's first (default 30s).
 	IdleTimeout, ReadTimeout time.Duration
-	// Snapshots takes and restores backups of the replicated state
-	// (http/snapshot.go); nil answers those operations as unavailable.
-	Snapshots Snapshots
-	// HumanCheck verifies the console login form's widget token for
-	// site: once, for action, bound to remoteIP; err when the token's
-	// owner cannot answer. node/ wires the verify module's exchange; nil
-	// refuses every token.
-	HumanCheck func(cat *catalog.Catalog, site *catalog.Site, response, remoteIP, action string) (bool, error)
 	// Clock is the server's clock (nil: time.Now); tests move it.
 	Clock func() time.Time
 	// Areas are the product areas' operations, each built by node/ from
@@ -114,7 +101,7 @@ type Server struct {
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
 	mods         modules
-	console      *console.Console
+	pages        []*Pages // the areas' browser pages (Area.Pages)
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
@@ -142,7 +129,11 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 	s.calls.New = func() any { return &Call{s: s} }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
-	s.console = s.newConsole()
+	for _, a := range cfg.Areas {
+		if a.Pages != nil {
+			s.pages = append(s.pages, a.Pages)
+		}
+	}
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
 	s.registerMetricsPeer()

@@ -297,14 +297,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	agentAreas := n.newAgents()
 	eventAreas := eventsapi.Areas(eventsapi.Deps{Outbox: n.webhooks})
 	brandingAreas := brandingapi.Areas()
-	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
+	ck := &kernelBridge{}
+	consoleAreas := n.newConsole(strings.TrimRight(base, "/"), ck, hv)
+	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Snapshots: n.store, HumanCheck: consoleHuman(hv),
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas, brandingAreas),
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
+			brandingAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck)),
 	}, n.store, n.router, reg, cfg.Logger)
+	ck.s.Store(n.api)
 	// Journeys escalate into the identity review queue, exchange widget
 	// tokens through the verify module, and run their facial methods on
 	// the same presence check and matcher as identity sessions (the

@@ -46,11 +46,11 @@ func (w trustWidgets) ExchangeWidget(cat *catalog.Catalog, site *catalog.Site, r
 	return trust.WidgetToken{Known: true, Action: x.Action, Issued: x.Issued, Codes: x.Codes, Spent: x.Spent, AssessmentID: x.AssessmentID}, nil
 }
 
-// consoleHuman is the console login's human check (http.Config.HumanCheck):
+// consoleHuman is the console login's human check (console/api.Human):
 // the widget token exchanged through the verify module's one exchange.
-func consoleHuman(hv *verify.Module) func(cat *catalog.Catalog, site *catalog.Site, response, remoteIP, action string) (bool, error) {
-	return func(cat *catalog.Catalog, site *catalog.Site, response, remoteIP, action string) (bool, error) {
-		x, err := hv.Exchange(cat, site, &verify.Request{Response: []byte(response), RemoteIP: []byte(remoteIP), Action: []byte(action)})
-		return x.Success, err
-	}
+type consoleHuman struct{ hv *verify.Module }
+
+func (h consoleHuman) VerifyHuman(cat *catalog.Catalog, site *catalog.Site, response, remoteIP, action string) (bool, error) {
+	x, err := h.hv.Exchange(cat, site, &verify.Request{Response: []byte(response), RemoteIP: []byte(remoteIP), Action: []byte(action)})
+	return x.Success, err
 }

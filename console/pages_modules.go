@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/console/login"
-	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/console/users"
 	"github.com/trustd/trustd/ratelimit"
 )
 

@@ -1,10 +1,11 @@
-package http
+package ops
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/persistence/backup"
 )
@@ -20,50 +21,28 @@ type Snapshots interface {
 	RestoreBackup(ctx context.Context, archive []byte) (backup.Meta, error)
 }
 
-// restoreSnapshotID is the restore operation, whose body limit
-// fitSnapshotLimit sets.
-const restoreSnapshotID = "restoreSnapshot"
-
-// fitSnapshotLimit bounds a restore's archive by the largest body any
-// other route already accepts (the identity face steps, an area's route),
-// so the snapshot route does not raise what the server reads before
-// routing.
-func fitSnapshotLimit(rs []Route) {
-	limit, at := 0, -1
-	for i := range rs {
-		if rs[i].ID == restoreSnapshotID {
-			at = i
-			continue
-		}
-		limit = max(limit, rs[i].MaxBody)
-	}
-	if at >= 0 {
-		rs[at].MaxBody = limit
-	}
-}
-
-func (s *Server) snapshotRoutes() []Route {
-	a := []Auth{AuthAdmin}
-	return []Route{
+func (x snapshotAPI) routes() []kernel.Route {
+	a := []kernel.Auth{kernel.AuthAdmin}
+	return []kernel.Route{
 		{Method: "GET", Path: "/snapshot", Admin: true, ID: "saveSnapshot", Tag: "Admin", Auth: a, ContentType: "application/octet-stream",
 			Summary: "A consistent backup archive of the replicated state (catalog with signing keys and sealed secrets, approvals, sessions, outbox), taken through the leader without stopping the cluster. Unencrypted: trustctl snapshot save encrypts it.",
-			Errors:  adminErrors, Handle: s.admin(s.saveSnapshot)},
-		{Method: "POST", Path: "/snapshot/restore", Admin: true, ID: restoreSnapshotID, Tag: "Admin", Auth: a,
+			Errors:  kernel.AdminErrors(), Handle: kernel.AdminOnly(x.save)},
+		{Method: "POST", Path: "/snapshot/restore", Admin: true, ID: kernel.RestoreSnapshotID, Tag: "Admin", Auth: a,
 			Summary: "Replace the replicated state with a backup archive (the body, as GET /snapshot returned it), keeping this cluster's membership. On the Raft leader only (409 names it). Single-use markers are not part of a backup.",
-			Result:  &backup.Meta{}, Errors: append(adminErrors, ErrBadRequest, ErrConflict), Handle: s.admin(s.restoreSnapshot)},
+			Result:  &backup.Meta{}, Errors: append(kernel.AdminErrors(), kernel.ErrBadRequest, kernel.ErrConflict), Handle: kernel.AdminOnly(x.restore)},
 	}
 }
 
-func (s *Server) saveSnapshot(c *Call) {
-	if s.cfg.Snapshots == nil {
-		c.fail(ErrUnavailable, "this node cannot take backups")
+func (x snapshotAPI) save(c *kernel.Call) {
+	if x.s == nil {
+		c.Fail(kernel.ErrUnavailable, "this node cannot take backups")
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	b, err := s.cfg.Snapshots.Backup(ctx)
+	b, err := x.s.Backup(ctx)
 	if err != nil {
-		c.fail(ErrUnavailable, err.Error())
+		c.Fail(kernel.ErrUnavailable, err.Error())
 		return
 	}
 	c.Ctx.SetContentType("application/octet-stream")
@@ -71,23 +50,26 @@ func (s *Server) saveSnapshot(c *Call) {
 	c.Ctx.SetBody(b)
 }
 
-func (s *Server) restoreSnapshot(c *Call) {
-	if s.cfg.Snapshots == nil {
-		c.fail(ErrUnavailable, "this node cannot restore backups")
+func (x snapshotAPI) restore(c *kernel.Call) {
+	if x.s == nil {
+		c.Fail(kernel.ErrUnavailable, "this node cannot restore backups")
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	meta, err := s.cfg.Snapshots.RestoreBackup(ctx, c.Ctx.Request.Body())
+	meta, err := x.s.RestoreBackup(ctx, c.Ctx.Request.Body())
 	var nl *persistence.NotLeaderError
 	switch {
 	case errors.Is(err, persistence.ErrBadArchive):
-		c.fail(ErrBadRequest, err.Error())
+		c.Fail(kernel.ErrBadRequest, err.Error())
 	case errors.As(err, &nl) && nl.LeaderID != "":
-		c.fail(ErrConflict, nl.Error())
+		c.Fail(kernel.ErrConflict, nl.Error())
 	case err != nil:
-		c.fail(ErrUnavailable, err.Error())
+		c.Fail(kernel.ErrUnavailable, err.Error())
 	default:
-		c.ok(&meta)
+		c.OK(&meta)
 	}
 }
+
+// snapshotAPI serves backup and restore.
+type snapshotAPI struct{ s Snapshots }

@@ -1,4 +1,4 @@
-package http
+package api
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/cluster"
+	kernel "github.com/trustd/trustd/http"
 )
 
 // Signing keys: listing (never the secrets) and rotation with a two-phase
@@ -38,15 +40,22 @@ type RotateKeysInput struct {
 	Purpose string `json:"purpose,omitempty" enum:"live|sandbox|receipt" doc:"Which keys to rotate (default live); receipt rotates the Ed25519 key of Trust API decision receipts."`
 }
 
-func (s *Server) signingKeyRoutes() []Route {
-	a := []Auth{AuthAdmin}
-	return []Route{
+// keysAPI serves the signing-key admin operations.
+type keysAPI struct {
+	store   Store
+	members Members
+	now     func() time.Time
+}
+
+func (x keysAPI) routes() []kernel.Route {
+	a := []kernel.Auth{kernel.AuthAdmin}
+	return []kernel.Route{
 		{Method: "GET", Path: "/signing-keys", Admin: true, ID: "listSigningKeys", Tag: "Admin", Auth: a,
 			Summary: "List the cluster's signing keys and their state (never their secrets).",
-			Result:  &SigningKeyList{}, Errors: adminErrors, Handle: s.admin(s.listSigningKeys)},
+			Result:  &SigningKeyList{}, Errors: kernel.AdminErrors(), Handle: kernel.AdminOnly(x.list)},
 		{Method: "POST", Path: "/signing-keys/rotate", Admin: true, ID: "rotateSigningKeys", Tag: "Admin", Auth: a,
 			Summary: "Rotate a signing key: the new key is published to every node before it signs; the old one keeps verifying for 24 hours.",
-			Body:    &RotateKeysInput{}, Result: &SigningKeyView{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.rotateSigningKeys)},
+			Body:    &RotateKeysInput{}, Result: &SigningKeyView{}, Errors: append(kernel.AdminErrors(), kernel.ErrConflict), Handle: kernel.AdminOnly(x.rotate)},
 	}
 }
 
@@ -67,27 +76,27 @@ func keyView(k *catalog.SigningKey, now time.Time) SigningKeyView {
 	return v
 }
 
-func (s *Server) listSigningKeys(c *Call) {
-	now := s.clock()
+func (x keysAPI) list(c *kernel.Call) {
+	now := x.now()
 	out := SigningKeyList{Keys: []SigningKeyView{}}
 	for _, k := range c.Catalog().Keys {
 		if !k.Retired {
 			out.Keys = append(out.Keys, keyView(k, now))
 		}
 	}
-	c.ok(&out)
+	c.OK(&out)
 }
 
-func (s *Server) rotateSigningKeys(c *Call) {
+func (x keysAPI) rotate(c *kernel.Call) {
 	var in RotateKeysInput
-	if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
+	if len(c.Ctx.Request.Body()) > 0 && !c.Decode(&in) {
 		return
 	}
 	if in.Purpose == "" {
 		in.Purpose = catalog.KeyLive
 	}
 	if in.Purpose != catalog.KeyLive && in.Purpose != catalog.KeySandbox && in.Purpose != catalog.KeyReceipt {
-		c.failErr(invalid("purpose", "must be live, sandbox or receipt"))
+		c.FailErr(kernel.Invalid("purpose", "must be live, sandbox or receipt"))
 		return
 	}
 	key := c.Catalog().PendingKey(in.Purpose)
@@ -95,33 +104,33 @@ func (s *Server) rotateSigningKeys(c *Call) {
 		secret := make([]byte, 32)
 		_, _ = rand.Read(secret)
 		k := catalog.SigningKey{ID: in.Purpose[:1] + uuid.NewString()[:7], Purpose: in.Purpose, Secret: secret,
-			CreatedAt: s.clock().UTC(), ActiveFrom: catalog.KeyPending}
-		if _, ok := c.apply(&catalog.AddSigningKey{Key: k}); !ok {
+			CreatedAt: x.now().UTC(), ActiveFrom: catalog.KeyPending}
+		if _, ok := c.Apply(&catalog.AddSigningKey{Key: k}); !ok {
 			return
 		}
 		key = &k
 	}
-	if !s.everyNodeApplied(s.store.Catalog().Index, 15*time.Second) {
-		c.fail(ErrUnavailable, "not every node has applied the new key yet; it verifies but does not sign. Retry to finish the rotation.")
+	if !x.everyNodeApplied(x.store.Catalog().Index, 15*time.Second) {
+		c.Fail(kernel.ErrUnavailable, "not every node has applied the new key yet; it verifies but does not sign. Retry to finish the rotation.")
 		return
 	}
-	v, ok := c.apply(&catalog.ActivateSigningKey{ID: key.ID, At: s.clock().UTC()})
+	v, ok := c.Apply(&catalog.ActivateSigningKey{ID: key.ID, At: x.now().UTC()})
 	if !ok {
 		return
 	}
-	c.ok(keyView(v.(*catalog.SigningKey), s.clock()))
+	c.OK(keyView(v.(*catalog.SigningKey), x.now()))
 }
 
 // everyNodeApplied waits until every live node reports an applied Raft
 // index of at least index. A single node (no cluster) has applied it.
-func (s *Server) everyNodeApplied(index uint64, within time.Duration) bool {
-	if s.cfg.Cluster == nil {
+func (x keysAPI) everyNodeApplied(index uint64, within time.Duration) bool {
+	if x.members == nil {
 		return true
 	}
-	deadline := s.clock().Add(within)
+	deadline := x.now().Add(within)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		st := s.cfg.Cluster.Status(ctx, time.Second)
+		st := x.members.Status(ctx, time.Second)
 		cancel()
 		all := true
 		for _, n := range st.Nodes {
@@ -135,9 +144,15 @@ func (s *Server) everyNodeApplied(index uint64, within time.Duration) bool {
 		if all {
 			return true
 		}
-		if s.clock().After(deadline) {
+		if x.now().After(deadline) {
 			return false
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Members reports the cluster's nodes and their applied Raft indexes
+// (cluster.Cluster).
+type Members interface {
+	Status(ctx context.Context, timeout time.Duration) cluster.Status
 }

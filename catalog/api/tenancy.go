@@ -1,9 +1,7 @@
-package http
+package api
 
 import (
-	"context"
 	"crypto/rand"
-	"encoding/base64"
 	"slices"
 	"sort"
 	"strings"
@@ -14,18 +12,14 @@ import (
 	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
+	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/ident"
 )
 
-// The admin API: workspaces, sites, mobile apps and scoped credentials.
-// Every change goes through Raft; reads come from the local catalog.
-
-// NewSecret returns a random secret with a readable prefix.
-func NewSecret(prefix string) string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	return prefix + base64.RawURLEncoding.EncodeToString(b[:])
-}
+// The tenancy admin API: workspaces, sites, mobile apps and scoped
+// credentials. Every change goes through Raft; reads come from the local
+// catalog. Sites, apps and credentials are collections on the transport's
+// generic admin Resource; rotate-secret is the one operation of its own.
 
 // Scopes a credential may carry (spec section 5).
 var knownScopes = []string{"site.verify", "identity.document.verify", "identity.verify"}
@@ -143,94 +137,80 @@ type CredentialList struct {
 	Credentials []CredentialView `json:"credentials" required:"true"`
 }
 
-var adminErrors = []ErrorCode{ErrUnauthorized, ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrNotFound, ErrUnavailable}
+// tenancyAPI serves the tenancy admin operations.
+type tenancyAPI struct{}
 
-// admin wraps an admin handler with the admin token check (AdminOnly; it
-// needs no server, so a nil *Server may call it).
-func (s *Server) admin(h func(*Call)) func(*Call) { return AdminOnly(h) }
-
-// apply replicates cmd and answers any error itself; ok reports success.
-func (c *Call) apply(cmd catalog.Command) (any, bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	v, err := c.s.store.Apply(ctx, cmd)
-	if err != nil {
-		c.failErr(err)
-		return nil, false
-	}
-	return v, true
-}
-
-// workspace resolves the {workspace_id} parameter, answering 404 itself.
-func (c *Call) workspace() *catalog.Workspace {
-	w := c.cat.Workspaces[c.Param("workspace_id")]
+// site resolves {workspace_id} and {site_id} to a site of that
+// workspace, answering 404 itself (another workspace's site is as absent
+// as a missing one).
+func site(c *kernel.Call) *catalog.Site {
+	w := c.Workspace()
 	if w == nil {
-		c.fail(ErrNotFound, "no workspace "+c.Param("workspace_id"))
+		return nil
 	}
-	return w
+	st := c.Catalog().Sites[c.Param("site_id")]
+	if st == nil || st.WorkspaceID != w.ID {
+		c.Fail(kernel.ErrNotFound, "no site "+c.Param("site_id")+" in workspace "+w.ID)
+		return nil
+	}
+	return st
 }
 
-func (s *Server) adminRoutes() []Route {
+func (x tenancyAPI) routes() []kernel.Route {
 	ws := "/workspaces/{workspace_id}"
-	a := []Auth{AuthAdmin}
-	rs := []Route{
-		idempotentCreate(Route{Method: "POST", Path: "/workspaces", Admin: true, ID: "createWorkspace", Tag: "Admin", Auth: a, Summary: "Create a workspace.",
-			Body: &WorkspaceInput{}, Status: 201, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.createWorkspace)}),
+	admin := kernel.AdminErrors()
+	a := []kernel.Auth{kernel.AuthAdmin}
+	rs := []kernel.Route{
+		kernel.IdempotentCreate(kernel.Route{Method: "POST", Path: "/workspaces", Admin: true, ID: "createWorkspace", Tag: "Admin", Auth: a, Summary: "Create a workspace.",
+			Body: &WorkspaceInput{}, Status: 201, Result: &WorkspaceView{}, Errors: admin, Handle: kernel.AdminOnly(createWorkspace)}),
 		{Method: "GET", Path: "/workspaces", Admin: true, ID: "listWorkspaces", Tag: "Admin", Auth: a, Summary: "List workspaces.",
-			Result: &WorkspaceList{}, Errors: adminErrors, Handle: s.admin(s.listWorkspaces)},
+			Result: &WorkspaceList{}, Errors: admin, Handle: kernel.AdminOnly(listWorkspaces)},
 		{Method: "GET", Path: ws, Admin: true, ID: "getWorkspace", Tag: "Admin", Auth: a, Summary: "Read a workspace.",
-			Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					c.ok(workspaceView(w))
+			Result: &WorkspaceView{}, Errors: admin, Handle: kernel.AdminOnly(func(c *kernel.Call) {
+				if w := c.Workspace(); w != nil {
+					c.OK(workspaceView(w))
 				}
 			})},
 		{Method: "PATCH", Path: ws, Admin: true, ID: "updateWorkspace", Tag: "Admin", Auth: a, Summary: "Change a workspace's name or settings.",
-			Body: &WorkspaceInput{}, Result: &WorkspaceView{}, Errors: adminErrors, Handle: s.admin(s.updateWorkspace)},
+			Body: &WorkspaceInput{}, Result: &WorkspaceView{}, Errors: admin, Handle: kernel.AdminOnly(updateWorkspace)},
 		{Method: "DELETE", Path: ws, Admin: true, ID: "deleteWorkspace", Tag: "Admin", Auth: a, Summary: "Delete a workspace and everything in it.",
-			Status: 204, Errors: adminErrors, Handle: s.admin(func(c *Call) {
-				if w := c.workspace(); w != nil {
-					if _, ok := c.apply(&catalog.DeleteWorkspace{ID: w.ID}); ok {
-						c.noContent()
+			Status: 204, Errors: admin, Handle: kernel.AdminOnly(func(c *kernel.Call) {
+				if w := c.Workspace(); w != nil {
+					if _, ok := c.Apply(&catalog.DeleteWorkspace{ID: w.ID}); ok {
+						c.NoContent()
 					}
 				}
 			})},
 		{Method: "POST", Path: ws + "/sites/{site_id}/rotate-secret", Admin: true, ID: "rotateSiteSecret", Tag: "Admin", Auth: a,
 			Summary: "Issue a new site secret; the old one keeps working for a grace period.",
-			Body:    &RotateInput{}, Result: &SiteView{}, Errors: adminErrors, Handle: s.admin(s.rotateSecret)},
+			Body:    &RotateInput{}, Result: &SiteView{}, Errors: admin, Handle: kernel.AdminOnly(rotateSecret)},
 	}
-	rs = append(rs, sites.routes(s)...)
-	rs = append(rs, mobileApps.routes(s)...)
-	return append(rs, credentials.routes(s)...)
+	rs = append(rs, sites.Routes()...)
+	rs = append(rs, mobileApps.Routes()...)
+	return append(rs, credentials.Routes()...)
 }
 
 func workspaceView(w *catalog.Workspace) *WorkspaceView {
 	return &WorkspaceView{WorkspaceID: w.ID, Name: w.Name, CreatedAt: w.CreatedAt, Settings: w.Settings}
 }
 
-func validName(field string, v *string) error {
-	if v == nil || len(strings.TrimSpace(*v)) == 0 || len(*v) > 100 {
-		return invalid(field, "required, 1 to 100 characters")
-	}
-	return nil
-}
-
 func (in *WorkspaceInput) validate(create bool) error {
 	if create || in.Name != nil {
-		if err := validName("name", in.Name); err != nil {
+		if err := kernel.ValidName("name", in.Name); err != nil {
 			return err
 		}
 	}
 	if v := in.AdaptiveCostWindowSeconds; v != nil && (*v < 10 || *v > 86400) {
-		return invalid("adaptive_cost_window_seconds", "must be 10 to 86400")
+		return kernel.Invalid("adaptive_cost_window_seconds", "must be 10 to 86400")
 	}
 	if v := in.DefaultMode; v != nil && *v != "observe" && *v != "throttle" && *v != "enforce" {
-		return invalid("default_mode", "must be observe, throttle or enforce")
+		return kernel.Invalid("default_mode", "must be observe, throttle or enforce")
 	}
 	if v := in.IngressPerSecond; v != nil && (*v < 0 || *v > 10_000_000) {
-		return invalid("ingress_per_second", "must be 0 to 10000000")
+		return kernel.Invalid("ingress_per_second", "must be 0 to 10000000")
 	}
 	if v := in.IngressBurst; v != nil && (*v < 0 || *v > 10_000_000) {
-		return invalid("ingress_burst", "must be 0 to 10000000")
+		return kernel.Invalid("ingress_burst", "must be 0 to 10000000")
 	}
 	return nil
 }
@@ -243,16 +223,16 @@ func (in *WorkspaceInput) patch() catalog.WorkspacePatch {
 	}
 }
 
-func (s *Server) createWorkspace(c *Call) {
+func createWorkspace(c *kernel.Call) {
 	var in WorkspaceInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
 	if err := in.validate(true); err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	createOnce(c, "", &in, func() (catalog.Command, string, error) {
+	kernel.CreateOnce(c, "", &in, func() (catalog.Command, string, error) {
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
 		w := catalog.Workspace{ID: uuid.NewString(), Name: strings.TrimSpace(*in.Name), CreatedAt: c.Now().UTC(),
@@ -262,84 +242,64 @@ func (s *Server) createWorkspace(c *Call) {
 		p := in.patch()
 		p.ApplyTo(&w)
 		return &catalog.CreateWorkspace{Workspace: w}, "", nil
-	}, func(w *catalog.Workspace, _ string) { c.ok(workspaceView(w)) })
+	}, func(w *catalog.Workspace, _ string) { c.OK(workspaceView(w)) })
 }
 
-func (s *Server) listWorkspaces(c *Call) {
+func listWorkspaces(c *kernel.Call) {
 	out := WorkspaceList{Workspaces: []WorkspaceView{}}
-	for _, w := range c.cat.Workspaces {
+	for _, w := range c.Catalog().Workspaces {
 		out.Workspaces = append(out.Workspaces, *workspaceView(w))
 	}
 	sort.Slice(out.Workspaces, func(i, j int) bool {
 		return out.Workspaces[i].CreatedAt.Before(out.Workspaces[j].CreatedAt) ||
 			out.Workspaces[i].CreatedAt.Equal(out.Workspaces[j].CreatedAt) && out.Workspaces[i].WorkspaceID < out.Workspaces[j].WorkspaceID
 	})
-	c.ok(&out)
+	c.OK(&out)
 }
 
-func (s *Server) updateWorkspace(c *Call) {
-	w := c.workspace()
+func updateWorkspace(c *kernel.Call) {
+	w := c.Workspace()
 	if w == nil {
 		return
 	}
 	var in WorkspaceInput
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
 	if err := in.validate(false); err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	if v, ok := c.apply(&catalog.UpdateWorkspace{ID: w.ID, Patch: in.patch()}); ok {
-		c.ok(workspaceView(v.(*catalog.Workspace)))
+	if v, ok := c.Apply(&catalog.UpdateWorkspace{ID: w.ID, Patch: in.patch()}); ok {
+		c.OK(workspaceView(v.(*catalog.Workspace)))
 	}
 }
-
-// inWorkspace resolves {workspace_id} and the {param} id of table to a
-// record of that workspace, answering 404 itself (a record of another
-// workspace is as absent as a missing one). owner names a record's
-// workspace.
-func inWorkspace[T any](c *Call, table map[string]*T, param, what string, owner func(*T) string) *T {
-	w := c.workspace()
-	if w == nil {
-		return nil
-	}
-	v := table[c.Param(param)]
-	if v == nil || owner(v) != w.ID {
-		c.fail(ErrNotFound, "no "+what+" "+c.Param(param)+" in workspace "+w.ID)
-		return nil
-	}
-	return v
-}
-
-// site resolves {workspace_id} and {site_id}, answering 404 itself.
-func (c *Call) site() *catalog.Site { return sites.find(c) }
 
 // sites is the admin CRUD of sites; rotate-secret is its one extra
-// operation (adminRoutes).
-var sites = &resource[catalog.Site, SiteInput, SiteView, SiteList]{
-	what: "site", path: "/workspaces/{workspace_id}/sites", param: "site_id", id: "Site", ids: "Sites",
-	summary: map[string]string{"create": "Create a site; the answer holds its secret, once.", "list": "List a workspace's sites.",
+// operation (routes).
+var sites = &kernel.Resource[catalog.Site, SiteInput, SiteView, SiteList]{
+	What: "site", Path: "/workspaces/{workspace_id}/sites", Param: "site_id", ID: "Site", IDs: "Sites",
+	Summary: map[string]string{"create": "Create a site; the answer holds its secret, once.", "list": "List a workspace's sites.",
 		"update": "Change a site."},
 	// a branding profile that is missing or another workspace's; the
 	// workspace at catalog.MaxSitesPerWorkspace (409)
-	createErrors: withModuleCodes([]ErrorCode{ErrConflict}, []*errcode.Code{branding.ErrNotFound}),
-	updateErrors: withModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}),
-	table:        func(c *catalog.Catalog) map[string]*catalog.Site { return c.Sites },
-	owner:        func(st *catalog.Site) string { return st.WorkspaceID },
-	build:        buildSite,
-	create:       func(st catalog.Site) catalog.Command { return &catalog.CreateSite{Site: st} },
-	update: func(in *SiteInput, st catalog.Site) catalog.Command {
+	CreateErrors: kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrConflict}, []*errcode.Code{branding.ErrNotFound}),
+	UpdateErrors: kernel.WithModuleCodes(nil, []*errcode.Code{branding.ErrNotFound}),
+	Table:        func(c *catalog.Catalog) map[string]*catalog.Site { return c.Sites },
+	Owner:        func(st *catalog.Site) string { return st.WorkspaceID },
+	Build:        buildSite,
+	Create:       func(st catalog.Site) catalog.Command { return &catalog.CreateSite{Site: st} },
+	Update: func(in *SiteInput, st catalog.Site) catalog.Command {
 		return &catalog.UpdateSite{WorkspaceID: st.WorkspaceID, ID: st.ID, Patch: catalog.SitePatch{Name: in.Name, Hostnames: in.Hostnames,
 			ChallengeMode: in.ChallengeMode, ScoreThreshold: in.ScoreThreshold, TokenTTLSeconds: in.TokenTTLSeconds, ChallengeDifficulty: in.ChallengeDifficulty,
 			BrandingProfileID: in.BrandingProfileID}}
 	},
-	delete: func(st *catalog.Site, _ time.Time) catalog.Command {
+	Delete: func(st *catalog.Site, _ time.Time) catalog.Command {
 		return &catalog.DeleteSite{WorkspaceID: st.WorkspaceID, ID: st.ID}
 	},
-	view:   func(_ *Call, st *catalog.Site, secret string) *SiteView { return siteView(st, secret) },
-	sortID: func(v *SiteView) string { return v.SiteID },
-	list:   func(vs []SiteView) *SiteList { return &SiteList{Sites: vs} },
+	View:   func(_ *kernel.Call, st *catalog.Site, secret string) *SiteView { return siteView(st, secret) },
+	SortID: func(v *SiteView) string { return v.SiteID },
+	List:   func(vs []SiteView) *SiteList { return &SiteList{Sites: vs} },
 }
 
 func siteView(st *catalog.Site, secret string) *SiteView {
@@ -359,40 +319,40 @@ func siteView(st *catalog.Site, secret string) *SiteView {
 
 func (in *SiteInput) validate(create bool, env string) error {
 	if create || in.Name != nil {
-		if err := validName("name", in.Name); err != nil {
+		if err := kernel.ValidName("name", in.Name); err != nil {
 			return err
 		}
 	}
 	if in.Hostnames != nil {
 		if len(*in.Hostnames) > 100 {
-			return invalid("hostnames", "at most 100")
+			return kernel.Invalid("hostnames", "at most 100")
 		}
 		for i, h := range *in.Hostnames {
 			h = strings.ToLower(h)
 			(*in.Hostnames)[i] = h
 			if !ident.Hostname(h) {
-				return invalid("hostnames", "invalid hostname "+h+" (exact lowercase names; no wildcards, schemes or ports)")
+				return kernel.Invalid("hostnames", "invalid hostname "+h+" (exact lowercase names; no wildcards, schemes or ports)")
 			}
 		}
 	}
 	if create && env != catalog.EnvSandbox && (in.Hostnames == nil || len(*in.Hostnames) == 0) {
-		return invalid("hostnames", "at least one hostname is required")
+		return kernel.Invalid("hostnames", "at least one hostname is required")
 	}
 	if v := in.ChallengeMode; v != nil {
 		switch *v {
 		case catalog.ModeCheckbox, catalog.ModeVisual, catalog.ModeScoreBased, catalog.ModeScoreEnforced:
 		default:
-			return invalid("challenge_mode", "must be checkbox, visual, score_based or score_enforced")
+			return kernel.Invalid("challenge_mode", "must be checkbox, visual, score_based or score_enforced")
 		}
 	}
 	if v := in.ScoreThreshold; v != nil && (*v < 0 || *v > 1) {
-		return invalid("score_threshold", "must be 0 to 1")
+		return kernel.Invalid("score_threshold", "must be 0 to 1")
 	}
 	if v := in.TokenTTLSeconds; v != nil && (*v < 30 || *v > 3600) {
-		return invalid("token_ttl_seconds", "must be 30 to 3600")
+		return kernel.Invalid("token_ttl_seconds", "must be 30 to 3600")
 	}
 	if v := in.ChallengeDifficulty; v != nil && (*v < 0 || *v > 24) {
-		return invalid("challenge_difficulty", "must be 0 to 24")
+		return kernel.Invalid("challenge_difficulty", "must be 0 to 24")
 	}
 	return nil
 }
@@ -400,21 +360,21 @@ func (in *SiteInput) validate(create bool, env string) error {
 // buildSite validates a site input: on create it makes the site, its
 // public key and its secret (returned once; the site keeps its hash); on
 // update it checks the patch against the site, which update then applies.
-func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (catalog.Site, string, error) {
+func buildSite(c *kernel.Call, in *SiteInput, cur *catalog.Site, workspaceID string) (catalog.Site, string, error) {
 	if in.BrandingProfileID != nil {
-		if err := branding.Require(c.cat, workspaceID, *in.BrandingProfileID); err != nil {
+		if err := branding.Require(c.Catalog(), workspaceID, *in.BrandingProfileID); err != nil {
 			return catalog.Site{}, "", err
 		}
 	}
 	if cur != nil {
 		if in.Environment != nil && *in.Environment != cur.Environment {
-			return *cur, "", invalid("environment", "is fixed at creation; create another site")
+			return *cur, "", kernel.Invalid("environment", "is fixed at creation; create another site")
 		}
 		if err := in.validate(false, cur.Environment); err != nil {
 			return *cur, "", err
 		}
 		if in.Hostnames != nil && len(*in.Hostnames) == 0 && !cur.Sandbox() {
-			return *cur, "", invalid("hostnames", "at least one hostname is required")
+			return *cur, "", kernel.Invalid("hostnames", "at least one hostname is required")
 		}
 		return *cur, "", nil
 	}
@@ -424,7 +384,7 @@ func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (c
 		switch env {
 		case catalog.EnvProduction, catalog.EnvStaging, catalog.EnvDevelopment, catalog.EnvSandbox:
 		default:
-			return catalog.Site{}, "", invalid("environment", "must be production, staging, development or sandbox")
+			return catalog.Site{}, "", kernel.Invalid("environment", "must be production, staging, development or sandbox")
 		}
 	}
 	if err := in.validate(true, env); err != nil {
@@ -434,9 +394,9 @@ func buildSite(c *Call, in *SiteInput, cur *catalog.Site, workspaceID string) (c
 	if env == catalog.EnvSandbox {
 		keyPfx = "site_sandbox_"
 	}
-	secret := NewSecret(siteSecretPrefix(env))
+	secret := kernel.NewSecret(siteSecretPrefix(env))
 	st := catalog.Site{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: strings.TrimSpace(*in.Name),
-		SiteKey: NewSecret(keyPfx), SecretHash: catalog.HashSecret(secret), Environment: env,
+		SiteKey: kernel.NewSecret(keyPfx), SecretHash: catalog.HashSecret(secret), Environment: env,
 		ChallengeMode: catalog.ModeCheckbox, ScoreThreshold: 0.5, TokenTTLSeconds: 300, CreatedAt: c.Now().UTC()}
 	if in.Hostnames != nil {
 		st.Hostnames = *in.Hostnames
@@ -471,66 +431,66 @@ func siteSecretPrefix(env string) string {
 	return "sk_" + env[:4] + "_"
 }
 
-func (s *Server) rotateSecret(c *Call) {
-	st := c.site()
+func rotateSecret(c *kernel.Call) {
+	st := site(c)
 	if st == nil {
 		return
 	}
 	var in RotateInput
-	if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
+	if len(c.Ctx.Request.Body()) > 0 && !c.Decode(&in) {
 		return
 	}
 	grace := 86400
 	if in.GracePeriodSeconds != nil {
 		if *in.GracePeriodSeconds < 0 || *in.GracePeriodSeconds > 604800 {
-			c.failErr(invalid("grace_period_seconds", "must be 0 to 604800"))
+			c.FailErr(kernel.Invalid("grace_period_seconds", "must be 0 to 604800"))
 			return
 		}
 		grace = *in.GracePeriodSeconds
 	}
-	secret := NewSecret(siteSecretPrefix(st.Environment))
+	secret := kernel.NewSecret(siteSecretPrefix(st.Environment))
 	cmd := &catalog.RotateSiteSecret{WorkspaceID: st.WorkspaceID, ID: st.ID, NewHash: catalog.HashSecret(secret),
 		GraceUntil: c.Now().UTC().Add(time.Duration(grace) * time.Second)}
-	if v, ok := c.apply(cmd); ok {
-		c.ok(siteView(v.(*catalog.Site), secret))
+	if v, ok := c.Apply(cmd); ok {
+		c.OK(siteView(v.(*catalog.Site), secret))
 	}
 }
 
 // mobileApps is the admin API of mobile apps: create, list, delete.
-var mobileApps = &resource[catalog.MobileApp, MobileAppInput, MobileAppView, MobileAppList]{
-	what: "mobile app", path: "/workspaces/{workspace_id}/mobile-apps", param: "mobile_app_id", id: "MobileApp", ids: "MobileApps",
-	noGet:        true,
-	summary:      map[string]string{"create": "Register a mobile app; the answer holds its server secret, once.", "list": "List mobile apps."},
-	createErrors: withModuleCodes([]ErrorCode{ErrConflict}, []*errcode.Code{branding.ErrNotFound}),
-	table:        func(c *catalog.Catalog) map[string]*catalog.MobileApp { return c.MobileApps },
-	owner:        func(a *catalog.MobileApp) string { return a.WorkspaceID },
-	build: func(c *Call, in *MobileAppInput, _ *catalog.MobileApp, workspaceID string) (catalog.MobileApp, string, error) {
-		if err := validName("name", &in.Name); err != nil {
+var mobileApps = &kernel.Resource[catalog.MobileApp, MobileAppInput, MobileAppView, MobileAppList]{
+	What: "mobile app", Path: "/workspaces/{workspace_id}/mobile-apps", Param: "mobile_app_id", ID: "MobileApp", IDs: "MobileApps",
+	NoGet:        true,
+	Summary:      map[string]string{"create": "Register a mobile app; the answer holds its server secret, once.", "list": "List mobile apps."},
+	CreateErrors: kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrConflict}, []*errcode.Code{branding.ErrNotFound}),
+	Table:        func(c *catalog.Catalog) map[string]*catalog.MobileApp { return c.MobileApps },
+	Owner:        func(a *catalog.MobileApp) string { return a.WorkspaceID },
+	Build: func(c *kernel.Call, in *MobileAppInput, _ *catalog.MobileApp, workspaceID string) (catalog.MobileApp, string, error) {
+		if err := kernel.ValidName("name", &in.Name); err != nil {
 			return catalog.MobileApp{}, "", err
 		}
 		if in.Platform != "android" && in.Platform != "ios" {
-			return catalog.MobileApp{}, "", invalid("platform", "must be android or ios")
+			return catalog.MobileApp{}, "", kernel.Invalid("platform", "must be android or ios")
 		}
 		if !validAppID(in.AppID) {
-			return catalog.MobileApp{}, "", invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'")
+			return catalog.MobileApp{}, "", kernel.Invalid("app_id", "1 to 200 characters of letters, digits, '.', '_' or '-'")
 		}
-		if err := branding.Require(c.cat, workspaceID, in.BrandingProfileID); err != nil {
+		if err := branding.Require(c.Catalog(), workspaceID, in.BrandingProfileID); err != nil {
 			return catalog.MobileApp{}, "", err
 		}
-		secret := NewSecret("ms_")
+		secret := kernel.NewSecret("ms_")
 		return catalog.MobileApp{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: in.Name, Platform: in.Platform,
 			AppID: in.AppID, SecretHash: catalog.HashSecret(secret), CreatedAt: c.Now().UTC(), BrandingProfileID: in.BrandingProfileID}, secret, nil
 	},
-	create: func(a catalog.MobileApp) catalog.Command { return &catalog.CreateMobileApp{App: a} },
-	delete: func(a *catalog.MobileApp, _ time.Time) catalog.Command {
+	Create: func(a catalog.MobileApp) catalog.Command { return &catalog.CreateMobileApp{App: a} },
+	Delete: func(a *catalog.MobileApp, _ time.Time) catalog.Command {
 		return &catalog.DeleteMobileApp{WorkspaceID: a.WorkspaceID, ID: a.ID}
 	},
-	view: func(_ *Call, a *catalog.MobileApp, secret string) *MobileAppView {
+	View: func(_ *kernel.Call, a *catalog.MobileApp, secret string) *MobileAppView {
 		return &MobileAppView{MobileAppID: a.ID, WorkspaceID: a.WorkspaceID, Name: a.Name, Platform: a.Platform,
 			AppID: a.AppID, MobileSecret: secret, CreatedAt: a.CreatedAt, BrandingProfileID: a.BrandingProfileID}
 	},
-	sortID: func(v *MobileAppView) string { return v.MobileAppID },
-	list:   func(vs []MobileAppView) *MobileAppList { return &MobileAppList{MobileApps: vs} },
+	SortID: func(v *MobileAppView) string { return v.MobileAppID },
+	List:   func(vs []MobileAppView) *MobileAppList { return &MobileAppList{MobileApps: vs} },
 }
 
 func validAppID(id string) bool {
@@ -548,38 +508,38 @@ func validAppID(id string) bool {
 
 // credentials is the admin API of scoped server credentials: create,
 // list, delete; the token is shown once, in the create answer.
-var credentials = &resource[catalog.Credential, CredentialInput, CredentialView, CredentialList]{
-	what: "credential", path: "/workspaces/{workspace_id}/credentials", param: "credential_id", id: "Credential", ids: "Credentials",
-	noGet:   true,
-	summary: map[string]string{"create": "Create a scoped server credential; the answer holds it, once.", "list": "List credentials."},
+var credentials = &kernel.Resource[catalog.Credential, CredentialInput, CredentialView, CredentialList]{
+	What: "credential", Path: "/workspaces/{workspace_id}/credentials", Param: "credential_id", ID: "Credential", IDs: "Credentials",
+	NoGet:   true,
+	Summary: map[string]string{"create": "Create a scoped server credential; the answer holds it, once.", "list": "List credentials."},
 	// the workspace at catalog.MaxCredentialsPerWorkspace
-	createErrors: []ErrorCode{ErrConflict},
-	table:        func(c *catalog.Catalog) map[string]*catalog.Credential { return c.Credentials },
-	owner:        func(cr *catalog.Credential) string { return cr.WorkspaceID },
-	build: func(c *Call, in *CredentialInput, _ *catalog.Credential, workspaceID string) (catalog.Credential, string, error) {
-		if err := validName("name", &in.Name); err != nil {
+	CreateErrors: []kernel.ErrorCode{kernel.ErrConflict},
+	Table:        func(c *catalog.Catalog) map[string]*catalog.Credential { return c.Credentials },
+	Owner:        func(cr *catalog.Credential) string { return cr.WorkspaceID },
+	Build: func(c *kernel.Call, in *CredentialInput, _ *catalog.Credential, workspaceID string) (catalog.Credential, string, error) {
+		if err := kernel.ValidName("name", &in.Name); err != nil {
 			return catalog.Credential{}, "", err
 		}
 		if len(in.Scopes) == 0 {
-			return catalog.Credential{}, "", invalid("scopes", "at least one scope is required")
+			return catalog.Credential{}, "", kernel.Invalid("scopes", "at least one scope is required")
 		}
 		for _, sc := range in.Scopes {
 			if !slices.Contains(knownScopes, sc) {
-				return catalog.Credential{}, "", invalid("scopes", "unknown scope "+sc+" (known: "+strings.Join(knownScopes, ", ")+")")
+				return catalog.Credential{}, "", kernel.Invalid("scopes", "unknown scope "+sc+" (known: "+strings.Join(knownScopes, ", ")+")")
 			}
 		}
-		token := NewSecret("cred_")
+		token := kernel.NewSecret("cred_")
 		return catalog.Credential{ID: uuid.NewString(), WorkspaceID: workspaceID, Name: in.Name, Scopes: in.Scopes,
 			TokenHash: catalog.HashSecret(token), CreatedAt: c.Now().UTC()}, token, nil
 	},
-	create: func(cr catalog.Credential) catalog.Command { return &catalog.CreateCredential{Credential: cr} },
-	delete: func(cr *catalog.Credential, _ time.Time) catalog.Command {
+	Create: func(cr catalog.Credential) catalog.Command { return &catalog.CreateCredential{Credential: cr} },
+	Delete: func(cr *catalog.Credential, _ time.Time) catalog.Command {
 		return &catalog.DeleteCredential{WorkspaceID: cr.WorkspaceID, ID: cr.ID}
 	},
-	view: func(_ *Call, cr *catalog.Credential, token string) *CredentialView {
+	View: func(_ *kernel.Call, cr *catalog.Credential, token string) *CredentialView {
 		return &CredentialView{CredentialID: cr.ID, WorkspaceID: cr.WorkspaceID, Name: cr.Name, Scopes: cr.Scopes,
 			Credential: token, CreatedAt: cr.CreatedAt}
 	},
-	sortID: func(v *CredentialView) string { return v.CredentialID },
-	list:   func(vs []CredentialView) *CredentialList { return &CredentialList{Credentials: vs} },
+	SortID: func(v *CredentialView) string { return v.CredentialID },
+	List:   func(vs []CredentialView) *CredentialList { return &CredentialList{Credentials: vs} },
 }

@@ -1,12 +1,14 @@
-package http
+package ops
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/summary"
+	kernel "github.com/trustd/trustd/http"
 )
 
 // The cluster admin API: who is in the cluster, who owns what, who leads
@@ -54,29 +56,29 @@ type LeaveResult struct {
 	State  string `json:"state" required:"true" enum:"draining" doc:"The node drains, hands its partitions over, then leaves gossip and Raft and stops."`
 }
 
-func (s *Server) clusterRoutes() []Route {
-	a := []Auth{AuthAdmin}
-	return []Route{
+func (x clusterAPI) routes() []kernel.Route {
+	a := []kernel.Auth{kernel.AuthAdmin}
+	return []kernel.Route{
 		{Method: "GET", Path: "/cluster/metrics", Admin: true, ID: "getClusterMetrics", Tag: "Admin", Auth: a,
 			Summary: "Answers by module and class (ok, client errors, throttled, server errors), running totals of every live member asked over the peer channel, and their sum.",
-			Result:  &summary.ClusterMetrics{}, Errors: adminErrors, Handle: s.admin(func(c *Call) { c.ok(s.clusterMetrics()) })},
+			Result:  &summary.ClusterMetrics{}, Errors: kernel.AdminErrors(), Handle: kernel.AdminOnly(func(c *kernel.Call) { c.OK(x.clusterMetrics()) })},
 		{Method: "GET", Path: "/cluster", Admin: true, ID: "getCluster", Tag: "Admin", Auth: a,
 			Summary: "Members, ring ownership, Raft roles, leader, log indexes and health of every node.",
-			Result:  &ClusterStatus{}, Errors: adminErrors, Handle: s.admin(s.clusterStatus)},
+			Result:  &ClusterStatus{}, Errors: kernel.AdminErrors(), Handle: kernel.AdminOnly(x.status)},
 		{Method: "POST", Path: "/cluster/leave", Admin: true, ID: "leaveCluster", Tag: "Admin", Auth: a,
 			Summary: "Make a node leave gracefully: drain, hand its partitions over, leave gossip and Raft, stop.",
-			Body:    &LeaveInput{}, Status: 202, Result: &LeaveResult{}, Errors: append(adminErrors, ErrConflict), Handle: s.admin(s.leaveCluster)},
+			Body:    &LeaveInput{}, Status: 202, Result: &LeaveResult{}, Errors: append(kernel.AdminErrors(), kernel.ErrConflict), Handle: kernel.AdminOnly(x.leave)},
 	}
 }
 
-func (s *Server) clusterStatus(c *Call) {
-	if s.cfg.Cluster == nil {
-		c.fail(ErrUnavailable, "this node runs without cluster membership")
+func (x clusterAPI) status(c *kernel.Call) {
+	if x.d.Cluster == nil {
+		c.Fail(kernel.ErrUnavailable, "this node runs without cluster membership")
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	st := s.cfg.Cluster.Status(ctx, 500*time.Millisecond)
+	st := x.d.Cluster.Status(ctx, 500*time.Millisecond)
 	out := ClusterStatus{Leader: st.Leader, Nodes: make([]ClusterNode, 0, len(st.Nodes))}
 	for _, n := range st.Nodes {
 		out.Nodes = append(out.Nodes, ClusterNode{NodeID: n.NodeID, APIAddr: n.APIAddr, PeerAddr: n.PeerAddr, RaftAddr: n.RaftAddr,
@@ -84,32 +86,55 @@ func (s *Server) clusterStatus(c *Call) {
 			OwnershipShare: float64(n.Partitions) / cluster.Partitions, Health: n.Health,
 			LastIndex: n.LastIndex, AppliedIndex: n.AppliedIndex, RingEpoch: n.RingEpoch})
 	}
-	c.ok(&out)
+	c.OK(&out)
 }
 
-func (s *Server) leaveCluster(c *Call) {
+func (x clusterAPI) leave(c *kernel.Call) {
 	var in LeaveInput
-	if len(c.Ctx.Request.Body()) > 0 && !c.decode(&in) {
+	if len(c.Ctx.Request.Body()) > 0 && !c.Decode(&in) {
 		return
 	}
-	if s.cfg.Cluster == nil {
-		c.fail(ErrUnavailable, "this node runs without cluster membership")
+	if x.d.Cluster == nil {
+		c.Fail(kernel.ErrUnavailable, "this node runs without cluster membership")
 		return
 	}
 	id := in.NodeID
 	if id == "" {
-		id = s.cfg.NodeID
+		id = x.d.NodeID
 	}
-	switch err := s.cfg.Cluster.RequestLeave(id); {
+	switch err := x.d.Cluster.RequestLeave(id); {
 	case errors.Is(err, cluster.ErrUnknownNode):
-		c.fail(ErrNotFound, err.Error())
+		c.Fail(kernel.ErrNotFound, err.Error())
 	case errors.Is(err, cluster.ErrLeaving):
-		c.fail(ErrConflict, "node "+id+" is already leaving")
+		c.Fail(kernel.ErrConflict, "node "+id+" is already leaving")
 	case errors.Is(err, cluster.ErrLastMember):
-		c.fail(ErrConflict, "node "+id+" is the cluster's only member and cannot leave it; stop it instead")
+		c.Fail(kernel.ErrConflict, "node "+id+" is the cluster's only member and cannot leave it; stop it instead")
 	case err != nil:
-		c.fail(ErrUnavailable, err.Error())
+		c.Fail(kernel.ErrUnavailable, err.Error())
 	default:
-		c.ok(&LeaveResult{NodeID: id, State: "draining"})
+		c.OK(&LeaveResult{NodeID: id, State: "draining"})
 	}
+}
+
+// clusterAPI serves the cluster operations.
+type clusterAPI struct{ d Deps }
+
+// clusterMetrics asks every live member for its totals (at most 2 s each,
+// in parallel) and adds up those that answered.
+func (x clusterAPI) clusterMetrics() *summary.ClusterMetrics {
+	nodes := []summary.NodeMetrics{x.d.Counters.LocalMetrics()}
+	if x.d.Peers != nil {
+		summary.AskMembers(x.d.Peers, x.d.NodeID, "metrics-summary", nil, 2*time.Second, func(id string, b []byte, err error) {
+			nm := summary.NodeMetrics{NodeID: id, Modules: []summary.ModuleCounts{}}
+			if err == nil {
+				err = json.Unmarshal(b, &nm)
+				nm.NodeID = id
+			}
+			if err != nil {
+				nm = summary.NodeMetrics{NodeID: id, Error: err.Error(), Modules: []summary.ModuleCounts{}}
+			}
+			nodes = append(nodes, nm)
+		})
+	}
+	return summary.Sum(x.d.Now().UTC(), nodes)
 }

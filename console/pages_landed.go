@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/console/users"
 )
 
 // Pages of the modules that landed after the first console: the identity

@@ -3,7 +3,7 @@ package console
 import (
 	"strings"
 
-	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/console/users"
 )
 
 // route is one console page or form action. Path segments in braces are

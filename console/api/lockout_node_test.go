@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/pow"
 )

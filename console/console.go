@@ -23,7 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/trustd/trustd/console/login"
-	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/console/users"
 	"github.com/trustd/trustd/ratelimit"
 )
 

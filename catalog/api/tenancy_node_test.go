@@ -1,10 +1,9 @@
-package http_test
+package api_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/node"
@@ -220,22 +219,6 @@ func TestRestartKeepsEverything(t *testing.T) {
 	}
 	if r := tn2.admin("GET", "/workspaces/"+ws.WorkspaceID, nil); r.status != 200 {
 		t.Fatalf("GET after restart = %d", r.status)
-	}
-}
-
-func TestTheOnlyMemberRefusesToLeaveTheCluster(t *testing.T) {
-	tn := mustStartNode(t)
-	r := tn.do("POST", "/admin/v1/cluster/leave", tn.n.AdminToken(), nil)
-	if r.status != 409 || r.errorCode(t) != "conflict" {
-		t.Fatalf("leave of a single-node cluster = %d %s, want 409 conflict", r.status, r.body)
-	}
-	select {
-	case err := <-tn.n.Done():
-		t.Fatalf("the node stopped: %v", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	if r := tn.do("GET", "/v1/", "", nil); r.status != 200 {
-		t.Fatalf("the node no longer answers: %d", r.status)
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/cluster/summary"
-	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/console/users"
 )
 
 // The console's view of the admin API's answers: the contract's field

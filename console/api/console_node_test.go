@@ -1,4 +1,4 @@
-package http_test
+package api_test
 
 import (
 	"io"
@@ -10,8 +10,7 @@ import (
 	"testing"
 
 	"github.com/trustd/trustd/cluster/clustertest"
-	api "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
 )
 
@@ -227,7 +226,7 @@ func TestConsoleOnARealNode(t *testing.T) {
 			t.Fatalf("check with the console's rotated secret: %d %s", r.status, r.body)
 		}
 	}
-	if r := tn.do("POST", "/v1/rate-limit/check", secret[1], map[string]any{"action": "otp.send"}); r.status == 200 || r.errorCode(t) != api.ErrInvalidSecret.Code {
+	if r := tn.do("POST", "/v1/rate-limit/check", secret[1], map[string]any{"action": "otp.send"}); r.status == 200 || r.errorCode(t) != "invalid-input-secret" {
 		t.Fatalf("check with the secret rotated away without grace: %d", r.status)
 	}
 	polPage := wsPage + "/policies"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/http/console/users"
+	"github.com/trustd/trustd/console/users"
 )
 
 // listPage is a read-only page of one workspace that lists what one admin
