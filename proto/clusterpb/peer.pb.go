@@ -227,7 +227,12 @@ type Ask struct {
 	Op   []byte `protobuf:"bytes,4,opt,name=op,proto3" json:"op,omitempty"`
 	// replica marks a write to the partition's replica: applied locally,
 	// never fenced by ownership, never replicated further.
-	Replica       bool `protobuf:"varint,5,opt,name=replica,proto3" json:"replica,omitempty"`
+	Replica bool `protobuf:"varint,5,opt,name=replica,proto3" json:"replica,omitempty"`
+	// trace is the sender's span when tracing is on (W3C trace context in
+	// binary: trace id (16 bytes), parent span id (8), trace flags (1)), so
+	// the owner's span joins the entry node's trace. Absent when tracing is
+	// off or no span is active; a node that predates it skips it.
+	Trace         []byte `protobuf:"bytes,6,opt,name=trace,proto3" json:"trace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -295,6 +300,13 @@ func (x *Ask) GetReplica() bool {
 		return x.Replica
 	}
 	return false
+}
+
+func (x *Ask) GetTrace() []byte {
+	if x != nil {
+		return x.Trace
+	}
+	return nil
 }
 
 // Answer is the reply to an Ask.
@@ -695,13 +707,14 @@ const file_peer_proto_rawDesc = "" +
 	"\tpeer_addr\x18\x03 \x01(\tR\bpeerAddr\x12\x1b\n" +
 	"\traft_addr\x18\x04 \x01(\tR\braftAddr\x12/\n" +
 	"\x05state\x18\x05 \x01(\x0e2\x19.trustd.cluster.NodeStateR\x05state\x12\x18\n" +
-	"\aversion\x18\x06 \x01(\tR\aversion\"w\n" +
+	"\aversion\x18\x06 \x01(\tR\aversion\"\x8d\x01\n" +
 	"\x03Ask\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02op\x18\x04 \x01(\fR\x02op\x12\x18\n" +
-	"\areplica\x18\x05 \x01(\bR\areplica\"|\n" +
+	"\areplica\x18\x05 \x01(\bR\areplica\x12\x14\n" +
+	"\x05trace\x18\x06 \x01(\fR\x05trace\"|\n" +
 	"\x06Answer\x12.\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x16.trustd.cluster.StatusR\x06status\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\fR\x06result\x12\x14\n" +
