@@ -112,7 +112,7 @@ func (b consoleBackend) admin(actor, method, path string, body []byte) (int, []b
 	}
 	st := ctx.Response.StatusCode()
 	s.metrics.observe(r, st, start, s.clock())
-	s.log.Info("admin request", "request_id", c.RequestID(), "op", r.ID, "status", st, "via", "console", "actor", actor)
+	s.log.InfoContext(c.Context(), "admin request", "request_id", c.RequestID(), "op", r.ID, "status", st, "via", "console", "actor", actor)
 	s.auditCall(c, r, st, actor, "console")
 	return st, append([]byte(nil), ctx.Response.Body()...)
 }

@@ -94,7 +94,7 @@ func (s *Server) checkRateLimit(c *Call, mobile bool) {
 		return
 	}
 	k.request()
-	res, err := s.mods.rl.Check(cat, cl, &k.req)
+	res, err := s.mods.rl.Check(c.Context(), cat, cl, &k.req)
 	if err != nil {
 		code, _, _ := errcode.From(err)
 		c.specFail(moduleCode(code))

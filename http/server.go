@@ -16,11 +16,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/telemetry"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -58,6 +60,9 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
+	// Tracing, when not nil, gives every routed request a server span
+	// (trace.go); nil: tracing is off and requests pay one nil check.
+	Tracing *telemetry.Tracing
 	// ConsoleSiteID names the site whose widget protects the console's
 	// login form when the node is not in dev mode (its hostnames must
 	// include the console's host). Unset in production: the console's
@@ -122,6 +127,8 @@ type Server struct {
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
+	// tracer is cfg.Tracing's tracer, nil when tracing is off.
+	tracer trace.Tracer
 }
 
 // New builds a server over store and router. Modules keep their own state
@@ -139,6 +146,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		cfg: cfg, store: store, router: router, log: log, clock: time.Now, reg: reg,
 		reqPfx:       hex.EncodeToString(pfx[:]),
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
+		tracer:       cfg.Tracing.Tracer(),
 	}
 	s.calls.New = func() any { return &Call{s: s} }
 	s.rlScratch.New = func() any { return new(rlScratch) }
