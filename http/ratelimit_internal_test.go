@@ -50,6 +50,12 @@ type fixture struct {
 
 func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture {
 	t.Helper()
+	return mustNewFixtureWith(t, Config{BaseURL: "http://test"}, policies...)
+}
+
+// mustNewFixtureWith is mustNewFixture over a server built with cfg.
+func mustNewFixtureWith(t testing.TB, cfg Config, policies ...catalog.RateLimitPolicy) *fixture {
+	t.Helper()
 	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 	t.Cleanup(sys.Stop)
 	st := &rlMemStore{cat: catalog.Empty(), ready: true}
@@ -68,7 +74,7 @@ func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture 
 		p.WorkspaceID = ws.ID
 		must(st.Apply(context.Background(), &catalog.CreateRateLimitPolicy{Policy: p}))
 	}
-	s := New(Config{BaseURL: "http://test"}, st, cluster.SingleNode("n1", sys, time.Second), nil, nil)
+	s := New(cfg, st, cluster.SingleNode("n1", sys, time.Second), nil, nil)
 	return &fixture{s: s, store: st, ws: st.Catalog().Workspaces[ws.ID], secret: secret}
 }
 
@@ -171,7 +177,10 @@ func FuzzFlatObject(f *testing.F) {
 
 // benchCheck measures one full check (routing, auth, ingress, policy
 // match, actor round trips, answer) through the handler in memory.
-func benchCheck(b *testing.B, policies int) {
+func benchCheck(b *testing.B, policies int) { benchCheckWith(b, policies, Config{BaseURL: "http://test"}) }
+
+// benchCheckWith is benchCheck over a server built with cfg.
+func benchCheckWith(b *testing.B, policies int, cfg Config) {
 	var ps []catalog.RateLimitPolicy
 	for i := 0; i < policies; i++ {
 		p := testPolicy("bbbbbbbb-0000-4000-8000-00000000000"+string(rune('1'+i)), []string{"payment.*", "*", "payment.card"}[i], []string{"subject", "workspace", "device"}[i], 1<<40)
@@ -179,7 +188,7 @@ func benchCheck(b *testing.B, policies int) {
 		p.Bucket.RefillIntervalSeconds = 1
 		ps = append(ps, p)
 	}
-	f := mustNewFixture(b, ps...)
+	f := mustNewFixtureWith(b, cfg, ps...)
 	body := `{"action":"payment.card","subject_id":"user-42","device_id":"dev-7","route":"/pay"}`
 	var ctx fasthttp.RequestCtx
 	f.call(&ctx, "/v1/rate-limit/check", body)
