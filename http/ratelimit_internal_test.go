@@ -177,7 +177,9 @@ func FuzzFlatObject(f *testing.F) {
 
 // benchCheck measures one full check (routing, auth, ingress, policy
 // match, actor round trips, answer) through the handler in memory.
-func benchCheck(b *testing.B, policies int) { benchCheckWith(b, policies, Config{BaseURL: "http://test"}) }
+func benchCheck(b *testing.B, policies int) {
+	benchCheckWith(b, policies, Config{BaseURL: "http://test"})
+}
 
 // benchCheckWith is benchCheck over a server built with cfg.
 func benchCheckWith(b *testing.B, policies int, cfg Config) {
