@@ -116,7 +116,7 @@ func (c *Call) failErr(err error) {
 	var fe *fieldError
 	if code, msg, ok := errcode.From(err); ok {
 		if code.Kind == errcode.Internal {
-			c.s.log.Error("request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
+			c.s.log.ErrorContext(c.Context(), "request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		}
 		c.failStatus(kindStatus(code.Kind), code.Code, msg)
 		return
@@ -133,7 +133,7 @@ func (c *Call) failErr(err error) {
 	case isUnavailable(err):
 		c.fail(ErrUnavailable, "the service cannot complete the operation now")
 	default:
-		c.s.log.Error("request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
+		c.s.log.ErrorContext(c.Context(), "request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		c.fail(ErrInternal, "internal error")
 	}
 }

@@ -16,10 +16,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/summary"
+	"github.com/trustd/trustd/telemetry"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -57,6 +59,9 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
+	// Tracing, when not nil, gives every routed request a server span
+	// (trace.go); nil: tracing is off and requests pay one nil check.
+	Tracing *telemetry.Tracing
 	// DemoSite returns the dev site's key and secret for the demo page
 	// (--dev); empty strings until the dev workspace is seeded.
 	DemoSite func() (siteKey, secret string)
@@ -105,6 +110,8 @@ type Server struct {
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
+	// tracer is cfg.Tracing's tracer, nil when tracing is off.
+	tracer trace.Tracer
 }
 
 // New builds a server over store and router. Modules keep their own state
@@ -122,6 +129,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		cfg: cfg, store: store, router: router, log: log, clock: time.Now, reg: reg,
 		reqPfx:       hex.EncodeToString(pfx[:]),
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
+		tracer:       cfg.Tracing.Tracer(),
 	}
 	if cfg.Clock != nil {
 		s.clock = cfg.Clock

@@ -36,6 +36,7 @@ import (
 	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
+	"github.com/trustd/trustd/telemetry"
 	"github.com/trustd/trustd/token"
 )
 
@@ -121,6 +122,10 @@ type Config struct {
 	FaceEngine face.Engine
 	Presence   session.Presence
 	FaceMatch  session.Matcher
+	// Tracing turns on OpenTelemetry traces over OTLP/HTTP when its
+	// environment asks for them (telemetry.Enabled: an OTEL_EXPORTER_OTLP_
+	// endpoint is set); zero: off. cmd/trustd passes os.Getenv.
+	Tracing telemetry.Config
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -162,6 +167,8 @@ type Node struct {
 	liveness *liveness.Checker
 	stopFace context.CancelFunc
 	faceDone chan struct{}
+	// tracing is the node's tracer provider; nil: tracing off.
+	tracing *telemetry.Tracing
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -197,13 +204,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	tracing, err := telemetry.New(ctx, cfg.Tracing, cfg.NodeID, api.ContractVersion+"+"+api.Build)
+	if err != nil {
+		return nil, fmt.Errorf("node: tracing: %w", err)
+	}
+	if tracing != nil {
+		// Log lines written with a request's context name its trace.
+		cfg.Logger = slog.New(telemetry.LogHandler(cfg.Logger.Handler()))
+	}
 	serverTLS, clientTLS := cfg.TLS.Server(), cfg.TLS.Client()
 	founding := len(cfg.Join) == 0
-	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3)}
+	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3), tracing: tracing}
 	n.store, err = persistence.Open(persistence.Config{DataDir: cfg.DataDir, NodeID: cfg.NodeID,
 		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, Bootstrap: founding, Fast: cfg.FastRaft, Logger: cfg.Logger,
 		ServerTLS: serverTLS, ClientTLS: clientTLS})
 	if err != nil {
+		n.stopTracing()
 		return nil, err
 	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, MaxKeysPerTable: cfg.MaxKeysPerTable, Logger: cfg.Logger}, nil)
@@ -214,6 +230,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		cfg.AskTimeout = 500 * time.Millisecond
 	}
 	n.router = cluster.NewRouter(cluster.NewRing(0, nil, cfg.NodeID), n.actors, trans, cfg.AskTimeout)
+	n.router.SetTracer(tracing.Tracer())
 	n.apiLn, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		n.closeCore()
@@ -304,6 +321,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
+		Tracing: tracing,
 		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
 			brandingAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck)),
 	}, n.store, n.router, reg, cfg.Logger)
@@ -578,8 +596,28 @@ func (n *Node) closeCore() error {
 	if n.passwords != nil {
 		n.passwords.Close()
 	}
+	defer n.stopTracing()
 	return n.store.Close()
 }
+
+// stopTracing exports the spans still buffered and stops the exporter,
+// within telemetry.ShutdownTimeout; a failure is logged (the node's own
+// work is done by then).
+func (n *Node) stopTracing() {
+	if n.tracing == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), telemetry.ShutdownTimeout)
+	defer cancel()
+	if err := n.tracing.Shutdown(ctx); err != nil {
+		n.log.Warn("flushing traces at shutdown", "err", err)
+	}
+	n.tracing = nil
+}
+
+// Tracing is the node's tracer provider, nil when tracing is off (tests
+// flush it).
+func (n *Node) Tracing() *telemetry.Tracing { return n.tracing }
 
 // Done reports a listener that stopped with an error.
 func (n *Node) Done() <-chan error { return n.served }

@@ -71,6 +71,13 @@ type fixture struct {
 
 func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture {
 	t.Helper()
+	return mustNewFixtureWith(t, kernel.Config{BaseURL: "http://test"}, policies...)
+}
+
+// mustNewFixtureWith is mustNewFixture over a transport built with cfg
+// (its Areas are the traffic area's).
+func mustNewFixtureWith(t testing.TB, cfg kernel.Config, policies ...catalog.RateLimitPolicy) *fixture {
+	t.Helper()
 	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 	t.Cleanup(sys.Stop)
 	st := &memStore{cat: catalog.Empty(), ready: true}
@@ -89,7 +96,7 @@ func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture 
 		p.WorkspaceID = ws.ID
 		must(st.Apply(context.Background(), &catalog.CreateRateLimitPolicy{Policy: p}))
 	}
-	s := newServer(t, st, sys)
+	s := newServerWith(t, cfg, st, sys)
 	return &fixture{s: s, store: st, ws: st.Catalog().Workspaces[ws.ID], secret: secret}
 }
 
@@ -120,13 +127,20 @@ func (f *fixture) call(ctx *fasthttp.RequestCtx, path, bearer, body string) {
 // actors of a single node, its modules built as node/ builds them.
 func newServer(t testing.TB, st kernel.Store, sys *actors.System) *kernel.Server {
 	t.Helper()
+	return newServerWith(t, kernel.Config{BaseURL: "http://test"}, st, sys)
+}
+
+// newServerWith is newServer with the transport configured by cfg.
+func newServerWith(t testing.TB, cfg kernel.Config, st kernel.Store, sys *actors.System) *kernel.Server {
+	t.Helper()
 	r := cluster.SingleNode("n1", sys, time.Second)
 	rl := ratecheck.New(ratecheck.Config{Now: time.Now, Asker: r,
 		Local: func(key string) bool { return r.Ring().OwnsLocally(cluster.Partition(key)) }})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(rl.Collector())
 	areas := Areas(Deps{RateCheck: rl, Lease: lease.New(r, time.Now, nil), Admission: admission.New(r, time.Now), Router: r, NodeID: "n1"})
-	return kernel.New(kernel.Config{BaseURL: "http://test", Areas: areas}, st, r, reg, nil)
+	cfg.Areas = areas
+	return kernel.New(cfg, st, r, reg, nil)
 }
 
 func testPolicy(id, pattern, scope string, capacity int64) catalog.RateLimitPolicy {
