@@ -16,7 +16,7 @@ import (
 // check per forwarded ask and the owner one per served ask: no span, no
 // context, no bytes on the wire. On, an ask forwarded within a request's
 // span is a client span of it on the entry node, its W3C trace context
-// travels in the ask's optional trace field (clusterpb.Ask field 6,
+// travels in the ask's optional trace field (clusterpb.Ask field 7,
 // traceLen bytes: trace id, span id, flags), and the owner serves it
 // inside a server span that continues the same trace; a replica ask the
 // owner makes on its behalf is a client span of that one. A node that

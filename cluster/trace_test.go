@@ -158,7 +158,7 @@ func TestMalformedTraceContextIsServedUntraced(t *testing.T) {
 }
 
 // TestAnUntracedAskIsTheOldEncoding: without a trace context the envelope
-// has no field 6, so nodes of the previous version read it as before;
+// has no field 7, so nodes of the previous version read it as before;
 // with one, the field is skipped by a decoder that does not know it.
 func TestAnUntracedAskIsTheOldEncoding(t *testing.T) {
 	plain, err := appendAsk(nil, 7, 3, "bucket.reserve", []byte{1, 2, 3}, false, nil)
