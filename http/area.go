@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"slices"
 	"time"
 
 	"github.com/trustd/trustd/catalog"
@@ -183,6 +184,22 @@ func ModuleCode(c *errcode.Code) ErrorCode { return moduleCode(c) }
 // WithModuleCodes is list plus the codes of mod it lacks.
 func WithModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
 	return withModuleCodes(list, mod)
+}
+
+// WithModuleErrors is WithModuleCodes for errors that may carry a module's
+// own words for a shared code (an errcode.Code's Detail): the route's
+// response lists the code with those words, while the ApiError schema
+// keeps the code's one meaning. Codes already in list are skipped.
+func WithModuleErrors(list []ErrorCode, errs ...error) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, err := range errs {
+		code, words, ok := errcode.From(err)
+		if !ok || slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == code.Code }) {
+			continue
+		}
+		out = append(out, ErrorCode{Code: code.Code, Status: kindStatus(code.Kind), Meaning: words})
+	}
+	return out
 }
 
 // AdminErrors are the errors every admin operation can answer (a copy).

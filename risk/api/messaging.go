@@ -38,7 +38,10 @@ type MessagingSettingsView struct {
 }
 
 func messagingErrors() []kernel.ErrorCode {
-	return kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge}, messaging.Errors)
+	// The shared service-unavailable in the module's words, before the
+	// module's list would add the code's general meaning.
+	base := kernel.WithModuleErrors([]kernel.ErrorCode{kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge}, messaging.ErrUnavailable)
+	return kernel.WithModuleCodes(base, messaging.Errors)
 }
 
 type messagingAPI struct {

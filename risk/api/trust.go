@@ -33,7 +33,7 @@ func (t trustAPI) routes() []kernel.Route {
 		kernel.ErrBodyTooLarge, kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrRateLimited, kernel.ErrUnavailable}
 	decErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidRequest})
 	svErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidRequest})
-	orErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidRequest, trust.ErrUnknownAssessment, trust.ErrAssessmentUsed, trust.ErrContextMismatch, trust.ErrNoReceiptKey})
+	orErr := kernel.WithModuleErrors(base, trust.ErrInvalidRequest, trust.ErrUnknownAssessment, trust.ErrAssessmentUsed, trust.ErrContextMismatch, trust.ErrNoReceiptKey)
 	fbErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidFeedback, trust.ErrUnknownDecision})
 	tag := "Trust API"
 	admin := kernel.AdminOnly
