@@ -49,6 +49,9 @@ type messagingAPI struct {
 	sealer *messaging.Sealer
 }
 
+// The settings stay off the generic admin path (kernel.Resource): they are
+// one record per workspace at /workspaces/{workspace_id}/messaging, with
+// no id, no list and no create (PUT /policy upserts), not a collection.
 func (x messagingAPI) routes() []kernel.Route {
 	m, admin := x.m, kernel.AdminOnly
 	ws := "/workspaces/{workspace_id}/messaging"
