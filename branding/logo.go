@@ -42,7 +42,7 @@ var (
 	ErrLogoMalformed = errcode.New("branding-logo-malformed", errcode.Invalid, "the logo could not be decoded")
 	ErrLogoTooLarge  = errcode.New("branding-logo-too-large", errcode.TooLarge, "the logo is over 2 MiB, 4096 pixels a side or 8 Mpx, or its normalised PNGs exceed the stored limit")
 	ErrLogoTooSmall  = errcode.New("branding-logo-too-small", errcode.Invalid, "the logo's shorter side is under 16 pixels")
-	errEncode        = errcode.New("internal-error", errcode.Internal, "the logo could not be re-encoded")
+	errEncode        = errcode.ErrInternal.Detail("the logo could not be re-encoded")
 )
 
 // NormalizeLogo decodes an uploaded logo and returns its PNG renditions

@@ -48,16 +48,39 @@ func (c *Code) With(format string, args ...any) error {
 	return &Detailed{Code: c, Message: fmt.Sprintf(format, args...)}
 }
 
+// Detail is c with a fixed message, as a sentinel of its own: a module
+// that answers a shared code (ErrUnavailable, ErrNotFound, …) in its own
+// words declares it with Detail instead of declaring the code again.
+// errors.Is matches both the sentinel and c.
+func (c *Code) Detail(message string) *Detailed {
+	return &Detailed{Code: c, Message: message}
+}
+
 // Detailed is a Code with a message for this occurrence.
 type Detailed struct {
 	Code    *Code
 	Message string
+	// parent is the Detailed sentinel this one refines (see With), so
+	// errors.Is matches it too.
+	parent *Detailed
 }
 
 func (d *Detailed) Error() string { return d.Code.Code + ": " + d.Message }
 
-// Unwrap lets errors.Is(err, code) match.
-func (d *Detailed) Unwrap() error { return d.Code }
+// Unwrap lets errors.Is(err, code) match, and errors.Is(err, sentinel)
+// for an error made by a Detailed sentinel's With.
+func (d *Detailed) Unwrap() error {
+	if d.parent != nil {
+		return d.parent
+	}
+	return d.Code
+}
+
+// With returns an error with another message that matches d (and its code)
+// under errors.Is.
+func (d *Detailed) With(format string, args ...any) error {
+	return &Detailed{Code: d.Code, Message: fmt.Sprintf(format, args...), parent: d}
+}
 
 // From finds the domain error in err's chain and the message to show: the
 // occurrence's detail when there is one, else the code's meaning.

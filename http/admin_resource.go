@@ -25,6 +25,7 @@ type resource[R, In, V, L any] struct {
 
 	tag          string                     // OpenAPI tag; default "Admin"
 	updateMethod string                     // PATCH (default: fields left out keep their values) or PUT
+	updateVerb   string                     // the update's operation-id verb; default "update" ("replace" → replaceTrustPolicy)
 	summary      map[string]string          // per operation ("create", "list", "get", "update", "delete"), over the defaults
 	errors       []ErrorCode                // every operation's errors; default adminErrors
 	createErrors []ErrorCode                // create's, beyond errors
@@ -57,6 +58,10 @@ type resource[R, In, V, L any] struct {
 	get    func(c *Call, r *R) *V
 	sortID func(*V) string // the list's order
 	list   func([]V) *L
+	// listCall, when set, is the list answer instead of list, for a kind
+	// whose list answer holds more than its records (trust policies add
+	// the built-in rules with the workspace's match counts).
+	listCall func(c *Call, views []V) *L
 }
 
 // find resolves {workspace_id} and the record's id, answering 404 itself.
@@ -131,6 +136,10 @@ func (r *resource[R, In, V, L]) handleList(c *Call) {
 		}
 	}
 	sort.Slice(views, func(i, j int) bool { return r.sortID(&views[i]) < r.sortID(&views[j]) })
+	if r.listCall != nil {
+		c.ok(r.listCall(c, views))
+		return
+	}
 	c.ok(r.list(views))
 }
 
@@ -164,9 +173,12 @@ func (r *resource[R, In, V, L]) handleDelete(c *Call) {
 func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 	a := []Auth{AuthAdmin}
 	one := r.path + "/{" + r.param + "}"
-	tag, method, errs := r.tag, r.updateMethod, r.errors
+	tag, method, verb, errs := r.tag, r.updateMethod, r.updateVerb, r.errors
 	if tag == "" {
 		tag = "Admin"
+	}
+	if verb == "" {
+		verb = "update"
 	}
 	if method == "" {
 		method = "PATCH"
@@ -192,7 +204,7 @@ func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 			Result: new(V), Errors: errs, Handle: s.admin(r.handleGet)})
 	}
 	if r.update != nil {
-		out = append(out, Route{Method: method, Path: one, Admin: true, ID: "update" + r.id, Tag: tag, Auth: a,
+		out = append(out, Route{Method: method, Path: one, Admin: true, ID: verb + r.id, Tag: tag, Auth: a,
 			Summary: sum("update", "Change a "+r.what+"; fields left out keep their values and the next request uses the new settings."),
 			Body:    new(In), Result: new(V), Errors: append(append([]ErrorCode(nil), errs...), r.updateErrors...), Handle: s.admin(r.handleUpdate)})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -238,6 +239,22 @@ func WithModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
 	return withModuleCodes(list, mod)
 }
 
+// WithModuleErrors is WithModuleCodes for errors that may carry a module's
+// own words for a shared code (an errcode.Code's Detail): the route's
+// response lists the code with those words, while the ApiError schema
+// keeps the code's one meaning. Codes already in list are skipped.
+func WithModuleErrors(list []ErrorCode, errs ...error) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, err := range errs {
+		code, words, ok := errcode.From(err)
+		if !ok || slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == code.Code }) {
+			continue
+		}
+		out = append(out, ErrorCode{Code: code.Code, Status: kindStatus(code.Kind), Meaning: words})
+	}
+	return out
+}
+
 // AdminErrors are the errors every admin operation can answer (a copy).
 func AdminErrors() []ErrorCode { return append([]ErrorCode(nil), adminErrors...) }
 
@@ -256,7 +273,7 @@ func ValidTarget(cat *catalog.Catalog, workspaceID string, t *PolicyTargetBody) 
 type Resource[R, In, V, L any] struct {
 	What, Path, Param, ID, IDs string
 
-	Tag, UpdateMethod                                string
+	Tag, UpdateMethod, UpdateVerb                    string
 	Summary                                          map[string]string
 	Errors, CreateErrors, UpdateErrors, DeleteErrors []ErrorCode
 	NotFound                                         error
@@ -264,26 +281,28 @@ type Resource[R, In, V, L any] struct {
 	Deleted                                          func(r *R, result any) any
 	DeletedView                                      any
 
-	Table  func(*catalog.Catalog) map[string]*R
-	Owner  func(*R) string
-	Build  func(c *Call, in *In, cur *R, workspaceID string) (R, string, error)
-	Stamp  func(r, cur *R, now time.Time)
-	Create func(R) catalog.Command
-	Update func(in *In, r R) catalog.Command
-	Delete func(r *R, now time.Time) catalog.Command
-	View   func(c *Call, r *R, secret string) *V
-	Get    func(c *Call, r *R) *V
-	SortID func(*V) string
-	List   func([]V) *L
+	Table    func(*catalog.Catalog) map[string]*R
+	Owner    func(*R) string
+	Build    func(c *Call, in *In, cur *R, workspaceID string) (R, string, error)
+	Stamp    func(r, cur *R, now time.Time)
+	Create   func(R) catalog.Command
+	Update   func(in *In, r R) catalog.Command
+	Delete   func(r *R, now time.Time) catalog.Command
+	View     func(c *Call, r *R, secret string) *V
+	Get      func(c *Call, r *R) *V
+	SortID   func(*V) string
+	List     func([]V) *L
+	ListCall func(c *Call, views []V) *L
 }
 
 // Routes are the kind's admin operations.
 func (x *Resource[R, In, V, L]) Routes() []Route {
 	r := &resource[R, In, V, L]{what: x.What, path: x.Path, param: x.Param, id: x.ID, ids: x.IDs,
-		tag: x.Tag, updateMethod: x.UpdateMethod, summary: x.Summary, errors: x.Errors, createErrors: x.CreateErrors,
+		tag: x.Tag, updateMethod: x.UpdateMethod, updateVerb: x.UpdateVerb, summary: x.Summary, errors: x.Errors, createErrors: x.CreateErrors,
 		updateErrors: x.UpdateErrors, deleteErrors: x.DeleteErrors, notFound: x.NotFound, noGet: x.NoGet,
 		deleted: x.Deleted, deletedView: x.DeletedView, table: x.Table, owner: x.Owner, build: x.Build, stamp: x.Stamp,
-		create: x.Create, update: x.Update, delete: x.Delete, view: x.View, get: x.Get, sortID: x.SortID, list: x.List}
+		create: x.Create, update: x.Update, delete: x.Delete, view: x.View, get: x.Get, sortID: x.SortID, list: x.List,
+		listCall: x.ListCall}
 	// routes uses its server only for s.admin, which is AdminOnly.
 	return r.routes(nil)
 }

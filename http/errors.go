@@ -34,16 +34,16 @@ var (
 	ErrBadRequest      = ErrorCode{"bad-request", 400, "The HTTP request or its body could not be parsed: malformed HTTP, a body that is not form-encoded, multipart or JSON where those are accepted, or a field sent twice."}
 	ErrUnauthorized    = ErrorCode{"unauthorized", 401, "Missing or invalid credential."}
 	ErrForbidden       = ErrorCode{"forbidden", 403, "The credential may not perform this operation."}
-	ErrNotFound        = ErrorCode{"not-found", 404, "No such path, or the named resource does not exist."}
+	ErrNotFound        = moduleCode(errcode.ErrNotFound)
 	ErrMethod          = ErrorCode{"method-not-allowed", 405, "The path exists but not with this method; see the Allow header."}
 	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state: a name or registration already in use, a version changed meanwhile, or the workspace already holds the most records the collection allows per workspace: sites 500, mobile apps 100, credentials 100, concurrency constraints 200, dependencies 200, rate-limit and API Protection policies 200 each, agents 200, trust policies 64, journeys 64, webhook endpoints 16, branding profiles 16, console users 100)."}
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
-	ErrUnavailable     = ErrorCode{"service-unavailable", 503, "The service cannot complete the operation now; back off and retry. For /siteverify: the token's owner did not confirm an answer in time, so the token may or may not have been consumed (fail closed); a retry with the same idempotency_key gets the first answer back, or 503 again while it is still unknown, never timeout-or-duplicate for its own first use. For an admin create: it may have been committed; retry it with the same Idempotency-Key to get the record it created instead of a second one."}
+	ErrUnavailable     = moduleCode(errcode.ErrUnavailable)
 	// The secret errors of spec sections 7.2 and 7.3 (siteverify and the
 	// rate-limit check answer them in their own {success,error} shape).
 	ErrMissingSecret = ErrorCode{"missing-input-secret", 400, "No secret supplied (the body field secret, or Authorization: Bearer where the operation accepts it)."}
 	ErrInvalidSecret = ErrorCode{"invalid-input-secret", 400, "The secret is unknown, or a sandbox secret at a production endpoint (and the other way round)."}
-	ErrInternal      = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
+	ErrInternal      = moduleCode(errcode.ErrInternal)
 
 	// Shared by the areas: a browser Origin no site allows, a mobile
 	// app's declared identity that is not its secret's (errcode's).

@@ -17,9 +17,9 @@ var (
 	ErrBackImageMissing = errcode.New("missing-back-image", errcode.Invalid, "this document type needs back_image")
 	ErrMRZFormat        = errcode.New("invalid-mrz", errcode.Invalid, "the text is not a TD1, TD2 or TD3 machine-readable zone")
 	ErrBusy             = errcode.New("screening-busy", errcode.Unavailable, "the node's document decode memory budget is in use by other screenings; retry after Retry-After (GET /v1/documents/supported states the budget)")
-	ErrSandboxOutage    = errcode.New("service-unavailable", errcode.Unavailable, "document screening is unavailable (sandbox outage scenario)")
+	ErrSandboxOutage    = errcode.ErrUnavailable.Detail("document screening is unavailable (sandbox outage scenario)")
 )
 
 // Errors lists every code this module returns, for the contract.
 var Errors = []*errcode.Code{ErrImageMissing, ErrImageEncoding, ErrImageTooLarge, ErrImageTooSmall,
-	ErrImageFormat, ErrImageMalformed, ErrImageAnimated, ErrCountry, ErrDocumentType, ErrBackImageMissing, ErrBusy, ErrSandboxOutage}
+	ErrImageFormat, ErrImageMalformed, ErrImageAnimated, ErrCountry, ErrDocumentType, ErrBackImageMissing, ErrBusy, ErrSandboxOutage.Code}

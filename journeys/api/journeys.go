@@ -54,6 +54,10 @@ func (in *MobileJourneyEscalateInput) MobileIdentity() (string, string) { return
 // JourneyTokenHeader carries the person's capability.
 const JourneyTokenHeader = "X-Service-Journey-Token"
 
+// Journeys stay off the generic admin path (kernel.Resource): a journey is
+// created and replaced by PUT at a key the caller chooses, with a
+// policy_version that counts its changes, where the path creates by POST
+// with a server-made id; moving would change the contract.
 func (x journeysAPI) routes() []kernel.Route {
 	ws := "/workspaces/{workspace_id}/journeys"
 	a := []kernel.Auth{kernel.AuthAdmin}

@@ -29,9 +29,9 @@ var (
 	ErrTrustedDevicesFull = errcode.New("trusted-devices-full", errcode.Conflict,
 		"the subject already has 20 trusted devices, or the workspace 100000: revoke one first (trusts lapse 180 days after they were last given)")
 	// ErrUnavailable is a counter or the catalog that did not answer.
-	ErrUnavailable = errcode.New("service-unavailable", errcode.Unavailable, "the service cannot complete the operation now; back off and retry")
+	ErrUnavailable = errcode.ErrUnavailable.Detail("the service cannot complete the operation now; back off and retry")
 )
 
 // Errors lists every code the module answers, for the contract.
 var Errors = []*errcode.Code{ErrInvalidEvent, ErrInvalidSubject, ErrInvalidDevice, ErrInvalidHint, ErrInvalidFeedback,
-	ErrAssessmentNotFound, ErrInvalidTrustAction, ErrTrustedDevicesFull, ErrUnavailable}
+	ErrAssessmentNotFound, ErrInvalidTrustAction, ErrTrustedDevicesFull, ErrUnavailable.Code}

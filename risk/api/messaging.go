@@ -38,7 +38,10 @@ type MessagingSettingsView struct {
 }
 
 func messagingErrors() []kernel.ErrorCode {
-	return kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge}, messaging.Errors)
+	// The shared service-unavailable in the module's words, before the
+	// module's list would add the code's general meaning.
+	base := kernel.WithModuleErrors([]kernel.ErrorCode{kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge}, messaging.ErrUnavailable)
+	return kernel.WithModuleCodes(base, messaging.Errors)
 }
 
 type messagingAPI struct {
@@ -46,6 +49,9 @@ type messagingAPI struct {
 	sealer *messaging.Sealer
 }
 
+// The settings stay off the generic admin path (kernel.Resource): they are
+// one record per workspace at /workspaces/{workspace_id}/messaging, with
+// no id, no list and no create (PUT /policy upserts), not a collection.
 func (x messagingAPI) routes() []kernel.Route {
 	m, admin := x.m, kernel.AdminOnly
 	ws := "/workspaces/{workspace_id}/messaging"

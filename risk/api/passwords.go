@@ -48,9 +48,12 @@ type passwordsAPI struct {
 const passwordRangeGET = "/passwords/{sitekey}/range/{prefix}"
 
 func (p passwordsAPI) routes() []kernel.Route {
-	postErrs := kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
-		kernel.ErrUnauthorized, kernel.ErrForbidden}, passwords.Errors)
-	getErrs := kernel.WithModuleCodes([]kernel.ErrorCode{kernel.ErrNotFound}, passwords.Errors)
+	// The routes answer the shared service-unavailable in the module's
+	// words, so it goes in before the module's list would add the code's
+	// general meaning.
+	postErrs := kernel.WithModuleCodes(kernel.WithModuleErrors([]kernel.ErrorCode{kernel.ErrMalformedJSON, kernel.ErrUnknownField, kernel.ErrInvalidField, kernel.ErrUnsupportedType, kernel.ErrBodyTooLarge,
+		kernel.ErrUnauthorized, kernel.ErrForbidden}, passwords.ErrUnavailable), passwords.Errors)
+	getErrs := kernel.WithModuleCodes(kernel.WithModuleErrors([]kernel.ErrorCode{kernel.ErrNotFound}, passwords.ErrUnavailable), passwords.Errors)
 	return []kernel.Route{
 		{Method: "POST", Path: "/account/password/range", ID: "accountPasswordRange", Tag: "Account Defence",
 			Summary: "Breached-password range (k-anonymity): the suffixes and counts of every known hash starting with a 5-character SHA-1 or NTLM prefix. The answer's corpus says what the counts mean.",

@@ -2,8 +2,8 @@ package api
 
 import (
 	"encoding/base64"
-	"sort"
 	"strings"
+	"time"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
@@ -23,8 +23,6 @@ type trustAPI struct {
 }
 
 func (t trustAPI) routes() []kernel.Route {
-	ws := "/workspaces/{workspace_id}/trust-policies"
-	a := []kernel.Auth{kernel.AuthAdmin}
 	aerr := kernel.WithModuleCodes(kernel.AdminErrors(), []*errcode.Code{trust.ErrInvalidPolicy, trust.ErrInvalidRule, trust.ErrPolicyMissing})
 	aerr = append(aerr, kernel.ErrConflict)
 	site := []kernel.Auth{kernel.AuthSiteSecret}
@@ -33,21 +31,10 @@ func (t trustAPI) routes() []kernel.Route {
 		kernel.ErrBodyTooLarge, kernel.ErrUnauthorized, kernel.ErrForbidden, kernel.ErrRateLimited, kernel.ErrUnavailable}
 	decErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidRequest})
 	svErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidRequest})
-	orErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidRequest, trust.ErrUnknownAssessment, trust.ErrAssessmentUsed, trust.ErrContextMismatch, trust.ErrNoReceiptKey})
+	orErr := kernel.WithModuleErrors(base, trust.ErrInvalidRequest, trust.ErrUnknownAssessment, trust.ErrAssessmentUsed, trust.ErrContextMismatch, trust.ErrNoReceiptKey)
 	fbErr := kernel.WithModuleCodes(base, []*errcode.Code{trust.ErrInvalidFeedback, trust.ErrUnknownDecision})
 	tag := "Trust API"
-	admin := kernel.AdminOnly
-	return []kernel.Route{
-		kernel.IdempotentCreate(kernel.Route{Method: "POST", Path: ws, Admin: true, ID: "createTrustPolicy", Tag: tag, Auth: a, Summary: "Add a trust policy: its CEL condition is compiled and type-checked now (400 invalid-trust-rule with the CEL error).",
-			Body: &TrustPolicyInput{}, Status: 201, Result: &TrustPolicyView{}, Errors: aerr, Handle: admin(t.createPolicy)}),
-		{Method: "GET", Path: ws, Admin: true, ID: "listTrustPolicies", Tag: tag, Auth: a, Summary: "A workspace's trust policies with today's match counts, and the built-in rules.",
-			Result: &TrustPolicyList{}, Errors: aerr, Handle: admin(t.listPolicies)},
-		{Method: "GET", Path: ws + "/{trust_policy_id}", Admin: true, ID: "getTrustPolicy", Tag: tag, Auth: a, Summary: "Read a trust policy.",
-			Result: &TrustPolicyView{}, Errors: aerr, Handle: admin(t.getPolicy)},
-		{Method: "PUT", Path: ws + "/{trust_policy_id}", Admin: true, ID: "replaceTrustPolicy", Tag: tag, Auth: a, Summary: "Replace a trust policy (compiled and type-checked now).",
-			Body: &TrustPolicyInput{}, Result: &TrustPolicyView{}, Errors: aerr, Handle: admin(t.replacePolicy)},
-		{Method: "DELETE", Path: ws + "/{trust_policy_id}", Admin: true, ID: "deleteTrustPolicy", Tag: tag, Auth: a, Summary: "Delete a trust policy.",
-			Status: 204, Errors: aerr, Handle: admin(t.deletePolicy)},
+	return append(t.policies(aerr).Routes(), []kernel.Route{
 		{Method: "POST", Path: "/trust/decision", ID: "trustDecision", Tag: tag, Auth: site, Summary: "Decide allow, verify (step-up), review or block for an action of a subject; the caller's figures are hints that can only raise friction.",
 			Body: &TrustDecisionInput{}, Result: &TrustDecision{}, Errors: decErr, Handle: kernel.AsSiteCaller(t.decide)},
 		{Method: "POST", Path: "/mobile/trust/decision", ID: "mobileTrustDecision", Tag: tag, Auth: mob, Summary: "POST /trust/decision for a registered mobile app: Authorization: Bearer <mobile secret> plus platform and app_id (mismatch: 403 invalid-app-identity).",
@@ -70,7 +57,7 @@ func (t trustAPI) routes() []kernel.Route {
 			Body: &MobileTrustFeedbackInput{}, Result: &TrustFeedbackResult{}, Errors: append(fbErr, kernel.ErrInvalidAppIdentity), Handle: kernel.AsMobileCaller[TrustFeedbackInput, MobileTrustFeedbackInput](t.feedback)},
 		{Method: "GET", Path: "/.well-known/jwks.json", ID: "trustJWKS", Tag: tag, Summary: "The Ed25519 public keys (JWK Set, RFC 7517/8037) that verify decision receipts: each key twice, with alg Ed25519 (RFC 9864) and alg EdDSA, under one kid.",
 			Result: &JWKS{}, Handle: jwks},
-	}
+	}...)
 }
 
 // caller is the trust module's view of an authenticated application.
@@ -78,17 +65,61 @@ func caller(who kernel.Caller) trust.Caller {
 	return trust.Caller{Workspace: who.Workspace, AppID: who.AppID, Channel: who.Channel}
 }
 
-func (t trustAPI) policy(c *kernel.Call) (*catalog.Workspace, *catalog.TrustPolicy) {
-	w := c.Workspace()
-	if w == nil {
-		return nil, nil
+// policies is the trust-policy collection on the generic admin path. It
+// differs from the default in its names (PUT replaceTrustPolicy), its
+// missing-record code (trust-policy-not-found) and its list answer, which
+// adds the built-in rules with the workspace's match counts.
+func (t trustAPI) policies(aerr []kernel.ErrorCode) *kernel.Resource[catalog.TrustPolicy, TrustPolicyInput, TrustPolicyView, TrustPolicyList] {
+	return &kernel.Resource[catalog.TrustPolicy, TrustPolicyInput, TrustPolicyView, TrustPolicyList]{
+		What: "trust policy", Path: "/workspaces/{workspace_id}/trust-policies", Param: "trust_policy_id",
+		ID: "TrustPolicy", IDs: "TrustPolicies", Tag: "Trust API", UpdateMethod: "PUT", UpdateVerb: "replace",
+		Summary: map[string]string{
+			"create": "Add a trust policy: its CEL condition is compiled and type-checked now (400 invalid-trust-rule with the CEL error).",
+			"list":   "A workspace's trust policies with today's match counts, and the built-in rules.",
+			"get":    "Read a trust policy.",
+			"update": "Replace a trust policy (compiled and type-checked now).",
+			"delete": "Delete a trust policy.",
+		},
+		Errors: aerr, NotFound: trust.ErrPolicyMissing,
+		Table: func(c *catalog.Catalog) map[string]*catalog.TrustPolicy { return c.TrustPolicies },
+		Owner: func(p *catalog.TrustPolicy) string { return p.WorkspaceID },
+		// The module compiles the condition and stamps the record.
+		Build: func(c *kernel.Call, in *TrustPolicyInput, cur *catalog.TrustPolicy, workspaceID string) (catalog.TrustPolicy, string, error) {
+			if cur == nil {
+				p, err := trust.NewPolicy(t.m.Env(), workspaceID, in.spec(), c.Now().UTC())
+				return p, "", err
+			}
+			p, err := trust.UpdatePolicy(t.m.Env(), *cur, in.spec(), c.Now().UTC())
+			return p, "", err
+		},
+		Create: func(p catalog.TrustPolicy) catalog.Command { return &catalog.PutTrustPolicy{Policy: p} },
+		Update: func(_ *TrustPolicyInput, p catalog.TrustPolicy) catalog.Command {
+			return &catalog.PutTrustPolicy{Policy: p}
+		},
+		Delete: func(p *catalog.TrustPolicy, _ time.Time) catalog.Command {
+			return &catalog.DeleteTrustPolicy{WorkspaceID: p.WorkspaceID, ID: p.ID}
+		},
+		View: func(_ *kernel.Call, p *catalog.TrustPolicy, _ string) *TrustPolicyView {
+			v := t.policyView(p.WorkspaceID, p)
+			return &v
+		},
+		SortID: func(v *TrustPolicyView) string { return v.Name },
+		ListCall: func(c *kernel.Call, views []TrustPolicyView) *TrustPolicyList {
+			ws := c.Param("workspace_id")
+			out := TrustPolicyList{Policies: views, Builtins: []TrustPolicyView{}, BuiltinsActive: true}
+			for _, v := range views {
+				if v.Mode == trust.ModeEnforce {
+					out.BuiltinsActive = false
+				}
+			}
+			for _, b := range trust.Builtins {
+				n, _ := t.m.Matches(ws, b.Name)
+				out.Builtins = append(out.Builtins, TrustPolicyView{Name: b.Name, Condition: b.Condition, ReasonCode: b.ReasonCode,
+					Outcome: b.Outcome, Mode: b.Mode, MatchesToday: n})
+			}
+			return &out
+		},
 	}
-	p := c.Catalog().TrustPolicies[c.Param("trust_policy_id")]
-	if p == nil || p.WorkspaceID != w.ID {
-		c.FailErr(trust.ErrPolicyMissing)
-		return nil, nil
-	}
-	return w, p
 }
 
 func (in TrustPolicyInput) spec() trust.PolicySpec {
@@ -99,74 +130,6 @@ func (t trustAPI) policyView(ws string, p *catalog.TrustPolicy) TrustPolicyView 
 	n, _ := t.m.Matches(ws, p.Name)
 	return TrustPolicyView{TrustPolicyID: p.ID, Name: p.Name, Condition: p.Condition, ReasonCode: p.ReasonCode, Outcome: p.Outcome,
 		Mode: p.Mode, MatchesToday: n, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
-}
-
-func (t trustAPI) createPolicy(c *kernel.Call) {
-	w := c.Workspace()
-	var in TrustPolicyInput
-	if w == nil || !c.Decode(&in) {
-		return
-	}
-	kernel.CreateOnce(c, w.ID, &in, func() (catalog.Command, string, error) {
-		p, err := trust.NewPolicy(t.m.Env(), w.ID, in.spec(), c.Now().UTC())
-		if err != nil {
-			return nil, "", err
-		}
-		return &catalog.PutTrustPolicy{Policy: p}, "", nil
-	}, func(p *catalog.TrustPolicy, _ string) { c.JSON(201, t.policyView(w.ID, p)) })
-}
-
-func (t trustAPI) listPolicies(c *kernel.Call) {
-	w := c.Workspace()
-	if w == nil {
-		return
-	}
-	out := TrustPolicyList{Policies: []TrustPolicyView{}, Builtins: []TrustPolicyView{}, BuiltinsActive: true}
-	for _, p := range c.Catalog().TrustPoliciesOf(w.ID) {
-		out.Policies = append(out.Policies, t.policyView(w.ID, p))
-		if p.Mode == trust.ModeEnforce {
-			out.BuiltinsActive = false
-		}
-	}
-	sort.Slice(out.Policies, func(i, j int) bool { return out.Policies[i].Name < out.Policies[j].Name })
-	for _, b := range trust.Builtins {
-		n, _ := t.m.Matches(w.ID, b.Name)
-		out.Builtins = append(out.Builtins, TrustPolicyView{Name: b.Name, Condition: b.Condition, ReasonCode: b.ReasonCode,
-			Outcome: b.Outcome, Mode: b.Mode, MatchesToday: n})
-	}
-	c.OK(&out)
-}
-
-func (t trustAPI) getPolicy(c *kernel.Call) {
-	if w, p := t.policy(c); p != nil {
-		c.OK(t.policyView(w.ID, p))
-	}
-}
-
-func (t trustAPI) replacePolicy(c *kernel.Call) {
-	w, cur := t.policy(c)
-	var in TrustPolicyInput
-	if cur == nil || !c.Decode(&in) {
-		return
-	}
-	p, err := trust.UpdatePolicy(t.m.Env(), *cur, in.spec(), c.Now().UTC())
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	if v, ok := c.Apply(&catalog.PutTrustPolicy{Policy: p}); ok {
-		c.OK(t.policyView(w.ID, v.(*catalog.TrustPolicy)))
-	}
-}
-
-func (t trustAPI) deletePolicy(c *kernel.Call) {
-	w, cur := t.policy(c)
-	if cur == nil {
-		return
-	}
-	if _, ok := c.Apply(&catalog.DeleteTrustPolicy{WorkspaceID: w.ID, ID: cur.ID}); ok {
-		c.NoContent()
-	}
 }
 
 func (in *TrustDecisionInput) request() trust.DecisionRequest {

@@ -41,7 +41,7 @@ const (
 
 // ErrUnknownAssessment is feedback on an assessment this workspace does
 // not have (never made, another workspace's, or expired).
-var ErrUnknownAssessment = errcode.New("not-found", errcode.NotFound, "No such path, or the named resource does not exist.")
+var ErrUnknownAssessment = errcode.ErrNotFound.Detail("no such assessment in this workspace")
 
 // Classify returns the classification and recommended decision of a risk.
 func Classify(risk float64) (classification string, recommended ratelimit.Decision) {

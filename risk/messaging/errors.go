@@ -26,14 +26,14 @@ var (
 	ErrReferenceReused  = errcode.New("messaging-reference-reused", errcode.Conflict, "a preflight with this message_reference was already allowed: use a new reference per message")
 	ErrMessageUnknown   = errcode.New("messaging-message-unknown", errcode.NotFound, "no allowed preflight with this message_reference in the last 24 hours")
 	ErrPolicyInvalid    = errcode.New("messaging-policy-invalid", errcode.Invalid, "a messaging policy value is out of its documented range")
-	ErrUnavailable      = errcode.New("service-unavailable", errcode.Unavailable, "the counters could not be read or written; fail closed (do not send) or retry with backoff")
+	ErrUnavailable      = errcode.ErrUnavailable.Detail("the counters could not be read or written; fail closed (do not send) or retry with backoff")
 	ErrSettingsNotFound = errcode.New("messaging-settings-not-found", errcode.NotFound, "the workspace has no messaging settings")
 )
 
 // Errors lists every code of the package for the contract.
 var Errors = []*errcode.Code{ErrNotConfigured, ErrTimestampFormat, ErrTimestampStale, ErrNonceInvalid, ErrNonceReused,
 	ErrSignatureInvalid, ErrBodyInvalid, ErrContentRefused, ErrDestination, ErrCountry, ErrChannel, ErrTemplateKind,
-	ErrReference, ErrSubject, ErrEventStatus, ErrReferenceReused, ErrMessageUnknown, ErrPolicyInvalid, ErrUnavailable,
+	ErrReference, ErrSubject, ErrEventStatus, ErrReferenceReused, ErrMessageUnknown, ErrPolicyInvalid, ErrUnavailable.Code,
 	ErrSettingsNotFound}
 
 // SignatureErrors are the codes of a signed request's verification.

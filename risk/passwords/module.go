@@ -20,12 +20,12 @@ var (
 	ErrInvalidPrefix = errcode.New("invalid-prefix", errcode.Invalid,
 		"prefix must be exactly 5 hexadecimal characters (the first 5 of the SHA-1 or NTLM hash; either case)")
 	ErrInvalidMode = errcode.New("invalid-mode", errcode.Invalid, "mode must be sha1 or ntlm")
-	ErrUnavailable = errcode.New("service-unavailable", errcode.Unavailable,
+	ErrUnavailable = errcode.ErrUnavailable.Detail(
 		"the password corpus cannot be read on this node; back off and retry")
 )
 
 // Errors lists every code the module returns, for the contract.
-var Errors = []*errcode.Code{ErrInvalidPrefix, ErrInvalidMode, ErrUnavailable}
+var Errors = []*errcode.Code{ErrInvalidPrefix, ErrInvalidMode, ErrUnavailable.Code}
 
 // Padding bounds: like Pwned Passwords' Add-Padding, an answer is filled
 // with random count-0 suffixes up to a random size in [PadMin, PadMax], so

@@ -89,5 +89,5 @@ func (m *Module) Feedback(who Caller, req FeedbackRequest) (FeedbackResult, erro
 }
 
 // Errors lists the module's domain errors, for the contract.
-var Errors = []*errcode.Code{ErrInvalidRequest, ErrInvalidRule, ErrInvalidPolicy, ErrPolicyMissing, ErrUnknownAssessment,
+var Errors = []*errcode.Code{ErrInvalidRequest, ErrInvalidRule, ErrInvalidPolicy, ErrPolicyMissing, ErrUnknownAssessment.Code,
 	ErrAssessmentUsed, ErrContextMismatch, ErrNoReceiptKey, ErrInvalidFeedback, ErrUnknownDecision}

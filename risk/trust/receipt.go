@@ -14,11 +14,14 @@ import (
 	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/verify"
 )
 
 // Errors of orchestration and receipts.
 var (
-	ErrUnknownAssessment = errcode.New("unknown-assessment", errcode.NotFound, "no successful verification of this workspace has this assessment_id (or it expired)")
+	// ErrUnknownAssessment is verification's code in this module's words
+	// (the code is declared once, by verify).
+	ErrUnknownAssessment = verify.ErrUnknownAssessment.Detail("no successful verification of this workspace has this assessment_id (or it expired)")
 	ErrAssessmentUsed    = errcode.New("assessment-already-orchestrated", errcode.Conflict, "this assessment already produced a decision receipt; a verification backs one operation")
 	ErrContextMismatch   = errcode.New("assessment-context-mismatch", errcode.Conflict, "the verification was bound to another action, subject or operation reference")
 	ErrNoReceiptKey      = errcode.New("receipt-key-unavailable", errcode.Unavailable, "the cluster has no receipt signing key yet; rotate one with purpose receipt")

@@ -34,7 +34,7 @@ var (
 	ErrExpired           = errcode.New("admission-expired", errcode.Conflict, "The admission token expired before its feedback; its bulkhead slot and probe were already given back.")
 	ErrUsed              = errcode.New("admission-used", errcode.Conflict, "Feedback for this admission was already received; an admission reports once.")
 	ErrContext           = errcode.New("admission-context-mismatch", errcode.Forbidden, "The admission was issued to another workspace, application or action.")
-	errNoSigningKey      = errcode.New("service-unavailable", errcode.Unavailable, "no signing key is available yet")
+	errNoSigningKey      = errcode.ErrUnavailable.Detail("no signing key is available yet")
 )
 
 // Errors lists the codes of this package for the contract.

@@ -47,7 +47,7 @@ var (
 	ErrInvalid         = errcode.New("invalid-lease", errcode.Invalid, "The lease token is malformed, forged or signed by an unknown key.")
 	ErrExpired         = errcode.New("lease-expired", errcode.Conflict, "The lease no longer holds its slots: it expired, was released, or its holder lost it; acquire a new one.")
 	ErrContextMismatch = errcode.New("lease-context-mismatch", errcode.Forbidden, "The lease was issued to another workspace, application, action or scope value.")
-	ErrNoSigningKey    = errcode.New("service-unavailable", errcode.Unavailable, "no signing key is available yet")
+	ErrNoSigningKey    = errcode.ErrUnavailable.Detail("no signing key is available yet")
 )
 
 // Errors lists the codes of this package for the contract.
