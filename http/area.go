@@ -347,44 +347,6 @@ func (x *Resource[R, In, V, L]) Find(c *Call) *R {
 // the spec's {success,error} answers, a bearer view and pre-resolved
 // outcomes, none of which allocates.
 
-// FlatObject is the transport's strict scanner of a flat JSON object
-// (flatjson.go) for an area's hot body; keep one per pooled scratch.
-type FlatObject struct{ o flatObject }
-
-// FlatKind is the JSON type of a scanned member's value.
-type FlatKind = flatKind
-
-// The kinds of a scanned member's value.
-const (
-	FlatString = flatString
-	FlatNumber = flatNumber
-	FlatBool   = flatBool
-	FlatNull   = flatNull
-)
-
-// Scan parses body; on success its members are Member(0) … Member(Len()-1).
-func (f *FlatObject) Scan(body []byte) error { return f.o.scan(body) }
-
-// ScanKnown scans body, keeping only the members known names whose value
-// is not null (the others may hold any JSON value and are dropped).
-func (f *FlatObject) ScanKnown(body []byte, known func(name []byte) bool) error {
-	return f.o.scanKnown(body, known)
-}
-
-// Len is the number of members of the last scan.
-func (f *FlatObject) Len() int { return f.o.n }
-
-// Member is the i-th member of the last scan: its name and value are views
-// of the body (or of the scanner's scratch), valid until the next Scan.
-func (f *FlatObject) Member(i int) (name []byte, kind FlatKind, val []byte) {
-	m := &f.o.members[i]
-	return m.name, m.kind, m.val
-}
-
-// FlatUint parses a number literal as a non-negative integer of at most 18
-// digits; signs, fractions and exponents are refused rather than rounded.
-func FlatUint(v []byte) (int64, bool) { return flatUint(v) }
-
 // SpecFail answers e in the spec's own {success:false,error} shape (the
 // rate-limit check's and siteverify's).
 func (c *Call) SpecFail(e ErrorCode) { c.specError(e.Status, e.Code) }

@@ -7,6 +7,7 @@ import (
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
 	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/jsonstrict"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 
@@ -64,15 +65,17 @@ var rlOutcomes = [3]kernel.Outcome{kernel.OutcomeOf("allow"), kernel.OutcomeOf("
 type rlInput struct {
 	has    uint32
 	vals   [numRLFields][]byte
-	kinds  [numRLFields]kernel.FlatKind
+	kinds  [numRLFields]jsonstrict.Kind
 	mobile bool
 }
 
-func (in *rlInput) present(f int) bool { return in.has&(1<<f) != 0 && in.kinds[f] != kernel.FlatNull }
+func (in *rlInput) present(f int) bool {
+	return in.has&(1<<f) != 0 && in.kinds[f] != jsonstrict.KindNull
+}
 
 // rlScratch is the pooled per-request state of the transport.
 type rlScratch struct {
-	obj kernel.FlatObject
+	obj jsonstrict.Flat
 	in  rlInput
 	req ratecheck.Request
 }
@@ -154,9 +157,9 @@ func (k *rlScratch) parse(c *kernel.Call, mobile bool) bool {
 		if !in.present(f) {
 			continue
 		}
-		want := kernel.FlatString
+		want := jsonstrict.KindString
 		if f == rlFieldCost {
-			want = kernel.FlatNumber
+			want = jsonstrict.KindNumber
 		}
 		if in.kinds[f] != want {
 			c.SpecFail(rlFieldErrors[f])
@@ -189,7 +192,7 @@ func (k *rlScratch) request() {
 	}
 	if r.HasCost = in.present(rlFieldCost); r.HasCost {
 		var ok bool
-		if r.Cost, ok = kernel.FlatUint(in.vals[rlFieldCost]); !ok {
+		if r.Cost, ok = jsonstrict.Uint(in.vals[rlFieldCost]); !ok {
 			r.Cost = -1 // not an integer: the module refuses it in its order
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/jsonstrict"
 	"github.com/trustd/trustd/ratelimit"
 )
 
@@ -144,7 +145,7 @@ func TestRLFieldIndexKnowsEveryName(t *testing.T) {
 // scan and the member lookup of parse.
 func BenchmarkRLParseBody(b *testing.B) {
 	body := []byte(`{"action":"payment.card","subject_id":"user-42","device_id":"dev-7","route":"/pay","secret":"sk_live_0123456789abcdef0123456789abcdef"}`)
-	var o kernel.FlatObject
+	var o jsonstrict.Flat
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := o.Scan(body); err != nil {

@@ -3,7 +3,7 @@ package api
 import (
 	"bytes"
 
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/jsonstrict"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -13,7 +13,7 @@ import (
 // request body or, when a value had to be unescaped, into a scratch
 // buffer sized to the body (unescaping never grows a value, so the buffer
 // never moves and earlier slices stay valid). JSON is read by the one
-// strict scanner of the transport (kernel.FlatObject).
+// strict scanner of the transport (jsonstrict.Flat).
 
 // svRequest holds the fields of a siteverify request: the secret, which
 // the transport authenticates, and the module's request.
@@ -126,13 +126,13 @@ func unescapeForm(s []byte, scratch *[]byte) ([]byte, bool) {
 // null, meaning absent) with the transport's one strict scanner. Unknown
 // members of any type are skipped; the whole body must still be one valid
 // JSON value.
-func parseJSONBody(obj *kernel.FlatObject, body []byte, q *svRequest) bool {
+func parseJSONBody(obj *jsonstrict.Flat, body []byte, q *svRequest) bool {
 	if obj.ScanKnown(body, svKnownField) != nil {
 		return false
 	}
 	for i := range obj.Len() {
 		name, kind, val := obj.Member(i)
-		if kind != kernel.FlatString || !q.set(name, val) {
+		if kind != jsonstrict.KindString || !q.set(name, val) {
 			return false
 		}
 	}

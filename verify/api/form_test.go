@@ -1,13 +1,13 @@
 package api
 
 import (
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/jsonstrict"
 	"strings"
 	"testing"
 )
 
 // The siteverify JSON body goes through the one strict scanner
-// (kernel.FlatObject.ScanKnown): known members are strings or null (absent),
+// (jsonstrict.Flat.ScanKnown): known members are strings or null (absent),
 // unknown members may hold any JSON value and are ignored, and the body is
 // still one valid JSON object.
 func TestSiteverifyJSONBodies(t *testing.T) {
@@ -40,7 +40,7 @@ func TestSiteverifyJSONBodies(t *testing.T) {
 		{"an empty body is refused", ``, false, ""},
 		{"an empty object is fine", ` {} `, true, ""},
 	}
-	var obj kernel.FlatObject
+	var obj jsonstrict.Flat
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var q svRequest
@@ -54,7 +54,7 @@ func TestSiteverifyJSONBodies(t *testing.T) {
 
 func TestSiteverifyJSONBodyAllocatesNothing(t *testing.T) {
 	body := []byte(`{"secret":"sk_live_x","response":"tok\u005f1","remoteip":"203.0.113.7","extra":{"a":[1,2,3]}}`)
-	var obj kernel.FlatObject
+	var obj jsonstrict.Flat
 	allocs := testing.AllocsPerRun(100, func() {
 		var q svRequest
 		if !parseJSONBody(&obj, body, &q) {

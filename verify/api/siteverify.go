@@ -6,6 +6,7 @@ import (
 
 	"github.com/trustd/trustd/catalog"
 	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/jsonstrict"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -24,10 +25,10 @@ var (
 
 // svBuf is the pooled scratch of one siteverify.
 type svBuf struct {
-	obj     kernel.FlatObject // a JSON body's members
-	scratch []byte            // unescaped form values
-	tok     []byte            // the decoded token's strings
-	out     []byte            // the answer
+	obj     jsonstrict.Flat // a JSON body's members
+	scratch []byte          // unescaped form values
+	tok     []byte          // the decoded token's strings
+	out     []byte          // the answer
 }
 
 func (a *verifyAPI) siteverifyRoutes() []kernel.Route {

@@ -1,13 +1,12 @@
-package http
+package jsonstrict
 
 import (
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
-// flatObject is the service's one hand-written strict JSON scanner: an
+// Flat is the service's one hand-written strict JSON scanner: an
 // allocation-free reader for the body shape of the hot operations (the
 // rate-limit check, siteverify), a single JSON object whose members are
 // scalars (string, number, boolean or null). It keeps the strictness of
@@ -18,7 +17,7 @@ import (
 // may hold any JSON value (the siteverify dialects ignore them). Member
 // names and string values are slices of the body, or of scratch when they
 // held escapes; they are valid until the next scan.
-type flatObject struct {
+type Flat struct {
 	members [maxFlatMembers]flatMember
 	n       int
 	scratch []byte
@@ -28,25 +27,25 @@ type flatObject struct {
 // unknown or repeated names, so refusing it early loses nothing.
 const maxFlatMembers = 24
 
-// flatKind is the JSON type of a member's value.
-type flatKind uint8
+// Kind is the JSON type of a member's value.
+type Kind uint8
 
 const (
-	flatString flatKind = iota + 1
-	flatNumber
-	flatBool
-	flatNull
+	KindString Kind = iota + 1
+	KindNumber
+	KindBool
+	KindNull
 )
 
-func (k flatKind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case flatString:
+	case KindString:
 		return "string"
-	case flatNumber:
+	case KindNumber:
 		return "number"
-	case flatBool:
+	case KindBool:
 		return "boolean"
-	case flatNull:
+	case KindNull:
 		return "null"
 	}
 	return "invalid"
@@ -54,7 +53,7 @@ func (k flatKind) String() string {
 
 type flatMember struct {
 	name []byte
-	kind flatKind
+	kind Kind
 	val  []byte // string contents, number literal, "true"/"false"
 }
 
@@ -70,13 +69,13 @@ var (
 // maxSkipDepth bounds the nesting of an ignored member's value.
 const maxSkipDepth = 32
 
-// scan parses body. On success o.members[:o.n] hold the members in order.
-func (o *flatObject) scan(body []byte) error { return o.scanKnown(body, nil) }
+// Scan parses body. On success its members are Member(0) … Member(Len()-1).
+func (o *Flat) Scan(body []byte) error { return o.ScanKnown(body, nil) }
 
 // scanKnown is scan where, when known is not nil, only members whose name
 // it knows and whose value is not null are kept: the others are checked
 // (any JSON value, nested at most maxSkipDepth deep) and dropped.
-func (o *flatObject) scanKnown(body []byte, known func(name []byte) bool) error {
+func (o *Flat) ScanKnown(body []byte, known func(name []byte) bool) error {
 	o.n = 0
 	if !utf8.Valid(body) {
 		return errFlatUTF8
@@ -126,20 +125,20 @@ func (o *flatObject) scanKnown(body []byte, known func(name []byte) bool) error 
 		}
 		switch c := body[i]; {
 		case c == '"':
-			m.kind = flatString
+			m.kind = KindString
 			m.val, i, err = o.str(body, i)
 		case c == '-' || isDigit(c):
-			m.kind = flatNumber
+			m.kind = KindNumber
 			var end int
 			if end, err = number(body, i); err == nil {
 				m.val, i = body[i:end], end
 			}
 		case c == 't':
-			m.kind, m.val, i, err = flatBool, body[i:min(i+4, len(body))], i+4, literal(body, i, "true")
+			m.kind, m.val, i, err = KindBool, body[i:min(i+4, len(body))], i+4, literal(body, i, "true")
 		case c == 'f':
-			m.kind, m.val, i, err = flatBool, body[i:min(i+5, len(body))], i+5, literal(body, i, "false")
+			m.kind, m.val, i, err = KindBool, body[i:min(i+5, len(body))], i+5, literal(body, i, "false")
 		case c == 'n':
-			m.kind, i, err = flatNull, i+4, literal(body, i, "null")
+			m.kind, i, err = KindNull, i+4, literal(body, i, "null")
 		case c == '{' || c == '[':
 			return errFlatShape
 		default:
@@ -148,7 +147,7 @@ func (o *flatObject) scanKnown(body []byte, known func(name []byte) bool) error 
 		if err != nil {
 			return err
 		}
-		if known != nil && m.kind == flatNull {
+		if known != nil && m.kind == KindNull {
 			goto next
 		}
 		if o.n == maxFlatMembers {
@@ -173,7 +172,7 @@ func (o *flatObject) scanKnown(body []byte, known func(name []byte) bool) error 
 
 // skip passes over the JSON value starting at body[i], returning the index
 // after it.
-func (o *flatObject) skip(body []byte, i, depth int) (int, error) {
+func (o *Flat) skip(body []byte, i, depth int) (int, error) {
 	if depth > maxSkipDepth || i >= len(body) {
 		return 0, errFlatSyntax
 	}
@@ -238,7 +237,7 @@ func (o *flatObject) skip(body []byte, i, depth int) (int, error) {
 }
 
 // end refuses anything but whitespace after the object.
-func (o *flatObject) end(body []byte, i int) error {
+func (o *Flat) end(body []byte, i int) error {
 	if skipSpace(body, i) != len(body) {
 		return errFlatSyntax
 	}
@@ -247,7 +246,7 @@ func (o *flatObject) end(body []byte, i int) error {
 
 // str reads the string starting at body[i] == '"', returning its contents
 // and the index after the closing quote.
-func (o *flatObject) str(body []byte, i int) ([]byte, int, error) {
+func (o *Flat) str(body []byte, i int) ([]byte, int, error) {
 	start := i + 1
 	j := start
 	for j < len(body) {
@@ -282,7 +281,7 @@ var strPlain = func() (t [256]bool) {
 }()
 
 // unescape continues str for a string with escapes, building it in scratch.
-func (o *flatObject) unescape(body []byte, start, j int) ([]byte, int, error) {
+func (o *Flat) unescape(body []byte, start, j int) ([]byte, int, error) {
 	from := len(o.scratch)
 	o.scratch = append(o.scratch, body[start:j]...)
 	for j < len(body) {
@@ -417,10 +416,10 @@ func skipSpace(b []byte, i int) int {
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// flatUint parses a number literal as a non-negative integer of at most
+// Uint parses a number literal as a non-negative integer of at most
 // 18 digits; signs, fractions and exponents are refused rather than
 // rounded.
-func flatUint(v []byte) (int64, bool) {
+func Uint(v []byte) (int64, bool) {
 	if len(v) == 0 || len(v) > 18 || (v[0] == '0' && len(v) > 1) {
 		return 0, false
 	}
@@ -434,11 +433,12 @@ func flatUint(v []byte) (int64, bool) {
 	return n, true
 }
 
-// bstr views b as a string without copying; the caller must not keep it
-// past the request.
-func bstr(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(&b[0], len(b))
+// Len is the number of members of the last scan.
+func (o *Flat) Len() int { return o.n }
+
+// Member is the i-th member of the last scan: its name and value are views
+// of the body (or of the scanner's scratch), valid until the next scan.
+func (o *Flat) Member(i int) (name []byte, kind Kind, val []byte) {
+	m := &o.members[i]
+	return m.name, m.kind, m.val
 }

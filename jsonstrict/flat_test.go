@@ -1,4 +1,4 @@
-package http
+package jsonstrict
 
 import (
 	"strings"
@@ -30,10 +30,10 @@ func TestFlatObjectAcceptsWhatStrictJSONAccepts(t *testing.T) {
 		{"two objects", `{}{}`, false},
 		{"nothing", ``, false},
 	}
-	var o flatObject
+	var o Flat
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := o.scan([]byte(tc.body))
+			err := o.Scan([]byte(tc.body))
 			if (err == nil) != tc.ok {
 				t.Fatalf("scan(%q) = %v, want ok=%v", tc.body, err, tc.ok)
 			}
@@ -45,7 +45,7 @@ func TestFlatObjectAcceptsWhatStrictJSONAccepts(t *testing.T) {
 			}
 		})
 	}
-	if err := o.scan([]byte(`{"a":"\u00e9\ud83d\ude00"}`)); err != nil || string(o.members[0].val) != "é😀" {
+	if err := o.Scan([]byte(`{"a":"\u00e9\ud83d\ude00"}`)); err != nil || string(o.members[0].val) != "é😀" {
 		t.Fatalf("unescape: %v %q", err, o.members[0].val)
 	}
 }
@@ -55,8 +55,8 @@ func FuzzFlatObject(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var o flatObject
-		if o.scan(body) != nil {
+		var o Flat
+		if o.Scan(body) != nil {
 			return
 		}
 		var v map[string]any
