@@ -160,7 +160,7 @@ func BenchmarkRLParseBody(b *testing.B) {
 
 // benchCheck measures one full check (routing, auth, ingress, policy
 // match, actor round trips, answer) through the handler in memory.
-func benchCheck(b *testing.B, policies int) {
+func benchCheck(b *testing.B, policies int, routing bool) {
 	var ps []catalog.RateLimitPolicy
 	for i := 0; i < policies; i++ {
 		p := testPolicy("bbbbbbbb-0000-4000-8000-00000000000"+string(rune('1'+i)), []string{"payment.*", "*", "payment.card"}[i], []string{"subject", "workspace", "device"}[i], 1<<40)
@@ -175,10 +175,14 @@ func benchCheck(b *testing.B, policies int) {
 	if ctx.Response.StatusCode() != 200 || !strings.Contains(string(ctx.Response.Body()), `"decision":"allow"`) {
 		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
+	call := f.call
+	if routing {
+		call = f.callRouted
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f.call(&ctx, "/v1/rate-limit/check", f.secret, body)
+		call(&ctx, "/v1/rate-limit/check", f.secret, body)
 	}
 	b.StopTimer()
 	if ctx.Response.StatusCode() != 200 {
@@ -186,5 +190,9 @@ func benchCheck(b *testing.B, policies int) {
 	}
 }
 
-func BenchmarkRateLimitCheckOnePolicy(b *testing.B)     { benchCheck(b, 1) }
-func BenchmarkRateLimitCheckThreePolicies(b *testing.B) { benchCheck(b, 3) }
+func BenchmarkRateLimitCheckOnePolicy(b *testing.B)     { benchCheck(b, 1, false) }
+func BenchmarkRateLimitCheckThreePolicies(b *testing.B) { benchCheck(b, 3, false) }
+
+// BenchmarkRateLimitCheckRoutingHint is the check asked for its partition
+// hint (X-Trustd-Routing: 1, ring.go).
+func BenchmarkRateLimitCheckRoutingHint(b *testing.B) { benchCheck(b, 1, true) }
