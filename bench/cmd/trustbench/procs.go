@@ -331,3 +331,17 @@ func (tc *testCluster) peerFrames(ctx context.Context, i int) (frames, asks floa
 	}
 	return frames, asks, nil
 }
+
+// askTotal is the sum over every node of tc of the asks it forwarded to
+// another node (trustd_peer_frame_asks_total).
+func (tc *testCluster) askTotal(ctx context.Context) (float64, error) {
+	total := 0.0
+	for i := range tc.ops {
+		_, asks, err := tc.peerFrames(ctx, i)
+		if err != nil {
+			return 0, err
+		}
+		total += asks
+	}
+	return total, nil
+}

@@ -66,7 +66,7 @@ func waitRing(ctx context.Context, tc *testCluster, n int) error {
 // nothing started by the run itself.
 func (o *options) sub(scenario string, targets []string, pids []int, token string, rate float64) *options {
 	c := *o
-	c.suite, c.cluster, c.compareBaseline, c.baselineTarget = false, 0, false, ""
+	c.suite, c.cluster, c.compareBaseline, c.baselineTarget, c.clientRouting = false, 0, false, "", false
 	c.scenario, c.targets, c.adminToken, c.rate = scenario, targets, token, rate
 	c.serverPid = ""
 	for i, p := range pids {
@@ -294,7 +294,9 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	n := float64(o.cluster)
 	fwd := (n - 1) / n // share of keys node 1 does not own (expected)
 	var local, total, forwarded, ratioFwd, cps1, cpsN, cpsRatio, perFrame []float64
+	var routed, ratioRouted, routedAsks []float64
 	perNode := make([][]float64, o.cluster)
+	perNodeRouted := make([][]float64, o.cluster)
 	for round := 1; round <= o.rounds; round++ {
 		fmt.Fprintf(log, "round %d/%d: one node (load average %s)\n", round, o.rounds, loadAverage())
 		s1, _, err := runLogged(ctx, o.sub(scRateLimit, one.apis[:1], one.pids(), one.token, o.rate), log)
@@ -331,6 +333,29 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 		for i, d := range each {
 			perNode[i] = append(perNode[i], float64(d.Microseconds())/float64(sN.Requests))
 		}
+		if !o.clientRouting {
+			continue
+		}
+		fmt.Fprintf(log, "round %d/%d: %d nodes, client-routed: the reference client knows node 1 and learns the ring (load average %s)\n",
+			round, o.rounds, o.cluster, loadAverage())
+		a0, aerr := many.askTotal(ctx)
+		sub := o.sub(scRateLimit, many.apis[:1], many.pids(), many.token, o.rate)
+		sub.clientRouting = true
+		sR, eachR, err := runLogged(ctx, sub, log)
+		if err != nil {
+			return fail(err)
+		}
+		if a1, err := many.askTotal(ctx); aerr == nil && err == nil && sR.Requests > 0 {
+			routedAsks = append(routedAsks, (a1-a0)/float64(sR.Requests))
+		}
+		if sR.ServerCPUUs == nil || len(eachR) != o.cluster {
+			return fail(errors.New("client-routed: server CPU not measured"))
+		}
+		r := *sR.ServerCPUUs
+		routed, ratioRouted = append(routed, r), append(ratioRouted, r/l)
+		for i, d := range eachR {
+			perNodeRouted[i] = append(perNodeRouted[i], float64(d.Microseconds())/float64(sR.Requests))
+		}
 	}
 	fmt.Fprintf(stdout, "trustbench --cluster %d: %s, %d round(s) of %s (+%s warm-up) rate-limit checks, %d connections, %d keys; every node on this host, mutual TLS between nodes; load average %s at start, %s at end\n",
 		o.cluster, start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, load0, loadAverage())
@@ -363,6 +388,15 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	row(fmt.Sprintf("checks per CPU-second, %d nodes", o.cluster), cpsN, "%.0f", "")
 	cr := median(cpsRatio)
 	row(fmt.Sprintf("%d nodes / one node", o.cluster), cpsRatio, "%.2f", "≥ 0.90: "+metIf(cr >= 0.9))
+	if o.clientRouting {
+		row(fmt.Sprintf("%d nodes client-routed: CPU µs per check, all nodes", o.cluster), routed, "%.1f", "")
+		for i := range perNodeRouted {
+			row(fmt.Sprintf("  node %d", i+1), perNodeRouted[i], "%.1f", "")
+		}
+		row("forwarded asks per check, client-routed (warm-up included)", routedAsks, "%.3f", "")
+		rr := median(ratioRouted)
+		row("client-routed / one node", ratioRouted, "%.2f", "≤ 1.10: "+metIf(rr <= 1.1))
+	}
 	_ = tw.Flush()
 	return 0
 }
