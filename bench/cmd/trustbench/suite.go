@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trustd/trustd/bench/procstat"
 	"github.com/trustd/trustd/bench/report"
 )
 
@@ -357,6 +358,11 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 			perNodeRouted[i] = append(perNodeRouted[i], float64(d.Microseconds())/float64(sR.Requests))
 		}
 	}
+	// What the nodes burn with no check at all (gossip, liveness renewals,
+	// Raft heartbeats, the Go runtime): a fixed cost that N processes pay
+	// N times, spread over the checks of a run. Measured after the rounds, with
+	// nothing sent.
+	idle1, idleN := idleCPU(ctx, one, idleWindow), idleCPU(ctx, many, idleWindow)
 	fmt.Fprintf(stdout, "trustbench --cluster %d: %s, %d round(s) of %s (+%s warm-up) rate-limit checks, %d connections, %d keys; every node on this host, mutual TLS between nodes; load average %s at start, %s at end\n",
 		o.cluster, start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, load0, loadAverage())
 	fmt.Fprintf(stdout, "command: %s\n", o.command)
@@ -388,6 +394,8 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	row(fmt.Sprintf("checks per CPU-second, %d nodes", o.cluster), cpsN, "%.0f", "")
 	cr := median(cpsRatio)
 	row(fmt.Sprintf("%d nodes / one node", o.cluster), cpsRatio, "%.2f", "≥ 0.90: "+metIf(cr >= 0.9))
+	row("idle CPU, one node: µs per second", []float64{idle1}, "%.0f", "")
+	row(fmt.Sprintf("idle CPU, %d nodes: µs per second", o.cluster), []float64{idleN}, "%.0f", "")
 	if o.clientRouting {
 		row(fmt.Sprintf("%d nodes client-routed: CPU µs per check, all nodes", o.cluster), routed, "%.1f", "")
 		for i := range perNodeRouted {
@@ -399,6 +407,37 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	}
 	_ = tw.Flush()
 	return 0
+}
+
+// idleWindow is how long idleCPU watches the nodes.
+const idleWindow = 3 * time.Second
+
+// idleCPU is the CPU tc's nodes use together per second of wall time
+// while no request is sent, in µs; -1 when it cannot be read.
+func idleCPU(ctx context.Context, tc *testCluster, window time.Duration) float64 {
+	cpu := func() (time.Duration, bool) {
+		var sum time.Duration
+		for _, p := range tc.pids() {
+			d, err := procstat.CPU(p)
+			if err != nil {
+				return 0, false
+			}
+			sum += d
+		}
+		return sum, true
+	}
+	c0, ok0 := cpu()
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return -1
+	case <-time.After(window):
+	}
+	c1, ok1 := cpu()
+	if !ok0 || !ok1 {
+		return -1
+	}
+	return float64((c1 - c0).Microseconds()) / time.Since(t0).Seconds()
 }
 
 func metIf(ok bool) string {
