@@ -196,7 +196,7 @@ func runSuite(ctx context.Context, o *options, stdout, log io.Writer) (code int)
 	}
 	defer base.stop()
 	fmt.Fprintf(log, "baseline: own process, pid %d on %s\n", base.pid(), baseURL)
-	node, err := startCluster(ctx, bin, filepath.Join(dir, "node"), "suite", 1, false, log)
+	node, err := startCluster(ctx, bin, filepath.Join(dir, "node"), "suite", 1, false, o.nodeEnv(), log)
 	if err != nil {
 		return fail(err)
 	}
@@ -281,12 +281,12 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 		return fail(err)
 	}
 	defer os.RemoveAll(dir)
-	one, err := startCluster(ctx, bin, filepath.Join(dir, "one"), "one", 1, true, log)
+	one, err := startCluster(ctx, bin, filepath.Join(dir, "one"), "one", 1, true, o.nodeEnv(), log)
 	if err != nil {
 		return fail(err)
 	}
 	defer one.stop()
-	many, err := startCluster(ctx, bin, filepath.Join(dir, "many"), "many", o.cluster, true, log)
+	many, err := startCluster(ctx, bin, filepath.Join(dir, "many"), "many", o.cluster, true, o.nodeEnv(), log)
 	if err != nil {
 		return fail(err)
 	}
@@ -366,6 +366,9 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	fmt.Fprintf(stdout, "trustbench --cluster %d: %s, %d round(s) of %s (+%s warm-up) rate-limit checks, %d connections, %d keys; every node on this host, mutual TLS between nodes; load average %s at start, %s at end\n",
 		o.cluster, start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, load0, loadAverage())
 	fmt.Fprintf(stdout, "command: %s\n", o.command)
+	if o.nodeProcs > 0 {
+		fmt.Fprintf(stdout, "every node runs with GOMAXPROCS=%d.\n", o.nodeProcs)
+	}
 	if o.rate > 0 {
 		fmt.Fprintf(stdout, "open loop at %g checks/s in both setups (CPU per check compared at one rate).\n", o.rate)
 	} else {
