@@ -103,8 +103,8 @@ func newSecret() string {
 	return "ags_" + base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// New builds the record of a new agent and its secret, shown once.
-func New(s *Sealer, workspace string, sp Spec, now time.Time) (catalog.Agent, string, error) {
+// NewAgent builds the record of a new agent and its secret, shown once.
+func NewAgent(s *Sealer, workspace string, sp Spec, now time.Time) (catalog.Agent, string, error) {
 	pk, err := sp.validate()
 	if err != nil {
 		return catalog.Agent{}, "", err

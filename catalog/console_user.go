@@ -13,7 +13,7 @@ const MaxConsoleUsersPerWorkspace = 100
 // ConsoleUser is a person who logs in to the workspace console of one
 // workspace with a role (viewer, editor or approver). The password is
 // stored only as a memory-hard KDF string (argon2id, PHC format, made by
-// http/console/users); a one-time sign-in link only as the SHA-256 of its
+// console/users); a one-time sign-in link only as the SHA-256 of its
 // token with an expiry. Emails are unique across the cluster (lower case),
 // so a login names exactly one user.
 type ConsoleUser struct {

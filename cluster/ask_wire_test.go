@@ -25,6 +25,12 @@ func TestAppendAskIsProto(t *testing.T) {
 			Replica:   r.IntN(2) == 0,
 			Format:    AskFormat,
 		}
+		if r.IntN(2) == 0 {
+			ask.Trace = make([]byte, traceLen)
+			for j := range ask.Trace {
+				ask.Trace[j] = byte(r.Uint32())
+			}
+		}
 		if n := r.IntN(3); n > 0 {
 			ask.Op = make([]byte, r.IntN(200*n))
 			for j := range ask.Op {
@@ -32,7 +38,7 @@ func TestAppendAskIsProto(t *testing.T) {
 			}
 		}
 		prefix := []byte{byte(i), 0x7f}
-		got, err := appendAsk(bytes.Clone(prefix), ask.Epoch, ask.Partition, ask.Kind, ask.Op, ask.Replica)
+		got, err := appendAsk(bytes.Clone(prefix), ask.Epoch, ask.Partition, ask.Kind, ask.Op, ask.Replica, ask.Trace)
 		want, werr := gproto.Marshal(ask)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("%v: appendAsk err %v, proto.Marshal err %v", ask, err, werr)
@@ -45,7 +51,8 @@ func TestAppendAskIsProto(t *testing.T) {
 		}
 		var a askMsg
 		if !a.decode(got[len(prefix):]) || a.epoch != ask.Epoch || a.partition != uint64(ask.Partition) ||
-			string(a.kind) != ask.Kind || !bytes.Equal(a.op, ask.Op) || a.replica != ask.Replica {
+			string(a.kind) != ask.Kind || !bytes.Equal(a.op, ask.Op) || a.replica != ask.Replica ||
+			!bytes.Equal(a.trace, ask.Trace) {
 			t.Fatalf("%v: decodes as %+v", ask, a)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 	gproto "google.golang.org/protobuf/proto"
 
@@ -94,6 +95,7 @@ type askMsg struct {
 	op        []byte
 	replica   bool
 	format    uint64 // clusterpb.Ask.format (wireformat.go)
+	trace     []byte // the sender's trace context, when traced (trace.go)
 }
 
 func (a *askMsg) decode(b []byte) bool {
@@ -119,6 +121,8 @@ func (a *askMsg) decode(b []byte) bool {
 			a.replica = v != 0
 		case num == askFormatField && typ == protowire.VarintType:
 			a.format, n = protowire.ConsumeVarint(b)
+		case num == askTraceField && typ == protowire.BytesType:
+			a.trace, n = protowire.ConsumeBytes(b)
 		default:
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
@@ -241,8 +245,10 @@ func (c *Cluster) runAsk(body []byte, ans *answer) {
 }
 
 func (c *Cluster) serveOp(a *askMsg, op actors.WireOp, ans *answer) {
-	epoch, err := c.router.Serve(a.epoch, int(a.partition), op, a.replica)
+	ctx, span := c.serveSpan(a)
+	epoch, err := c.router.serve(ctx, a.epoch, int(a.partition), op, a.replica)
 	c.answerOp(op, epoch, err, ans)
+	endServeSpan(span, ans)
 }
 
 // isMisdirected reports whether err is a *MisdirectedError. A function of
@@ -280,6 +286,7 @@ type frameScratch struct {
 	idx      []int
 	epochs   []uint64
 	errs     []error
+	spans    []trace.Span // of the asks served together; nil: untraced
 }
 
 var frames = sync.Pool{New: func() any { return new(frameScratch) }}
@@ -339,6 +346,10 @@ func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 		}
 		f.together = append(f.together, FramedAsk{Epoch: a.epoch, Partition: int(a.partition), Op: op, Replica: a.replica})
 		f.ops, f.idx = append(f.ops, op), append(f.idx, i)
+		if len(a.trace) > 0 && c.router.tracer != nil {
+			f.spans = append(f.spans, make([]trace.Span, len(f.together)-len(f.spans))...)
+			_, f.spans[len(f.together)-1] = c.serveSpan(a)
+		}
 	}
 	if len(f.together) > 0 {
 		f.epochs = append(f.epochs[:0], make([]uint64, len(f.together))...)
@@ -346,13 +357,17 @@ func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 		c.router.ServeTogether(f.together, f.epochs, f.errs)
 		for j, i := range f.idx {
 			c.answerOp(f.ops[j], f.epochs[j], f.errs[j], &f.answers[i])
+			if j < len(f.spans) {
+				endServeSpan(f.spans[j], &f.answers[i])
+			}
 		}
 	}
 	f.wg.Wait()
 	clear(f.together)
 	clear(f.ops)
 	clear(f.errs)
-	f.together, f.ops, f.idx = f.together[:0], f.ops[:0], f.idx[:0]
+	clear(f.spans)
+	f.together, f.ops, f.idx, f.spans = f.together[:0], f.ops[:0], f.idx[:0], f.spans[:0]
 	out := ctx.Response.Body()[:0]
 	for i := range f.answers {
 		out = protowire.AppendTag(out, 1, protowire.BytesType)

@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trustd/trustd/actors"
 )
@@ -43,6 +46,9 @@ type Router struct {
 	fwd     Forwarder
 	timeout time.Duration
 	refresh atomic.Pointer[func(atLeast uint64) *Ring]
+	// tracer is nil while tracing is off (SetTracer; cluster/trace.go):
+	// every traced path is behind one nil check.
+	tracer trace.Tracer
 
 	// Liveness (cluster/liveness.go): when leased is set, this node
 	// decides as owner only before validUntil, the end of the right its
@@ -157,6 +163,18 @@ func (r *Router) Ask(key string, op actors.Op) error {
 
 // AskPartition runs op on the owner of partition p.
 func (r *Router) AskPartition(p int, op actors.Op) error {
+	return r.askPartition(context.Background(), p, op)
+}
+
+// AskContext is Ask for a caller that has a request context: when
+// tracing is on and ctx carries a span, a forwarded ask is a child span
+// of it and the owner's span continues the same trace (cluster/trace.go).
+// ctx does not bound the ask (the router's timeout does).
+func (r *Router) AskContext(ctx context.Context, key string, op actors.Op) error {
+	return r.askPartition(ctx, Partition(key), op)
+}
+
+func (r *Router) askPartition(ctx context.Context, p int, op actors.Op) error {
 	ring := r.ring.Load()
 	for attempt := 0; ; attempt++ {
 		owner := ring.Owner(p)
@@ -164,7 +182,7 @@ func (r *Router) AskPartition(p int, op actors.Op) error {
 			return ErrUnavailable
 		}
 		if owner == ring.Self {
-			return r.own(ring, p, op)
+			return r.own(ctx, ring, p, op)
 		}
 		w, ok := op.(actors.WireOp)
 		if !ok {
@@ -173,7 +191,12 @@ func (r *Router) AskPartition(p int, op actors.Op) error {
 		if r.fwd == nil {
 			return ErrUnavailable
 		}
-		err := r.fwd.Forward(ring.Members[owner], ring.Epoch, p, w, false, r.timeout)
+		var err error
+		if r.tracer != nil {
+			err = r.forwardTraced(ctx, ring.Members[owner], ring.Epoch, p, w, false, r.timeout)
+		} else {
+			err = r.fwd.Forward(ring.Members[owner], ring.Epoch, p, w, false, r.timeout)
+		}
 		if err == nil {
 			return nil
 		}
@@ -189,8 +212,9 @@ func (r *Router) AskPartition(p int, op actors.Op) error {
 }
 
 // own runs op as the owner of p under ring: locally, then on the replica
-// when op is Replicated.
-func (r *Router) own(ring *Ring, p int, op actors.Op) error {
+// when op is Replicated. ctx is the request's (or the forwarded ask's)
+// context, for the replica ask's span.
+func (r *Router) own(ctx context.Context, ring *Ring, p int, op actors.Op) error {
 	if err := r.mayDecide(ring, p, op); err != nil {
 		return err
 	}
@@ -212,7 +236,13 @@ func (r *Router) own(ring *Ring, p int, op actors.Op) error {
 	if r.fwd == nil {
 		return r.unreplicated(p, rep, ErrUnavailable)
 	}
-	if err := r.fwd.Forward(ring.Members[ri], ring.Epoch, p, rop, true, r.timeout/2); err != nil {
+	var err error
+	if r.tracer != nil {
+		err = r.forwardTraced(ctx, ring.Members[ri], ring.Epoch, p, rop, true, r.timeout/2)
+	} else {
+		err = r.fwd.Forward(ring.Members[ri], ring.Epoch, p, rop, true, r.timeout/2)
+	}
+	if err != nil {
 		return r.unreplicated(p, rep, err)
 	}
 	rep.MergeReplica(rop)
@@ -255,6 +285,11 @@ func (r *Router) unreplicated(p int, op actors.Replicated, err error) error {
 // not own p it answers a MisdirectedError with its epoch, after first
 // catching up with membership if the sender's ring is newer than its own.
 func (r *Router) Serve(epoch uint64, p int, op actors.WireOp, replica bool) (uint64, error) {
+	return r.serve(context.Background(), epoch, p, op, replica)
+}
+
+// serve is Serve within ctx (the owner's span of a traced ask).
+func (r *Router) serve(ctx context.Context, epoch uint64, p int, op actors.WireOp, replica bool) (uint64, error) {
 	ring, err := r.fence(epoch, p, replica)
 	switch {
 	case err != nil:
@@ -262,7 +297,7 @@ func (r *Router) Serve(epoch uint64, p int, op actors.WireOp, replica bool) (uin
 	case replica:
 		return ring.Epoch, r.askLocal(p, op)
 	}
-	return ring.Epoch, r.own(ring, p, op)
+	return ring.Epoch, r.own(ctx, ring, p, op)
 }
 
 // fence is Serve's ownership check: the ring to serve p under, or a
@@ -297,7 +332,7 @@ func (r *Router) ServeTogether(asks []FramedAsk, epochs []uint64, errs []error) 
 		ring, err := r.fence(a.Epoch, a.Partition, a.Replica)
 		epochs[i], errs[i] = ring.Epoch, err
 		if _, rep := a.Op.(actors.Replicated); err == nil && rep && !a.Replica {
-			errs[i] = r.own(ring, a.Partition, a.Op) // needs its replica: alone
+			errs[i] = r.own(context.Background(), ring, a.Partition, a.Op) // needs its replica: alone
 			continue
 		}
 		if err == nil && !a.Replica {

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/proto/clusterpb"
@@ -215,11 +217,19 @@ func (s *servedStream) serveBatch(f *frameScratch, ids []uint64) {
 			answered[i] = true
 			s.sem <- struct{}{}
 			s.wg.Add(1)
-			go s.serveAlone(ids[i], askMsg{epoch: a.epoch, partition: a.partition, replica: a.replica}, op)
+			alone := askMsg{epoch: a.epoch, partition: a.partition, replica: a.replica}
+			if len(a.trace) > 0 {
+				alone.trace = bytes.Clone(a.trace)
+			}
+			go s.serveAlone(ids[i], alone, op)
 			continue
 		}
 		f.together = append(f.together, FramedAsk{Epoch: a.epoch, Partition: int(a.partition), Op: op, Replica: a.replica})
 		f.ops, f.idx = append(f.ops, op), append(f.idx, i)
+		if len(a.trace) > 0 && s.c.router.tracer != nil {
+			f.spans = append(f.spans, make([]trace.Span, len(f.together)-len(f.spans))...)
+			_, f.spans[len(f.together)-1] = s.c.serveSpan(a)
+		}
 	}
 	if len(f.together) > 0 {
 		f.epochs = append(f.epochs[:0], make([]uint64, len(f.together))...)
@@ -227,12 +237,16 @@ func (s *servedStream) serveBatch(f *frameScratch, ids []uint64) {
 		s.c.router.ServeTogether(f.together, f.epochs, f.errs)
 		for j, i := range f.idx {
 			s.c.answerOp(f.ops[j], f.epochs[j], f.errs[j], &f.answers[i])
+			if j < len(f.spans) {
+				endServeSpan(f.spans[j], &f.answers[i])
+			}
 		}
 	}
 	clear(f.together)
 	clear(f.ops)
 	clear(f.errs)
-	f.together, f.ops, f.idx = f.together[:0], f.ops[:0], f.idx[:0]
+	clear(f.spans)
+	f.together, f.ops, f.idx, f.spans = f.together[:0], f.ops[:0], f.idx[:0], f.spans[:0]
 	s.mu.Lock()
 	for i := range f.answers {
 		if answered != nil && answered[i] {

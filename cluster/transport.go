@@ -424,6 +424,16 @@ const legacyRetry = time.Minute
 // peer is in flight leaves at once; asks made while one is in flight wait
 // for it and leave together in the next.
 func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.WireOp, replica bool, timeout time.Duration) error {
+	return t.forward(nil, m, epoch, partition, op, replica, timeout)
+}
+
+// ForwardTrace implements TraceForwarder: Forward with the sender's
+// encoded trace context in the ask (cluster/trace.go).
+func (t *Transport) ForwardTrace(trace []byte, m Member, epoch uint64, partition int, op actors.WireOp, replica bool, timeout time.Duration) error {
+	return t.forward(trace, m, epoch, partition, op, replica, timeout)
+}
+
+func (t *Transport) forward(trace []byte, m Member, epoch uint64, partition int, op actors.WireOp, replica bool, timeout time.Duration) error {
 	p := t.pending.Get().(*pendingAsk)
 	opb, err := op.AppendOp(p.buf[:0])
 	if err != nil {
@@ -431,7 +441,7 @@ func (t *Transport) Forward(m Member, epoch uint64, partition int, op actors.Wir
 		t.pending.Put(p)
 		return fmt.Errorf("cluster: encode %s: %w", op.OpKind(), err)
 	}
-	body, err := appendAsk(opb[len(opb):], epoch, uint32(partition), op.OpKind(), opb, replica)
+	body, err := appendAsk(opb[len(opb):], epoch, uint32(partition), op.OpKind(), opb, replica, trace)
 	if err != nil {
 		p.buf = opb[:0]
 		t.pending.Put(p)
@@ -528,9 +538,11 @@ func (t *Transport) answered(m Member, op actors.WireOp, p *pendingAsk) error {
 }
 
 // appendAsk appends the encoding of clusterpb.Ask{Epoch: epoch, Partition:
-// partition, Kind: kind, Op: op, Replica: replica} to b, byte for byte what
-// proto.Marshal writes (TestAppendAskIsProto), without its reflection.
-func appendAsk(b []byte, epoch uint64, partition uint32, kind string, op []byte, replica bool) ([]byte, error) {
+// partition, Kind: kind, Op: op, Replica: replica, Trace: trace} to b, byte
+// for byte what proto.Marshal writes (TestAppendAskIsProto), without its
+// reflection. trace is empty unless the ask is traced (cluster/trace.go),
+// so an untraced ask is the same bytes as before the field existed.
+func appendAsk(b []byte, epoch uint64, partition uint32, kind string, op []byte, replica bool, trace []byte) ([]byte, error) {
 	if epoch != 0 {
 		b = append(b, 1<<3|byte(protowire.VarintType))
 		b = protowire.AppendVarint(b, epoch)
@@ -553,7 +565,12 @@ func appendAsk(b []byte, epoch uint64, partition uint32, kind string, op []byte,
 	if replica {
 		b = append(b, 5<<3|byte(protowire.VarintType), 1)
 	}
-	return appendAskFormat(b), nil
+	b = appendAskFormat(b)
+	if len(trace) > 0 {
+		b = protowire.AppendTag(b, askTraceField, protowire.BytesType)
+		b = protowire.AppendBytes(b, trace)
+	}
+	return b, nil
 }
 
 // States of a pendingAsk, in the low two bits of its state; the rest is

@@ -28,6 +28,10 @@ const AskFormat uint32 = 1
 // askFormatField is clusterpb.Ask's format field number.
 const askFormatField = 6
 
+// askTraceField is the number of clusterpb.Ask.trace, the sender's trace
+// context (trace.go); written only when the ask is traced.
+const askTraceField = 7
+
 // appendAskFormat appends this build's format to an encoded ask: the one
 // line the sender needs, at the end, where proto.Marshal puts the
 // highest-numbered field.

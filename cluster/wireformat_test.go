@@ -53,7 +53,7 @@ func TestAnAskOfANewerFormatIsRefused(t *testing.T) {
 		}
 		return b
 	}
-	current, err := appendAsk(nil, 1, uint32(Partition(key)), kind, op, false)
+	current, err := appendAsk(nil, 1, uint32(Partition(key)), kind, op, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,3 +79,14 @@ var ErrInvalidField = New("invalid-field", Invalid, "A field is missing, has the
 
 // Field returns ErrInvalidField for the named field with why it is wrong.
 func Field(name, why string) error { return ErrInvalidField.With("%s: %s", name, why) }
+
+// ErrInvalidOrigin is a browser request whose Origin is missing,
+// malformed or not one of the site's hostnames: the CORS rule of the
+// widget's endpoints (verify) and of the breached-password ranges
+// (risk), one code for both.
+var ErrInvalidOrigin = New("invalid-origin", Forbidden, "The Origin header is missing, malformed, or its hostname is not on the site's allow-list (exact match, no suffix matching).")
+
+// ErrInvalidAppIdentity is a mobile operation whose declared platform or
+// application id is not the mobile secret's registration; every mobile
+// operation of every area answers it.
+var ErrInvalidAppIdentity = New("invalid-app-identity", Forbidden, "The mobile platform or application identifier does not match the registration of the mobile secret.")

@@ -216,7 +216,7 @@ func replayCreate[R any](c *Call, k *idemKey, record, sealed []byte, answer func
 		secret, err = k.open(sealed)
 	}
 	if err != nil {
-		c.s.log.Error("idempotent replay", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
+		c.s.log.ErrorContext(c.Context(), "idempotent replay", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		c.fail(ErrInternal, "internal error")
 		return
 	}

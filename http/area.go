@@ -2,7 +2,12 @@ package http
 
 import (
 	"bytes"
+	"net/netip"
+	"net/url"
+	"strings"
 	"time"
+
+	"github.com/valyala/fasthttp"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/errcode"
@@ -29,6 +34,8 @@ type Area struct {
 	// Errors are the error vocabularies of the area's modules, listed in
 	// the ApiError schema of the contract.
 	Errors []*errcode.Code
+	// Pages, when set, are the area's browser pages (pages.go).
+	Pages *Pages
 }
 
 // Decode reads the JSON body strictly into v, answering the error itself
@@ -93,12 +100,58 @@ func (c *Call) IsMultipart() bool {
 	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("multipart/form-data"))
 }
 
-// ClientAddr is the peer's address, an IPv4 address unmapped.
-func (c *Call) ClientAddr() string { return c.clientAddr() }
+// ClientAddr is the peer's address in canonical form (IPv4-mapped IPv6
+// unmapped), the value tokens bind.
+func (c *Call) ClientAddr() string {
+	a, ok := netip.AddrFromSlice(c.Ctx.RemoteIP())
+	if !ok {
+		return ""
+	}
+	return a.Unmap().String()
+}
 
-// OriginHost is the request's Origin and its host, or "" when it is not a
-// plain http(s) origin.
-func (c *Call) OriginHost() (origin, host string) { return c.originHost() }
+// OriginHost is the request's Origin header and its lowercase hostname,
+// or "" when it is missing, "null" or not a plain http(s) origin.
+func (c *Call) OriginHost() (origin, host string) {
+	o := string(c.Ctx.Request.Header.Peek("Origin"))
+	if o == "" || o == "null" || len(o) > 300 {
+		return "", ""
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.User != nil {
+		return "", ""
+	}
+	return o, strings.ToLower(u.Hostname())
+}
+
+// SpecError answers the spec's fixed error shape {success:false,error}
+// (siteverify, the rate-limit check).
+func (c *Call) SpecError(status int, code string) { c.specError(status, code) }
+
+// RawJSON answers pre-encoded JSON (a hot path's pooled answer).
+func (c *Call) RawJSON(status int, b []byte) { c.rawJSON(status, b) }
+
+// DecidedSuccess records, for the cluster-wide summary, a decision that
+// travels in a 200 answer as success or failure (a siteverify's), without
+// a map lookup.
+func (c *Call) DecidedSuccess(success bool) {
+	if success {
+		c.outcome = outcomeSuccess
+	} else {
+		c.outcome = outcomeFailure
+	}
+}
+
+// Local runs req through this server's own handler as a request from the
+// caller's address (routing, ingress limit and metrics as for any
+// request, without a network round trip) and returns the answer's status
+// and a copy of its body: the --dev demo's backend calls /siteverify so.
+func (c *Call) Local(req *fasthttp.Request) (int, []byte) {
+	var inner fasthttp.RequestCtx
+	inner.Init(req, c.Ctx.RemoteAddr(), nil)
+	c.s.serve(&inner)
+	return inner.Response.StatusCode(), append([]byte(nil), inner.Response.Body()...)
+}
 
 // Caller is the application a site or mobile secret authenticated.
 type Caller struct {
@@ -164,7 +217,7 @@ func AsMobileCaller[In, M any, P interface {
 func AdminOnly(h func(*Call)) func(*Call) {
 	return func(c *Call) {
 		// c.console: run in-process for a console session, which logged
-		// in with this same token check (http/console.go).
+		// in with this same token check (inprocess.go).
 		if !c.console && !c.s.checkAdminToken(c.cat, c.bearer()) {
 			c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd-admin"`)
 			c.fail(ErrUnauthorized, "a valid admin token is required (Authorization: Bearer <admin token>)")
@@ -292,6 +345,12 @@ const (
 
 // Scan parses body; on success its members are Member(0) … Member(Len()-1).
 func (f *FlatObject) Scan(body []byte) error { return f.o.scan(body) }
+
+// ScanKnown scans body, keeping only the members known names whose value
+// is not null (the others may hold any JSON value and are dropped).
+func (f *FlatObject) ScanKnown(body []byte, known func(name []byte) bool) error {
+	return f.o.scanKnown(body, known)
+}
 
 // Len is the number of members of the last scan.
 func (f *FlatObject) Len() int { return f.o.n }

@@ -2,6 +2,7 @@ package http
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -36,6 +37,11 @@ type Call struct {
 	console bool
 	// outcome is the decision the answer carries (outcomes.go); 0: none.
 	outcome uint8
+	// tctx holds the request's server span when tracing is on (trace.go);
+	// nil when off. wsID is the workspace an authenticator admitted, for
+	// the span.
+	tctx context.Context
+	wsID string
 }
 
 func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
@@ -48,6 +54,7 @@ func (s *Server) acquire(ctx *fasthttp.RequestCtx, r *Route) *Call {
 
 func (s *Server) release(c *Call) {
 	c.Ctx, c.route, c.cat, c.console, c.outcome, c.reqID = nil, nil, nil, false, 0, ""
+	c.tctx, c.wsID = nil, ""
 	c.params = [4]string{}
 	s.calls.Put(c)
 }
@@ -157,7 +164,7 @@ func (c *Call) json(status int, v any) {
 	c.Ctx.SetContentType("application/json")
 	b, err := json.Marshal(v)
 	if err != nil {
-		c.s.log.Error("encode response", "request_id", c.RequestID(), "err", err)
+		c.s.log.ErrorContext(c.Context(), "encode response", "request_id", c.RequestID(), "err", err)
 		c.Ctx.SetStatusCode(500)
 		b = []byte(`{"success":false,"error":"internal-error"}`)
 	}
@@ -201,8 +208,8 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		serveFavicon(ctx)
 		return
 	}
-	if isConsolePath(path) {
-		s.serveConsole(ctx)
+	if p := s.pagesOf(path); p != nil {
+		s.servePages(p, ctx)
 		return
 	}
 	method := string(ctx.Method())
@@ -248,6 +255,17 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	c.route = r
+	if s.tracer != nil {
+		s.serveTraced(r, c, start)
+		return
+	}
+	s.serveRoute(r, c, start)
+}
+
+// serveRoute runs a routed request: its body limit, the ingress limit
+// per IP, the handler, metrics and the request's log line.
+func (s *Server) serveRoute(r *Route, c *Call, start time.Time) {
+	ctx := c.Ctx
 	if limit := r.bodyLimit(s.cfg.MaxBodyBytes); len(ctx.Request.Body()) > limit {
 		c.fail(ErrBodyTooLarge, "request body exceeds "+strconv.Itoa(limit)+" bytes")
 		s.metrics.observe(r, ctx.Response.StatusCode(), start, s.clock())
@@ -264,9 +282,9 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 		s.metrics.outcomes[r.idx][c.outcome].Add(1)
 	}
 	if status >= 500 {
-		s.log.Warn("request failed", "request_id", c.RequestID(), "op", r.ID, "status", status)
+		s.log.WarnContext(c.Context(), "request failed", "request_id", c.RequestID(), "op", r.ID, "status", status)
 	} else if r.Admin {
-		s.log.Info("admin request", "request_id", c.RequestID(), "op", r.ID, "status", status,
+		s.log.InfoContext(c.Context(), "admin request", "request_id", c.RequestID(), "op", r.ID, "status", status,
 			"ms", strconv.FormatFloat(float64(s.clock().Sub(start).Microseconds())/1000, 'f', 3, 64))
 		s.auditCall(c, r, status, "admin-token", "api")
 	}
@@ -279,7 +297,7 @@ func (s *Server) handle(r *Route, c *Call) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.panics.Add(1)
-			s.log.Error("handler panicked", "request_id", c.RequestID(), "op", r.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			s.log.ErrorContext(c.Context(), "handler panicked", "request_id", c.RequestID(), "op", r.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			c.Ctx.Response.Reset()
 			c.commonHeaders()
 			c.fail(ErrInternal, "internal error")

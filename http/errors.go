@@ -8,14 +8,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/branding"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/events"
-	"github.com/trustd/trustd/http/console/users"
 	"github.com/trustd/trustd/persistence"
-	"github.com/trustd/trustd/verify"
 )
 
 // ErrorCode is a stable, documented error code. Its HTTP status is fixed
@@ -49,33 +45,30 @@ var (
 	ErrInvalidSecret = ErrorCode{"invalid-input-secret", 400, "The secret is unknown, or a sandbox secret at a production endpoint (and the other way round)."}
 	ErrInternal      = ErrorCode{"internal-error", 500, "An unexpected failure; it is logged with the request id."}
 
-	// Human verification (challenge protocol, sandbox, edge, feedback).
-	ErrInvalidSitekey     = moduleCode(verify.ErrInvalidSitekey)
-	ErrInvalidOrigin      = moduleCode(verify.ErrInvalidOrigin)
-	ErrInvalidChallenge   = moduleCode(verify.ErrInvalidChallenge)
-	ErrChallengeExpired   = moduleCode(verify.ErrChallengeExpired)
-	ErrChallengeUsed      = moduleCode(verify.ErrChallengeUsed)
-	ErrInvalidSolution    = moduleCode(verify.ErrInvalidSolution)
-	ErrUnknownAssessment  = moduleCode(verify.ErrUnknownAssessment)
-	ErrInvalidAppIdentity = ErrorCode{"invalid-app-identity", 403, "The mobile platform or application identifier does not match the registration of the mobile secret."}
-	ErrClearanceRequired  = moduleCode(verify.ErrClearanceRequired)
+	// Shared by the areas: a browser Origin no site allows, a mobile
+	// app's declared identity that is not its secret's (errcode's).
+	ErrInvalidOrigin      = moduleCode(errcode.ErrInvalidOrigin)
+	ErrInvalidAppIdentity = moduleCode(errcode.ErrInvalidAppIdentity)
 )
 
 // contractErrors is every ApiError code the contract documents: the
 // transport's and each product module's (an area's from Config.Areas).
 func (s *Server) contractErrors() []ErrorCode {
-	out := apiErrors
+	// Human verification's codes (verify/api) sit where they were in
+	// apiErrors; the shared two are the kernel's when it is absent.
+	out := withModuleCodes(apiErrors, s.areaErrors("verify"))
+	out = withModuleCodes(out, []*errcode.Code{errcode.ErrInvalidOrigin, errcode.ErrInvalidAppIdentity})
 	for _, mod := range [][]*errcode.Code{
 		s.areaErrors("traffic"),
 		s.areaErrors("identity/documents"),
 		s.areaErrors("risk/account"),
-		events.Codes(),
-		agentModuleCodes(),
+		s.areaErrors("events"),
+		s.areaErrors("agents"),
 		s.areaErrors("risk/passwords"),
 		s.areaErrors("risk/trust"),
 		s.areaErrors("risk/messaging"),
-		branding.Errors,
-		users.Errors,
+		s.areaErrors("branding"),
+		s.areaErrors("console"),
 		s.areaErrors("identity/sessions"),
 		s.areaErrors("journeys"),
 	} {
@@ -94,8 +87,6 @@ var apiErrors = []ErrorCode{
 	ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrHeadersTooLarge, ErrBadRequest,
 	ErrUnauthorized, ErrForbidden, ErrNotFound, ErrMethod, ErrConflict, ErrRateLimited,
 	ErrUnavailable, ErrInternal, ErrInvalidIdempotencyKey, ErrIdempotencyKeyReused,
-	ErrInvalidSitekey, ErrInvalidOrigin, ErrInvalidChallenge, ErrChallengeExpired, ErrChallengeUsed,
-	ErrInvalidSolution, ErrUnknownAssessment, ErrInvalidAppIdentity, ErrClearanceRequired,
 }
 
 // APIError is the one error body of every operation other than the two
@@ -125,7 +116,7 @@ func (c *Call) failErr(err error) {
 	var fe *fieldError
 	if code, msg, ok := errcode.From(err); ok {
 		if code.Kind == errcode.Internal {
-			c.s.log.Error("request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
+			c.s.log.ErrorContext(c.Context(), "request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		}
 		c.failStatus(kindStatus(code.Kind), code.Code, msg)
 		return
@@ -142,7 +133,7 @@ func (c *Call) failErr(err error) {
 	case isUnavailable(err):
 		c.fail(ErrUnavailable, "the service cannot complete the operation now")
 	default:
-		c.s.log.Error("request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
+		c.s.log.ErrorContext(c.Context(), "request failed", "request_id", c.RequestID(), "op", c.route.ID, "err", err)
 		c.fail(ErrInternal, "internal error")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // flatObject is the service's one hand-written strict JSON scanner: an
@@ -431,4 +432,13 @@ func flatUint(v []byte) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
+}
+
+// bstr views b as a string without copying; the caller must not keep it
+// past the request.
+func bstr(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }

@@ -134,6 +134,7 @@ func (in *ingress) allowIP(c *Call) bool {
 // one credential has one budget across all operations. The workspace's settings override the node's
 // defaults. False means 429 was written.
 func (c *Call) admitCredential(credID, workspaceID string) bool {
+	c.wsID = workspaceID // the request's span names it (trace.go)
 	rate, burst := c.s.cfg.IngressCredRate, c.s.cfg.IngressCredBurst
 	if w := c.cat.Workspaces[workspaceID]; w != nil && w.Settings.IngressPerSecond > 0 {
 		rate, burst = w.Settings.IngressPerSecond, w.Settings.IngressBurst

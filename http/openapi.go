@@ -192,7 +192,7 @@ var securitySchemes = map[Auth]map[string]any{
 	AuthCredential: {"type": "http", "scheme": "bearer", "description": "A scoped server credential."},
 	AuthAgent:      {"type": "apiKey", "in": "header", "name": "X-Service-Signature", "description": "A signed agent request. Headers: X-Service-Agent (agent_id, UUID), X-Service-Timestamp (Unix seconds, exactly 10 ASCII digits, within ±300 s of the server clock), X-Service-Nonce (16 to 128 characters of A-Z a-z 0-9 . _ ~ -, never reused by the agent), X-Service-Signature = \"v1=\" + lowercase hex of HMAC-SHA-256(key = the ASCII bytes of the agent's secret, message = timestamp + \"\\n\" + nonce + \"\\n\" + the exact raw body bytes). Example: secret \"secret\", timestamp 1700000000, nonce 0123456789abcdef, body {\"a\":1} sign to v1=408efeeeb6cac7fbcb94b94dd873c3df9dbea56f20e407c0948ba408586aaca8. The body is verified before it is decoded, and decoded strictly."},
 
-	// The RFC 9421 scheme's text is in agents.go, next to its codes.
+	// The RFC 9421 scheme's text is in agent_scheme.go.
 	AuthAgentHTTPSig: {"type": "apiKey", "in": "header", "name": "Signature", "description": agentHTTPSigDoc},
 	AuthMessaging:    {"type": "apiKey", "in": "header", "name": "X-Service-Signature", "description": messagingSigDoc},
 	AuthHosted:       {"type": "apiKey", "in": "header", "name": "X-Service-Hosted-Token", "description": "The hosted capability of one identity session: given to the browser in the hosted URL's fragment, removed from the address bar by the page at once."},

@@ -1,10 +1,7 @@
 package http
 
 import (
-	"time"
-
 	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/verify"
 )
 
 // modules holds the product modules the route files still inside http/
@@ -12,14 +9,10 @@ import (
 // their modules, built by node/.
 type modules struct {
 	contract contractCache
-	verify   *verify.Module
 }
 
 func newModules(s *Server) modules {
-	hv := verify.New(s.router, s.store, func() time.Time { return s.clock() }, verify.Config{Dev: s.cfg.Dev})
-	return modules{
-		verify: hv,
-	}
+	return modules{}
 }
 
 // routes assembles the route table: the kernel's own operations, the
@@ -27,24 +20,24 @@ func newModules(s *Server) modules {
 func (s *Server) routes() []Route {
 	var rs []Route
 	rs = append(rs, s.platformRoutes()...)
-	rs = append(rs, s.adminRoutes()...)
-	rs = append(rs, s.signingKeyRoutes()...)
-	rs = append(rs, s.widgetRoutes()...)
-	rs = append(rs, s.clusterRoutes()...)
-	rs = append(rs, s.snapshotRoutes()...)
+	rs = append(rs, s.areaRoutes("catalog/tenancy")...)
+	rs = append(rs, s.areaRoutes("catalog/keys")...)
+	rs = append(rs, s.areaRoutes("verify/widget")...)
+	rs = append(rs, s.areaRoutes("node/cluster")...)
+	rs = append(rs, s.areaRoutes("node/snapshots")...)
 	rs = append(rs, s.areaRoutes("traffic/ratelimit")...)
 	rs = append(rs, s.areaRoutes("risk/apiprotection")...)
-	rs = append(rs, s.verifyRoutes()...)
+	rs = append(rs, s.areaRoutes("verify")...)
 	rs = append(rs, s.areaRoutes("traffic")...)
 	rs = append(rs, s.areaRoutes("identity/documents")...)
-	rs = append(rs, s.agentRoutes()...)
+	rs = append(rs, s.areaRoutes("agents")...)
 	rs = append(rs, s.areaRoutes("risk/account")...)
-	rs = append(rs, s.webhookRoutes()...)
+	rs = append(rs, s.areaRoutes("events")...)
 	rs = append(rs, s.areaRoutes("risk/passwords")...)
 	rs = append(rs, s.areaRoutes("risk/trust")...)
 	rs = append(rs, s.areaRoutes("risk/messaging")...)
-	rs = append(rs, s.brandingRoutes()...)
-	rs = append(rs, s.consoleUserRoutes()...)
+	rs = append(rs, s.areaRoutes("branding")...)
+	rs = append(rs, s.areaRoutes("console")...)
 	rs = append(rs, s.areaRoutes("risk/passwords/status")...)
 	rs = append(rs, s.areaRoutes("identity/sessions")...)
 	rs = append(rs, s.areaRoutes("journeys")...)
@@ -67,6 +60,9 @@ var placed = map[string]bool{
 	"risk/apiprotection": true, "risk/account": true, "risk/passwords": true, "risk/trust": true,
 	"risk/messaging": true, "risk/passwords/status": true, "identity/documents": true, "identity/sessions": true, "journeys": true,
 	"traffic/ratelimit": true, "traffic": true,
+	"verify/widget": true, "verify": true,
+	"agents": true, "events": true, "branding": true,
+	"console": true, "catalog/tenancy": true, "catalog/keys": true, "node/cluster": true, "node/snapshots": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.
@@ -88,8 +84,3 @@ func (s *Server) areaErrors(name string) []*errcode.Code {
 	}
 	return nil
 }
-
-// Verify is the human-verification module, which node/ lends to the areas
-// that exchange widget tokens or read its live keys (risk, journeys). It
-// goes when verify has its own adapter and node/ builds the module.
-func (s *Server) Verify() *verify.Module { return s.mods.verify }

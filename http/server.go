@@ -16,11 +16,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/events"
-	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/cluster/summary"
+	"github.com/trustd/trustd/telemetry"
 )
 
 // Version and contract revision of the API this server speaks.
@@ -58,19 +59,17 @@ type Config struct {
 	IngressCredRate, IngressCredBurst int
 	// Dev serves the demo page and other conveniences of --dev.
 	Dev bool
-	// ConsoleSiteID names the site whose widget protects the console's
-	// login form when the node is not in dev mode (its hostnames must
-	// include the console's host). Unset in production: the console's
-	// login form is closed (the admin API is not affected).
-	ConsoleSiteID string
+	// Tracing, when not nil, gives every routed request a server span
+	// (trace.go); nil: tracing is off and requests pay one nil check.
+	Tracing *telemetry.Tracing
 	// DemoSite returns the dev site's key and secret for the demo page
 	// (--dev); empty strings until the dev workspace is seeded.
 	DemoSite func() (siteKey, secret string)
 	// NodeID names this node in logs and headers.
 	NodeID string
-	// Cluster serves the cluster admin operations; nil answers them as
-	// unavailable.
-	Cluster ClusterControl
+	// Cluster is asked for the members' counters and serves this node's
+	// to them; nil outside a cluster.
+	Cluster summary.Peers
 	// MaxConns bounds the connections served at once (beyond it a new
 	// connection is answered 503 and closed, so its descriptor is freed at
 	// once); MaxConnsPerIP bounds one client address. Zero derives them from
@@ -81,17 +80,8 @@ type Config struct {
 	// 60s); ReadTimeout bounds reading one request, headers and body,
 	// including a new connection's first (default 30s).
 	IdleTimeout, ReadTimeout time.Duration
-	// SealKey derives the key that seals agents' HMAC secrets in the
-	// catalog (the cluster key); AgentTolerance bounds signed requests'
-	// timestamps both ways (0: 300 s).
-	SealKey        string
-	AgentTolerance time.Duration
-	// Snapshots takes and restores backups of the replicated state
-	// (http/snapshot.go); nil answers those operations as unavailable.
-	Snapshots Snapshots
-	// Webhooks is the signed-webhooks module (endpoints, outbox); nil
-	// answers its admin operations as unavailable.
-	Webhooks *events.Outbox
+	// Clock is the server's clock (nil: time.Now); tests move it.
+	Clock func() time.Time
 	// Areas are the product areas' operations, each built by node/ from
 	// the area's own adapter (for example risk/api) over modules node/
 	// constructed.
@@ -115,12 +105,13 @@ type Server struct {
 	// fixedHeaders are the common headers with constant values, pre-built.
 	fixedHeaders [][2][]byte
 	calls        sync.Pool
-	svBufs       sync.Pool // *svBuf of the siteverify transport
 	mods         modules
-	console      *console.Console
+	pages        []*Pages // the areas' browser pages (Area.Pages)
 	reg          prometheus.Registerer
 	// panics counts handler panics; acceptRetries accept errors survived.
 	panics, acceptRetries atomic.Uint64
+	// tracer is cfg.Tracing's tracer, nil when tracing is off.
+	tracer trace.Tracer
 }
 
 // New builds a server over store and router. Modules keep their own state
@@ -138,12 +129,19 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		cfg: cfg, store: store, router: router, log: log, clock: time.Now, reg: reg,
 		reqPfx:       hex.EncodeToString(pfx[:]),
 		fixedHeaders: buildFixedHeaders(cfg.BaseURL),
+		tracer:       cfg.Tracing.Tracer(),
+	}
+	if cfg.Clock != nil {
+		s.clock = cfg.Clock
 	}
 	s.calls.New = func() any { return &Call{s: s} }
-	s.svBufs.New = func() any { return new(svBuf) }
 	s.ingress = newIngress(s.clock)
 	s.mods = newModules(s)
-	s.console = s.newConsole()
+	for _, a := range cfg.Areas {
+		if a.Pages != nil {
+			s.pages = append(s.pages, a.Pages)
+		}
+	}
 	s.table = buildTable(s.routes())
 	s.metrics = newMetrics(reg, s.table.routes)
 	s.registerMetricsPeer()

@@ -18,20 +18,21 @@ import (
 // human-verification verdict and the face engine are wired.
 func (n *Node) Journeys() *journeys.Module { return n.journeys }
 
-// newJourneys builds the journeys module over the live signing keys (hv)
-// and the same risk signals as trust decisions, and its routes. The review
+// newJourneys builds the journeys module over the verify module's live
+// signing keys and the same risk signals as trust decisions, and its
+// routes. The review
 // queue, the widget exchange and the face checks are wired once the
 // modules they come from exist (wireJourneys).
-func (n *Node) newJourneys(base string, hv *verifyBridge, signals trust.SignalSource) []api.Area {
-	n.journeys = journeys.New(n.store, n.router, hv, signals, time.Now).
+func (n *Node) newJourneys(base string, hv *verify.Module, signals trust.SignalSource) []api.Area {
+	n.journeys = journeys.New(n.store, n.router, liveKeys{hv}, signals, time.Now).
 		WithFace(nil, nil, token.NewSealer(n.cfg.ClusterKey, "journey-face-template")).
 		WithPasskeys(base)
 	return journeysapi.Areas(journeysapi.Deps{Journeys: n.journeys, BaseURL: base})
 }
 
 // journeyHuman is the human_verification verdict of journeys: the widget
-// token exchanged through the verify module exactly as /siteverify
-// exchanges it (same checks, same cluster-wide single-use marker).
+// token exchanged through the verify module's one exchange (same checks
+// and cluster-wide single-use marker as /siteverify).
 type journeyHuman struct {
 	hv  *verify.Module
 	cat func() *catalog.Catalog

@@ -23,10 +23,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/trustd/trustd/actors"
+	brandingapi "github.com/trustd/trustd/branding/api"
 	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/cluster"
 	"github.com/trustd/trustd/cluster/mtls"
 	"github.com/trustd/trustd/events"
+	eventsapi "github.com/trustd/trustd/events/api"
 	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
@@ -34,6 +36,7 @@ import (
 	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/persistence"
 	"github.com/trustd/trustd/risk/passwords"
+	"github.com/trustd/trustd/telemetry"
 	"github.com/trustd/trustd/token"
 )
 
@@ -119,6 +122,10 @@ type Config struct {
 	FaceEngine face.Engine
 	Presence   session.Presence
 	FaceMatch  session.Matcher
+	// Tracing turns on OpenTelemetry traces over OTLP/HTTP when its
+	// environment asks for them (telemetry.Enabled: an OTEL_EXPORTER_OTLP_
+	// endpoint is set); zero: off. cmd/trustd passes os.Getenv.
+	Tracing telemetry.Config
 }
 
 // ErrLeft is reported on Done after the node left the cluster at an
@@ -160,6 +167,8 @@ type Node struct {
 	liveness *liveness.Checker
 	stopFace context.CancelFunc
 	faceDone chan struct{}
+	// tracing is the node's tracer provider; nil: tracing off.
+	tracing *telemetry.Tracing
 }
 
 // Start opens the data dir and starts serving. It returns once the node is
@@ -195,13 +204,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	tracing, err := telemetry.New(ctx, cfg.Tracing, cfg.NodeID, api.ContractVersion+"+"+api.Build)
+	if err != nil {
+		return nil, fmt.Errorf("node: tracing: %w", err)
+	}
+	if tracing != nil {
+		// Log lines written with a request's context name its trace.
+		cfg.Logger = slog.New(telemetry.LogHandler(cfg.Logger.Handler()))
+	}
 	serverTLS, clientTLS := cfg.TLS.Server(), cfg.TLS.Client()
 	founding := len(cfg.Join) == 0
-	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3)}
+	n := &Node{cfg: cfg, log: cfg.Logger, served: make(chan error, 3), tracing: tracing}
 	n.store, err = persistence.Open(persistence.Config{DataDir: cfg.DataDir, NodeID: cfg.NodeID,
 		BindAddr: cfg.RaftAddr, AdvertiseAddr: cfg.AdvertiseRaft, Bootstrap: founding, Fast: cfg.FastRaft, Logger: cfg.Logger,
 		ServerTLS: serverTLS, ClientTLS: clientTLS})
 	if err != nil {
+		n.stopTracing()
 		return nil, err
 	}
 	n.actors = actors.NewSystem(actors.Config{Shards: cfg.Shards, MaxKeysPerTable: cfg.MaxKeysPerTable, Logger: cfg.Logger}, nil)
@@ -212,6 +230,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		cfg.AskTimeout = 500 * time.Millisecond
 	}
 	n.router = cluster.NewRouter(cluster.NewRing(0, nil, cfg.NodeID), n.actors, trans, cfg.AskTimeout)
+	n.router.SetTracer(tracing.Tracer())
 	n.apiLn, err = net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
 		n.closeCore()
@@ -284,7 +303,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.prepareFace()
 		fe, presence, match = n.faceEng, n.liveness, n.faceMatch
 	}
-	hv := &verifyBridge{}
+	hv, verifyAreas := n.newVerify()
 	riskAreas, riskSignals, err := n.newRisk(hv)
 	if err != nil {
 		return fail(err)
@@ -292,23 +311,27 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	sessions, identityAreas := n.newIdentity(strings.TrimRight(base, "/"), fe, presence, match)
 	journeyAreas := n.newJourneys(strings.TrimRight(base, "/"), hv, riskSignals)
 	trafficAreas := n.newTraffic(reg)
-	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev, ConsoleSiteID: cfg.ConsoleSiteID,
-		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite, SealKey: cfg.ClusterKey,
+	agentAreas := n.newAgents()
+	eventAreas := eventsapi.Areas(eventsapi.Deps{Outbox: n.webhooks})
+	brandingAreas := brandingapi.Areas()
+	ck := &kernelBridge{}
+	consoleAreas := n.newConsole(strings.TrimRight(base, "/"), ck, hv)
+	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
+		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
-		Webhooks: n.webhooks, Snapshots: n.store,
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas),
+		Tracing: tracing,
+		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
+			brandingAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck)),
 	}, n.store, n.router, reg, cfg.Logger)
-	// The verify module is still built by http.New; the Trust API and
-	// journeys reach it through hv from the first request on.
-	hv.hv = n.api.Verify()
+	ck.s.Store(n.api)
 	// Journeys escalate into the identity review queue, exchange widget
 	// tokens through the verify module, and run their facial methods on
 	// the same presence check and matcher as identity sessions (the
 	// node's face engine, or the configured ones).
 	n.journeys.WithCases(sessions).
-		WithHuman(journeyHuman{hv: n.api.Verify(), cat: n.store.Catalog})
+		WithHuman(journeyHuman{hv: hv, cat: n.store.Catalog})
 	if presence != nil && match != nil {
 		n.journeys.WithFace(presence, journeyMatchFunc(match), token.NewSealer(cfg.ClusterKey, "journey-face-template"))
 	}
@@ -573,8 +596,28 @@ func (n *Node) closeCore() error {
 	if n.passwords != nil {
 		n.passwords.Close()
 	}
+	defer n.stopTracing()
 	return n.store.Close()
 }
+
+// stopTracing exports the spans still buffered and stops the exporter,
+// within telemetry.ShutdownTimeout; a failure is logged (the node's own
+// work is done by then).
+func (n *Node) stopTracing() {
+	if n.tracing == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), telemetry.ShutdownTimeout)
+	defer cancel()
+	if err := n.tracing.Shutdown(ctx); err != nil {
+		n.log.Warn("flushing traces at shutdown", "err", err)
+	}
+	n.tracing = nil
+}
+
+// Tracing is the node's tracer provider, nil when tracing is off (tests
+// flush it).
+func (n *Node) Tracing() *telemetry.Tracing { return n.tracing }
 
 // Done reports a listener that stopped with an error.
 func (n *Node) Done() <-chan error { return n.served }

@@ -6,7 +6,7 @@ import "github.com/trustd/trustd/errcode"
 // contract's (they were http's before the module moved here).
 var (
 	ErrInvalidSitekey    = errcode.New("invalid-sitekey", errcode.Invalid, "The site key is unknown, or belongs to the wrong environment for this operation (sandbox keys only at /sandbox, others never there).")
-	ErrInvalidOrigin     = errcode.New("invalid-origin", errcode.Forbidden, "The Origin header is missing, malformed, or its hostname is not on the site's allow-list (exact match, no suffix matching).")
+	ErrInvalidOrigin     = errcode.ErrInvalidOrigin // shared with risk's password ranges
 	ErrInvalidChallenge  = errcode.New("invalid-challenge", errcode.Invalid, "The challenge is malformed, forged, of another site, or redeemed from another origin or client address.")
 	ErrChallengeExpired  = errcode.New("challenge-expired", errcode.Invalid, "The challenge's lifetime elapsed; request a new one.")
 	ErrChallengeUsed     = errcode.New("challenge-used", errcode.Conflict, "The challenge was already redeemed; a challenge is single-use.")

@@ -67,3 +67,29 @@ func TestExchangeTokenIsSiteverifyWithTheSameSingleUseMarker(t *testing.T) {
 	other := e.mint(func(r *token.Response) { r.SiteID = "site-sbx"; r.CData = "journey:abc" })
 	want(xchg("ws1", "site-1", other, ""), false, "", "invalid-input-response")
 }
+
+// Exchange tells its consumers what the token carried, copied out of the
+// scratch buffer: the bound action, the issue time, the verification kept
+// on success, and whether a failure was the token being spent.
+func TestExchangeReportsTheTokensContent(t *testing.T) {
+	e := mustNewEnv(t)
+	tok := e.mint(func(r *token.Response) { r.Action = "transfer" })
+	first, err := e.m.Exchange(e.cat, e.cat.Sites["site-1"], &Request{Response: []byte(tok), Action: []byte("transfer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.Known || !first.Success || first.Spent || first.Action != "transfer" || first.Issued.IsZero() || first.AssessmentID == "" {
+		t.Fatalf("first exchange: %+v", first)
+	}
+	again, err := e.m.Exchange(e.cat, e.cat.Sites["site-1"], &Request{Response: []byte(tok), Action: []byte("transfer")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Known || again.Success || !again.Spent || again.AssessmentID != "" || !slices.Equal(again.Codes, []string{"timeout-or-duplicate"}) {
+		t.Fatalf("second exchange: %+v", again)
+	}
+	forged, err := e.m.Exchange(e.cat, e.cat.Sites["site-1"], &Request{Response: []byte("tok_garbage")})
+	if err != nil || forged.Known || forged.Success || forged.Spent || forged.Action != "" {
+		t.Fatalf("a forged token: %+v %v", forged, err)
+	}
+}

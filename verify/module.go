@@ -59,6 +59,8 @@ type Module struct {
 	// hosts indexes the hostnames of every non-sandbox site, for CORS
 	// preflights, rebuilt when the catalog changes.
 	hosts atomic.Pointer[hostIndex]
+	// scratch holds the *[]byte token scratch of Exchange.
+	scratch sync.Pool
 }
 
 type hostIndex struct {

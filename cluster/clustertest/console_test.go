@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/http/console"
+	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
 )
 
@@ -65,7 +65,7 @@ func (b *consoleBrowser) post(page, action string, form url.Values) (int, string
 // ask for the widget after five in all, not five per node.
 func TestConsoleUsersAcrossThreeNodes(t *testing.T) {
 	// Dev mode: the console login carries no widget (the widget-protected
-	// login of production is tested in http/console_node_test.go).
+	// login of production is tested in console/api/console_node_test.go).
 	c := StartWith(t, 3, func(cfg *node.Config) { cfg.Dev = true })
 	var ws struct {
 		ID string `json:"workspace_id"`

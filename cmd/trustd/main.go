@@ -109,6 +109,9 @@ func run(args []string) error {
 		return err
 	}
 	cfg.AdminToken = os.Getenv("TRUSTD_ADMIN_TOKEN")
+	// OpenTelemetry traces: on only when the standard OTEL_* variables ask
+	// for them (docs/observability.md).
+	cfg.Tracing.Getenv = os.Getenv
 	// The cluster key is a secret: environment only, never a flag that
 	// shows in the process list.
 	cfg.ClusterKey = os.Getenv("TRUSTD_CLUSTER_KEY")

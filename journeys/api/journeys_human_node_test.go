@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trustd/trustd/journeys/api/journeynode"
 	"github.com/trustd/trustd/journeys/journeystest"
 	"github.com/trustd/trustd/pow"
 )
@@ -43,22 +44,6 @@ func (e *journeyEnv) widgetToken(sitekey, origin, cdata string) string {
 	return rd.Token
 }
 
-func capabilityOf(t *testing.T, endpoint string) string {
-	t.Helper()
-	i := strings.Index(endpoint, "#")
-	if i < 0 {
-		t.Fatalf("endpoint without capability: %s", endpoint)
-	}
-	return endpoint[i+1:]
-}
-
-type attemptAnswer struct {
-	Success  bool     `json:"success"`
-	Response string   `json:"response"`
-	Status   string   `json:"status"`
-	Reasons  []string `json:"reasons"`
-}
-
 // A human_verification journey over HTTP with real widget tokens and the
 // node's wiring (the verify module's exchange): the token must carry the
 // session's reference as cdata, is consumed as /siteverify consumes it
@@ -67,8 +52,8 @@ type attemptAnswer struct {
 // failed attempt needs a fresh token.
 func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	e := startJourneyNode(t)
-	ws := e.dev.WorkspaceID
-	r := e.Do("POST", "/admin/v1/workspaces/"+ws+"/sites", e.dev.AdminToken, map[string]any{"name": "shop", "hostnames": []string{"localhost"},
+	ws := e.Dev.WorkspaceID
+	r := e.Do("POST", "/admin/v1/workspaces/"+ws+"/sites", e.Dev.AdminToken, map[string]any{"name": "shop", "hostnames": []string{"localhost"},
 		"environment": "production", "challenge_mode": "checkbox", "challenge_difficulty": 1})
 	if r.Status != 201 {
 		t.Fatalf("site: %d %s", r.Status, r.Body)
@@ -78,18 +63,18 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 		Secret  string `json:"secret"`
 	}
 	r.Decode(t, &site)
-	r = e.Do("PUT", "/admin/v1/workspaces/"+ws+"/journeys/login", e.dev.AdminToken, map[string]any{
+	r = e.Do("PUT", "/admin/v1/workspaces/"+ws+"/journeys/login", e.Dev.AdminToken, map[string]any{
 		"name": "Sign in", "method": "human_verification", "requested_assurance": "none"})
 	if r.Status != 200 {
 		t.Fatalf("define: %d %s", r.Status, r.Body)
 	}
-	origin := e.origin // http://localhost:<port>, a hostname of the site
+	origin := e.Origin // http://localhost:<port>, a hostname of the site
 	start := func() (session, capability string) {
-		a := e.start(map[string]any{"secret": site.Secret, "journey_key": "login", "action": "login"})
+		a := e.StartJourney(map[string]any{"secret": site.Secret, "journey_key": "login", "action": "login"})
 		if a.Method != "human_verification" {
 			t.Fatalf("method %s", a.Method)
 		}
-		return a.SessionToken, capabilityOf(t, a.Endpoint)
+		return a.SessionToken, journeynode.CapabilityOf(t, a.Endpoint)
 	}
 	view := func(capability string) (ref, sitekey string) {
 		t.Helper()
@@ -104,19 +89,19 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 		r.Decode(t, &v)
 		return v.Reference, v.SiteKey
 	}
-	human := func(capability, tok string) attemptAnswer {
+	human := func(capability, tok string) journeynode.AttemptAnswer {
 		t.Helper()
 		r := e.Do("POST", "/v1/journeys/person/human", "", map[string]any{"response": tok}, "X-Service-Journey-Token", capability)
 		if r.Status != 200 {
 			t.Fatalf("person/human: %d %s", r.Status, r.Body)
 		}
-		var a attemptAnswer
+		var a journeynode.AttemptAnswer
 		r.Decode(t, &a)
 		return a
 	}
 	siteverify := func(session, proof string) svJourney {
 		t.Helper()
-		r := e.post("/journeys/siteverify", map[string]any{"secret": site.Secret, "session_token": session, "response": proof, "action": "login"})
+		r := e.Post("/journeys/siteverify", map[string]any{"secret": site.Secret, "session_token": session, "response": proof, "action": "login"})
 		if r.Status != 200 {
 			t.Fatalf("siteverify: %d %s", r.Status, r.Body)
 		}
@@ -126,7 +111,7 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 	}
 	widgetSiteverify := func(tok string) []string {
 		t.Helper()
-		r := e.post("/siteverify", map[string]any{"secret": site.Secret, "response": tok})
+		r := e.Post("/siteverify", map[string]any{"secret": site.Secret, "response": tok})
 		var v struct {
 			Success bool     `json:"success"`
 			Codes   []string `json:"error-codes"`
@@ -183,7 +168,7 @@ func TestJourneyHumanVerificationWithRealWidgetTokens(t *testing.T) {
 		t.Fatalf("challenge from a host the site does not list: %d %s", r.Status, r.Body)
 	}
 	// A token of the dev site (another site of the workspace) is not this site's.
-	if a := human(cb, e.widgetToken(e.dev.SiteKey, origin, refB)); a.Success || a.Reasons[0] != "invalid-input-response" {
+	if a := human(cb, e.widgetToken(e.Dev.SiteKey, origin, refB)); a.Success || a.Reasons[0] != "invalid-input-response" {
 		t.Fatalf("another site's token: %+v", a)
 	}
 	b := human(cb, e.widgetToken(key, origin, refB))
@@ -215,9 +200,9 @@ type svJourney struct {
 // refuses completion after.
 func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	e := startJourneyNode(t)
-	ws := e.dev.WorkspaceID
-	a := e.start(map[string]any{"journey_key": "pay", "subject_id": "alice@example.com", "action": "pay", "operation_reference": "order-77", "consent_version": "c1"})
-	out := completePasskey(t, e.Node, a.Endpoint, journeystest.New(e.origin))
+	ws := e.Dev.WorkspaceID
+	a := e.StartJourney(map[string]any{"journey_key": "pay", "subject_id": "alice@example.com", "action": "pay", "operation_reference": "order-77", "consent_version": "c1"})
+	out := completePasskey(t, e.Node, a.Endpoint, journeystest.New(e.Origin))
 	proof, _ := out["response"].(string)
 	if out["success"] != true {
 		t.Fatalf("passkey: %v", out)
@@ -225,11 +210,11 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	sv := map[string]any{"session_token": a.SessionToken, "response": proof, "subject_id": "alice@example.com", "action": "pay",
 		"operation_reference": "order-77", "consent_version": "c1", "consent_accepted": false}
 	var v svJourney
-	e.post("/journeys/siteverify", sv).Decode(t, &v)
+	e.Post("/journeys/siteverify", sv).Decode(t, &v)
 	if v.Success || v.Journey.Status != "failed" || v.Codes[0] != "consent-required" {
 		t.Fatalf("a failed proof: %+v", v)
 	}
-	r := e.post("/journeys/escalate", map[string]any{"session_token": a.SessionToken, "reason_code": "customer_dispute", "priority": "high",
+	r := e.Post("/journeys/escalate", map[string]any{"session_token": a.SessionToken, "reason_code": "customer_dispute", "priority": "high",
 		"operation_label": "payment"})
 	if r.Status != 200 {
 		t.Fatalf("escalate: %d %s", r.Status, r.Body)
@@ -242,7 +227,7 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	if esc.CaseReference == "" || esc.Status != "escalated" {
 		t.Fatalf("escalate: %s", r.Body)
 	}
-	r = e.Do("GET", "/admin/v1/workspaces/"+ws+"/reviews?status=open", e.dev.AdminToken, nil)
+	r = e.Do("GET", "/admin/v1/workspaces/"+ws+"/reviews?status=open", e.Dev.AdminToken, nil)
 	if r.Status != 200 {
 		t.Fatalf("reviews: %d %s", r.Status, r.Body)
 	}
@@ -258,7 +243,7 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 		}
 	}
 	// The same case again.
-	r = e.post("/journeys/escalate", map[string]any{"session_token": a.SessionToken, "reason_code": "again"})
+	r = e.Post("/journeys/escalate", map[string]any{"session_token": a.SessionToken, "reason_code": "again"})
 	var again struct {
 		CaseReference string `json:"case_reference"`
 	}
@@ -268,17 +253,17 @@ func TestJourneyEscalationAppearsInTheIdentityReviewQueue(t *testing.T) {
 	}
 	// A reviewer approves: the session stays escalated, the failed proof
 	// (now with every field right) and any new attempt complete nothing.
-	r = e.Do("POST", "/admin/v1/workspaces/"+ws+"/reviews/"+esc.CaseReference+"/resolve", e.dev.AdminToken,
+	r = e.Do("POST", "/admin/v1/workspaces/"+ws+"/reviews/"+esc.CaseReference+"/resolve", e.Dev.AdminToken,
 		map[string]any{"decision": "verified", "note": "looks fine", "by": "reviewer-1"})
 	if r.Status != 200 {
 		t.Fatalf("resolve: %d %s", r.Status, r.Body)
 	}
 	sv["consent_accepted"] = true
-	e.post("/journeys/siteverify", sv).Decode(t, &v)
+	e.Post("/journeys/siteverify", sv).Decode(t, &v)
 	if v.Success || v.Journey.Status != "escalated" || v.Codes[0] != "journey-escalated" {
 		t.Fatalf("siteverify after an approving review: %+v", v)
 	}
-	r = e.Do("POST", "/v1/journeys/person/passkey/begin", "", nil, "X-Service-Journey-Token", capabilityOf(t, a.Endpoint))
+	r = e.Do("POST", "/v1/journeys/person/passkey/begin", "", nil, "X-Service-Journey-Token", journeynode.CapabilityOf(t, a.Endpoint))
 	if r.Status != 409 || r.ErrorCode(t) != "journey-session-closed" {
 		t.Fatalf("an escalated session began an attempt: %d %s", r.Status, r.Body)
 	}

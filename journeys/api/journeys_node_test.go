@@ -5,60 +5,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trustd/trustd/journeys/api/journeynode"
 	"github.com/trustd/trustd/journeys/journeystest"
-	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/node/nodetest"
 )
 
-type journeyEnv struct {
-	*nodetest.Node
-	dev    *node.DevCredentials
-	origin string
-}
+// journeyEnv is the journeys' dev node (journeys/api/journeynode).
+type journeyEnv struct{ *journeynode.Env }
 
 func startJourneyNode(t *testing.T) *journeyEnv {
 	t.Helper()
-	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
-	e := &journeyEnv{Node: tn, dev: tn.N.Dev()}
-	// WebAuthn refuses an IP address as relying party id: the person's
-	// page runs at localhost (a dev site hostname) on the node's port.
-	e.origin = strings.Replace(tn.N.APIURL(), "127.0.0.1", "localhost", 1)
-	tn.N.Journeys().WithPasskeys(e.origin)
-	r := e.Do("PUT", "/admin/v1/workspaces/"+e.dev.WorkspaceID+"/journeys/pay", e.dev.AdminToken, map[string]any{
-		"name": "Payment", "method": "device_authorization", "requested_assurance": "standard",
-		"consent":      map[string]any{"required": true, "version": "c1"},
-		"requirements": map[string]any{"identity": true, "liveness": false, "authorization": true, "operation_binding": true}})
-	if r.Status != 200 {
-		t.Fatalf("define: %d %s", r.Status, r.Body)
-	}
-	return e
-}
-
-func (e *journeyEnv) post(path string, body map[string]any) nodetest.Response {
-	e.T.Helper()
-	if _, ok := body["secret"]; !ok {
-		body["secret"] = e.dev.Secret
-	}
-	return e.Do("POST", "/v1"+path, "", body)
-}
-
-type startAnswer struct {
-	SessionToken  string `json:"session_token"`
-	Endpoint      string `json:"endpoint"`
-	ExpiresIn     int    `json:"expires_in"`
-	Method        string `json:"method"`
-	PolicyVersion int    `json:"policy_version"`
-}
-
-func (e *journeyEnv) start(body map[string]any) startAnswer {
-	e.T.Helper()
-	r := e.post("/journeys/start", body)
-	if r.Status != 200 {
-		e.T.Fatalf("start: %d %s", r.Status, r.Body)
-	}
-	var a startAnswer
-	r.Decode(e.T, &a)
-	return a
+	return &journeyEnv{journeynode.Start(t)}
 }
 
 // completePasskey runs the person's page over HTTP with a software
@@ -114,12 +71,12 @@ func userIDOf(map[string]any) string { return "" }
 
 func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 	e := startJourneyNode(t)
-	st := e.start(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-1", "consent_version": "c1"})
+	st := e.StartJourney(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-1", "consent_version": "c1"})
 	if st.ExpiresIn != 300 || st.Method != "device_authorization" || st.PolicyVersion != 1 || !strings.Contains(st.Endpoint, "/v1/journeys/person#tjp1_") {
 		t.Fatalf("start %+v", st)
 	}
 	status := func() map[string]any {
-		r := e.post("/journeys/status", map[string]any{"session_token": st.SessionToken})
+		r := e.Post("/journeys/status", map[string]any{"session_token": st.SessionToken})
 		if r.Status != 200 {
 			t.Fatalf("status: %d %s", r.Status, r.Body)
 		}
@@ -130,7 +87,7 @@ func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 	if s := status(); s["status"] != "started" {
 		t.Fatalf("status %v", s)
 	}
-	a := journeystest.New(e.origin)
+	a := journeystest.New(e.Origin)
 	out := completePasskey(t, e.Node, st.Endpoint, a)
 	proof, _ := out["response"].(string)
 	if out["success"] != true || !strings.HasPrefix(proof, "tp1_") {
@@ -141,7 +98,7 @@ func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 	}
 	sv := map[string]any{"session_token": st.SessionToken, "response": proof, "subject_id": "alice", "action": "pay",
 		"operation_reference": "order-1", "consent_version": "c1", "consent_accepted": true}
-	r := e.post("/journeys/siteverify", sv)
+	r := e.Post("/journeys/siteverify", sv)
 	var v struct {
 		Success bool `json:"success"`
 		Trust   struct {
@@ -163,11 +120,11 @@ func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 		t.Fatalf("siteverify: %d %s", r.Status, r.Body)
 	}
 	// Single use: the session and the proof, here and at the trust API.
-	r = e.post("/journeys/siteverify", sv)
+	r = e.Post("/journeys/siteverify", sv)
 	if !strings.Contains(string(r.Body), "timeout-or-duplicate") {
 		t.Fatalf("replay: %s", r.Body)
 	}
-	r = e.post("/trust/siteverify", map[string]any{"response": proof, "action": "pay"})
+	r = e.Post("/trust/siteverify", map[string]any{"response": proof, "action": "pay"})
 	if !strings.Contains(string(r.Body), "timeout-or-duplicate") {
 		t.Fatalf("trust replay: %s", r.Body)
 	}
@@ -177,10 +134,10 @@ func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 
 	// A second journey of alice asserts with the registered passkey, and
 	// its proof is accepted by /trust/siteverify through the ladder.
-	st2 := e.start(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-2"})
+	st2 := e.StartJourney(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-2"})
 	out = completePasskey(t, e.Node, st2.Endpoint, a)
 	proof2, _ := out["response"].(string)
-	r = e.post("/trust/siteverify", map[string]any{"response": proof2, "action": "pay", "expected_assurance": "standard",
+	r = e.Post("/trust/siteverify", map[string]any{"response": proof2, "action": "pay", "expected_assurance": "standard",
 		"require_identity": true, "require_operation_binding": true, "operation_reference": "order-2"})
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"success":true`) {
 		t.Fatalf("trust siteverify of a journey proof: %d %s", r.Status, r.Body)
@@ -189,24 +146,24 @@ func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 
 func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 	e := startJourneyNode(t)
-	st := e.start(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-1"})
+	st := e.StartJourney(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-1"})
 	wantCode(t, e.Do("POST", "/v1/journeys/status", "", map[string]any{"session_token": st.SessionToken}), 401, "unauthorized")
-	wantCode(t, e.post("/journeys/status", map[string]any{"session_token": "tjs1_garbage"}), 404, "invalid-journey-session")
-	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "nope"}), 404, "journey-not-found")
-	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}), 400, "invalid-journey-request")
-	wantCode(t, e.post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}), 409, "journey-consent-outdated")
+	wantCode(t, e.Post("/journeys/status", map[string]any{"session_token": "tjs1_garbage"}), 404, "invalid-journey-session")
+	wantCode(t, e.Post("/journeys/start", map[string]any{"journey_key": "nope"}), 404, "journey-not-found")
+	wantCode(t, e.Post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}), 400, "invalid-journey-request")
+	wantCode(t, e.Post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}), 409, "journey-consent-outdated")
 	// A reason code is a code, not free text (the case goes to the review queue).
-	wantCode(t, e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "Alice said so"}), 400, "invalid-journey-request")
+	wantCode(t, e.Post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "Alice said so"}), 400, "invalid-journey-request")
 	// The node wires the identity review queue: an escalation opens a case
 	// (its reasons were refused by the queue's reason syntax before).
-	if r := e.post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck", "priority": "high"}); r.Status != 200 || !strings.Contains(string(r.Body), `"case_reference":"case_`) {
+	if r := e.Post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck", "priority": "high"}); r.Status != 200 || !strings.Contains(string(r.Body), `"case_reference":"case_`) {
 		t.Fatalf("escalate: %d %s", r.Status, r.Body)
 	}
 	// Another app (the mobile one) does not see the site's session.
-	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "session_token": st.SessionToken}
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/status", e.dev.MobileSecret, mob), 404, "invalid-journey-session")
+	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "session_token": st.SessionToken}
+	wantCode(t, e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, mob), 404, "invalid-journey-session")
 	mob["app_id"] = "com.other.app"
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/status", e.dev.MobileSecret, mob), 403, "invalid-app-identity")
+	wantCode(t, e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, mob), 403, "invalid-app-identity")
 	// The person's endpoints need the capability, not the session token.
 	wantCode(t, e.Do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", st.SessionToken), 404, "invalid-journey-session")
 	// A facial step on a passkey journey is the wrong method.
@@ -216,26 +173,26 @@ func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 
 func TestMobileJourneyStartsAndReadsItsOwnSession(t *testing.T) {
 	e := startJourneyNode(t)
-	r := e.Do("PUT", "/admin/v1/workspaces/"+e.dev.WorkspaceID+"/journeys/login", e.dev.AdminToken, map[string]any{
+	r := e.Do("PUT", "/admin/v1/workspaces/"+e.Dev.WorkspaceID+"/journeys/login", e.Dev.AdminToken, map[string]any{
 		"name": "Login", "method": "human_verification"})
 	if r.Status != 200 {
 		t.Fatalf("define: %d %s", r.Status, r.Body)
 	}
-	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "journey_key": "login"}
-	r = e.Do("POST", "/v1/mobile/journeys/start", e.dev.MobileSecret, mob)
+	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "journey_key": "login"}
+	r = e.Do("POST", "/v1/mobile/journeys/start", e.Dev.MobileSecret, mob)
 	if r.Status != 200 {
 		t.Fatalf("mobile start: %d %s", r.Status, r.Body)
 	}
-	var st startAnswer
+	var st journeynode.StartAnswer
 	r.Decode(t, &st)
-	body := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "session_token": st.SessionToken}
-	if r = e.Do("POST", "/v1/mobile/journeys/status", e.dev.MobileSecret, body); r.Status != 200 {
+	body := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "session_token": st.SessionToken}
+	if r = e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, body); r.Status != 200 {
 		t.Fatalf("mobile status: %d %s", r.Status, r.Body)
 	}
 	// The site does not see the app's session.
-	wantCode(t, e.post("/journeys/status", map[string]any{"session_token": st.SessionToken}), 404, "invalid-journey-session")
+	wantCode(t, e.Post("/journeys/status", map[string]any{"session_token": st.SessionToken}), 404, "invalid-journey-session")
 	mob["app_id"] = "com.other"
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/start", e.dev.MobileSecret, mob), 403, "invalid-app-identity")
+	wantCode(t, e.Do("POST", "/v1/mobile/journeys/start", e.Dev.MobileSecret, mob), 403, "invalid-app-identity")
 	// The person's view works; human verification is not wired into this
 	// node (the verify module provides the verdict): a clear 503.
 	capability := st.Endpoint[strings.Index(st.Endpoint, "#")+1:]
@@ -261,24 +218,24 @@ func TestJourneyPersonPageHasAStrictCSP(t *testing.T) {
 
 func TestJourneyDefinitionsAdmin(t *testing.T) {
 	e := startJourneyNode(t)
-	path := "/admin/v1/workspaces/" + e.dev.WorkspaceID + "/journeys/pay"
+	path := "/admin/v1/workspaces/" + e.Dev.WorkspaceID + "/journeys/pay"
 	body := map[string]any{"name": "Payment v2", "method": "device_authorization", "requested_assurance": "standard",
 		"requirements": map[string]any{"identity": true, "liveness": false, "authorization": true, "operation_binding": true},
 		"escalation":   map[string]any{"enabled": true, "high_risk_method": "facial_authorization"}}
-	r := e.Do("PUT", path, e.dev.AdminToken, body)
+	r := e.Do("PUT", path, e.Dev.AdminToken, body)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"policy_version":2`) {
 		t.Fatalf("replace: %d %s", r.Status, r.Body)
 	}
 	body["method"] = "human_verification"
-	wantCode(t, e.Do("PUT", path, e.dev.AdminToken, body), 400, "invalid-journey")
+	wantCode(t, e.Do("PUT", path, e.Dev.AdminToken, body), 400, "invalid-journey")
 	wantCode(t, e.Do("GET", path, "", nil), 401, "unauthorized")
-	if r = e.Do("GET", "/admin/v1/workspaces/"+e.dev.WorkspaceID+"/journeys", e.dev.AdminToken, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"key":"pay"`) {
+	if r = e.Do("GET", "/admin/v1/workspaces/"+e.Dev.WorkspaceID+"/journeys", e.Dev.AdminToken, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"key":"pay"`) {
 		t.Fatalf("list: %d %s", r.Status, r.Body)
 	}
-	if r = e.Do("DELETE", path, e.dev.AdminToken, nil); r.Status != 204 {
+	if r = e.Do("DELETE", path, e.Dev.AdminToken, nil); r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.Do("GET", path, e.dev.AdminToken, nil), 404, "journey-not-found")
+	wantCode(t, e.Do("GET", path, e.Dev.AdminToken, nil), 404, "journey-not-found")
 }
 
 func wantCode(t *testing.T, r nodetest.Response, status int, code string) {

@@ -315,7 +315,12 @@ type Ask struct {
 	// Builds before versions (61b6550) write none and skip it; a receiver
 	// that meets a format above the one it knows refuses the ask. The
 	// answer is in the ask's format.
-	Format        uint32 `protobuf:"varint,6,opt,name=format,proto3" json:"format,omitempty"`
+	Format uint32 `protobuf:"varint,6,opt,name=format,proto3" json:"format,omitempty"`
+	// trace is the sender's span when tracing is on (W3C trace context in
+	// binary: trace id (16 bytes), parent span id (8), trace flags (1)), so
+	// the owner's span joins the entry node's trace. Absent when tracing is
+	// off or no span is active; a node that predates it skips it.
+	Trace         []byte `protobuf:"bytes,7,opt,name=trace,proto3" json:"trace,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -390,6 +395,13 @@ func (x *Ask) GetFormat() uint32 {
 		return x.Format
 	}
 	return 0
+}
+
+func (x *Ask) GetTrace() []byte {
+	if x != nil {
+		return x.Trace
+	}
+	return nil
 }
 
 // Answer is the reply to an Ask.
@@ -797,14 +809,15 @@ const file_peer_proto_rawDesc = "" +
 	"\aFormats\x12\x10\n" +
 	"\x03log\x18\x01 \x01(\rR\x03log\x12\x1a\n" +
 	"\bsnapshot\x18\x02 \x01(\rR\bsnapshot\x12\x10\n" +
-	"\x03ask\x18\x03 \x01(\rR\x03ask\"\x8f\x01\n" +
+	"\x03ask\x18\x03 \x01(\rR\x03ask\"\xa5\x01\n" +
 	"\x03Ask\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x0e\n" +
 	"\x02op\x18\x04 \x01(\fR\x02op\x12\x18\n" +
 	"\areplica\x18\x05 \x01(\bR\areplica\x12\x16\n" +
-	"\x06format\x18\x06 \x01(\rR\x06format\"|\n" +
+	"\x06format\x18\x06 \x01(\rR\x06format\x12\x14\n" +
+	"\x05trace\x18\a \x01(\fR\x05trace\"|\n" +
 	"\x06Answer\x12.\n" +
 	"\x06status\x18\x01 \x01(\x0e2\x16.trustd.cluster.StatusR\x06status\x12\x16\n" +
 	"\x06result\x18\x02 \x01(\fR\x06result\x12\x14\n" +

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"testing"
+
+	"github.com/trustd/trustd/risk/api/trusttest"
 )
 
 // TestTrustDecisionsRestOnAccountDefence: what Account Defence observed of
@@ -16,7 +18,7 @@ func TestTrustDecisionsRestOnAccountDefence(t *testing.T) {
 		if r.Status != 200 {
 			t.Fatalf("decision: %d %s", r.Status, r.Body)
 		}
-		var d decisionAnswer
+		var d trusttest.DecisionAnswer
 		r.Decode(t, &d)
 		return d.Risk.Score
 	}

@@ -6,51 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/node/nodetest"
+	"github.com/trustd/trustd/risk/api/trusttest"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 )
 
-type trustEnv struct {
-	*nodetest.Node
-	dev *node.DevCredentials
-}
+// trustEnv is the Trust API's dev node (risk/api/trusttest).
+type trustEnv struct{ *trusttest.Env }
 
 func startTrustNode(t *testing.T) *trustEnv {
 	t.Helper()
-	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
-	dev := tn.N.Dev()
-	if dev == nil {
-		t.Fatal("no dev credentials")
-	}
-	return &trustEnv{Node: tn, dev: dev}
-}
-
-// proof mints a step-up proof as an issuer (identity, journeys) would:
-// with the cluster's live key, for the dev workspace.
-func (e *trustEnv) proof(in trust.ProofInput) string {
-	e.T.Helper()
-	return mintProof(e.T, e.N.Store().Catalog(), e.dev.WorkspaceID, in)
-}
-
-func mintProof(t testing.TB, cat *catalog.Catalog, workspace string, in trust.ProofInput) string {
-	t.Helper()
-	sk := cat.SigningKey(catalog.KeyLive)
-	ws := cat.Workspaces[workspace]
-	if sk == nil || ws == nil {
-		t.Fatal("no live key or workspace")
-	}
-	return trust.IssueProof(token.NewKey(sk.ID, sk.Secret), ws, in, time.Now())
-}
-
-func (e *trustEnv) post(path string, body map[string]any) nodetest.Response {
-	e.T.Helper()
-	if _, ok := body["secret"]; !ok {
-		body["secret"] = e.dev.Secret
-	}
-	return e.Do("POST", "/v1"+path, "", body)
+	return &trustEnv{trusttest.Start(t)}
 }
 
 func wantCode(t *testing.T, r nodetest.Response, status int, code string) {
@@ -58,76 +24,9 @@ func wantCode(t *testing.T, r nodetest.Response, status int, code string) {
 	r.Want(t, status, code)
 }
 
-type decisionAnswer struct {
-	Success             bool   `json:"success"`
-	DecisionID          string `json:"decision_id"`
-	Decision            string `json:"decision"`
-	Method              string `json:"method"`
-	RequestedAssurance  string `json:"requested_assurance"`
-	EnrollmentAvailable bool   `json:"enrollment_available"`
-	Requirements        struct {
-		Identity bool `json:"identity"`
-		Liveness bool `json:"liveness"`
-	} `json:"requirements"`
-	Risk struct {
-		Outcome      string  `json:"outcome"`
-		Score        float64 `json:"score"`
-		Level        string  `json:"level"`
-		EngineStatus string  `json:"engine_status"`
-		MatchedRules []struct {
-			PolicyName string `json:"policy_name"`
-			ReasonCode string `json:"reason_code"`
-		} `json:"matched_rules"`
-	} `json:"risk"`
-	Receipt        string `json:"receipt"`
-	AssuranceLevel string `json:"assurance_level"`
-}
-
-func (d decisionAnswer) matched(reason string) bool {
-	for _, m := range d.Risk.MatchedRules {
-		if m.ReasonCode == reason {
-			return true
-		}
-	}
-	return false
-}
-
-func (e *trustEnv) decide(body map[string]any) decisionAnswer {
-	e.T.Helper()
-	r := e.post("/trust/decision", body)
-	if r.Status != 200 {
-		e.T.Fatalf("decision: %d %s", r.Status, r.Body)
-	}
-	var d decisionAnswer
-	r.Decode(e.T, &d)
-	return d
-}
-
-type svAnswer struct {
-	Success bool `json:"success"`
-	Trust   *struct {
-		Method         string `json:"method"`
-		AssuranceLevel string `json:"assurance_level"`
-		OperationBound bool   `json:"operation_bound"`
-	} `json:"trust"`
-	ErrorCodes   []string `json:"error-codes"`
-	AssessmentID string   `json:"assessment_id"`
-}
-
-func (e *trustEnv) siteverify(body map[string]any) svAnswer {
-	e.T.Helper()
-	r := e.post("/trust/siteverify", body)
-	if r.Status != 200 {
-		e.T.Fatalf("trust siteverify: %d %s", r.Status, r.Body)
-	}
-	var a svAnswer
-	r.Decode(e.T, &a)
-	return a
-}
-
 func TestTrustPoliciesAdmin(t *testing.T) {
 	e := startTrustNode(t)
-	base := "/workspaces/" + e.dev.WorkspaceID + "/trust-policies"
+	base := "/workspaces/" + e.Dev.WorkspaceID + "/trust-policies"
 	bad := e.Admin("POST", base, map[string]any{"name": "bad", "condition": `signals.failed_attempts_5m >= "x"`, "reason_code": "r", "outcome": "review"})
 	wantCode(t, bad, 400, "invalid-trust-rule")
 	if !strings.Contains(string(bad.Body), "no matching overload") {
@@ -151,8 +50,8 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 
 	// An observe rule never changes a decision; its would-have-matched
 	// count is visible to the admin.
-	d := e.decide(map[string]any{"action": "login", "subject_id": "obs-user", "country_code": "ZZ"})
-	if d.Decision != "allow" || d.matched("zz_country") {
+	d := e.Decide(map[string]any{"action": "login", "subject_id": "obs-user", "country_code": "ZZ"})
+	if d.Decision != "allow" || d.Matched("zz_country") {
 		t.Fatalf("an observe rule changed the decision: %+v", d)
 	}
 	var list struct {
@@ -177,12 +76,12 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 		t.Fatalf("put: %d %s", r.Status, r.Body)
 	}
 	wantCode(t, e.Admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `1`, "reason_code": "zz_country", "outcome": "block"}), 400, "invalid-trust-rule")
-	d = e.decide(map[string]any{"action": "login", "subject_id": "obs-user", "country_code": "ZZ"})
-	if d.Decision != "block" || !d.matched("zz_country") {
+	d = e.Decide(map[string]any{"action": "login", "subject_id": "obs-user", "country_code": "ZZ"})
+	if d.Decision != "block" || !d.Matched("zz_country") {
 		t.Fatalf("an enforced rule did not block: %+v", d)
 	}
-	d = e.decide(map[string]any{"action": "login", "subject_id": "obs-user", "new_device": true})
-	if d.matched("new_device") {
+	d = e.Decide(map[string]any{"action": "login", "subject_id": "obs-user", "new_device": true})
+	if d.Matched("new_device") {
 		t.Errorf("built-ins still apply next to an enforced policy: %+v", d)
 	}
 	r = e.Admin("GET", base+"/"+p.ID, nil)
@@ -199,23 +98,23 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 
 func TestTrustDecisionThroughHTTP(t *testing.T) {
 	e := startTrustNode(t)
-	d := e.decide(map[string]any{"action": "login", "subject_id": "alice"})
+	d := e.Decide(map[string]any{"action": "login", "subject_id": "alice"})
 	if !d.Success || d.Decision != "allow" || d.Method != "human_verification" || d.RequestedAssurance != "none" || !d.EnrollmentAvailable ||
 		d.Risk.EngineStatus != "ok" || d.Risk.Level != "low" || d.DecisionID == "" {
 		t.Fatalf("a clean subject: %+v", d)
 	}
-	d = e.decide(map[string]any{"action": "pay", "subject_id": "alice", "requested_assurance": "standard", "new_device": true})
-	if d.Decision != "verify" || d.Method != "facial_authorization" || !d.Requirements.Liveness || !d.matched("new_device") || d.EnrollmentAvailable {
+	d = e.Decide(map[string]any{"action": "pay", "subject_id": "alice", "requested_assurance": "standard", "new_device": true})
+	if d.Decision != "verify" || d.Method != "facial_authorization" || !d.Requirements.Liveness || !d.Matched("new_device") || d.EnrollmentAvailable {
 		t.Fatalf("a new device for a payment: %+v", d)
 	}
-	d = e.decide(map[string]any{"action": "pay", "subject_id": "alice", "risk_score": 0.95})
+	d = e.Decide(map[string]any{"action": "pay", "subject_id": "alice", "risk_score": 0.95})
 	if d.Decision != "review" || d.Risk.Score != 0.95 || d.Risk.Level != "critical" {
 		t.Fatalf("a critical hinted score: %+v", d)
 	}
 
 	// Feedback: a fraudulent label raises the subject's later decisions,
 	// a zero hint cannot lower it, and an exact retry is de-duplicated.
-	first := e.decide(map[string]any{"action": "pay", "subject_id": "mallory"})
+	first := e.Decide(map[string]any{"action": "pay", "subject_id": "mallory"})
 	if first.Decision != "allow" {
 		t.Fatalf("mallory before feedback: %+v", first)
 	}
@@ -224,22 +123,22 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 		FeedbackID string `json:"feedback_id"`
 		Duplicate  bool   `json:"duplicate"`
 	}
-	r := e.post("/trust/feedback", fb)
+	r := e.Post("/trust/feedback", fb)
 	if r.Status != 200 {
 		t.Fatalf("feedback: %d %s", r.Status, r.Body)
 	}
 	r.Decode(t, &f1)
-	r = e.post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "fraudulent", "reason_code": "account_takeover"})
+	r = e.Post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "fraudulent", "reason_code": "account_takeover"})
 	r.Decode(t, &f2)
 	if f1.FeedbackID == "" || f2.FeedbackID != f1.FeedbackID || !f2.Duplicate || f1.Duplicate {
 		t.Fatalf("an exact retry is not de-duplicated: %+v %+v", f1, f2)
 	}
-	d = e.decide(map[string]any{"action": "pay", "subject_id": "mallory", "risk_score": 0})
-	if d.Decision != "review" || !d.matched("prior_abuse_feedback") {
+	d = e.Decide(map[string]any{"action": "pay", "subject_id": "mallory", "risk_score": 0})
+	if d.Decision != "review" || !d.Matched("prior_abuse_feedback") {
 		t.Fatalf("fraudulent feedback did not raise the next decision: %+v", d)
 	}
-	wantCode(t, e.post("/trust/feedback", map[string]any{"decision_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "label": "legitimate", "reason_code": "other"}), 404, "unknown-decision")
-	wantCode(t, e.post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "maybe", "reason_code": "other"}), 400, "invalid-trust-feedback")
+	wantCode(t, e.Post("/trust/feedback", map[string]any{"decision_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "label": "legitimate", "reason_code": "other"}), 404, "unknown-decision")
+	wantCode(t, e.Post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "maybe", "reason_code": "other"}), 400, "invalid-trust-feedback")
 
 	for _, c := range []struct {
 		name string
@@ -253,37 +152,37 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 		{"a lower-case country", map[string]any{"action": "pay", "subject_id": "a", "country_code": "fr"}},
 		{"a control character in the subject", map[string]any{"action": "pay", "subject_id": "a\x01"}},
 	} {
-		t.Run(c.name, func(t *testing.T) { wantCode(t, e.post("/trust/decision", c.body), 400, "invalid-trust-request") })
+		t.Run(c.name, func(t *testing.T) { wantCode(t, e.Post("/trust/decision", c.body), 400, "invalid-trust-request") })
 	}
 	wantCode(t, e.Do("POST", "/v1/trust/decision", "", map[string]any{"action": "pay", "subject_id": "a"}), 401, "unauthorized")
-	wantCode(t, e.post("/trust/decision", map[string]any{"secret": "nope", "action": "pay", "subject_id": "a"}), 401, "unauthorized")
-	wantCode(t, e.post("/trust/decision", map[string]any{"secret": e.dev.SandboxSecret, "action": "pay", "subject_id": "a"}), 403, "forbidden")
-	wantCode(t, e.post("/trust/decision", map[string]any{"action": "pay", "subject_id": "a", "nope": 1}), 400, "unknown-field")
+	wantCode(t, e.Post("/trust/decision", map[string]any{"secret": "nope", "action": "pay", "subject_id": "a"}), 401, "unauthorized")
+	wantCode(t, e.Post("/trust/decision", map[string]any{"secret": e.Dev.SandboxSecret, "action": "pay", "subject_id": "a"}), 403, "forbidden")
+	wantCode(t, e.Post("/trust/decision", map[string]any{"action": "pay", "subject_id": "a", "nope": 1}), 400, "unknown-field")
 	wantCode(t, e.Do("POST", "/v1/trust/decision", "", "{", "Content-Type", "application/json"), 400, "malformed-json")
 
 	// Mobile: the mobile secret plus the registered identity.
-	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "action": "login", "subject_id": "alice"}
-	r = e.Do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob)
+	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "action": "login", "subject_id": "alice"}
+	r = e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"decision":"allow"`) {
 		t.Fatalf("mobile decision: %d %s", r.Status, r.Body)
 	}
 	mob["app_id"] = "com.other.app"
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 403, "invalid-app-identity")
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.dev.Secret, mob), 401, "unauthorized")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob), 403, "invalid-app-identity")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.Dev.Secret, mob), 401, "unauthorized")
 }
 
 func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	e := startTrustNode(t)
 	now := time.Now()
-	high := e.proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, Identity: true, Liveness: true,
+	high := e.Proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, Identity: true, Liveness: true,
 		SubjectID: "alice", OperationReference: "pay-42", Action: "pay", AuthTime: now})
 
-	a := e.siteverify(map[string]any{"response": high, "action": "pay", "expected_assurance": "standard", "require_identity": true,
+	a := e.Siteverify(map[string]any{"response": high, "action": "pay", "expected_assurance": "standard", "require_identity": true,
 		"require_liveness": true, "require_operation_binding": true, "operation_reference": "pay-42"})
 	if !a.Success || len(a.ErrorCodes) != 0 || a.AssessmentID == "" || a.Trust == nil || a.Trust.AssuranceLevel != "high" || !a.Trust.OperationBound {
 		t.Fatalf("a high proof for a standard requirement: %+v", a)
 	}
-	replay := e.siteverify(map[string]any{"response": high, "action": "pay"})
+	replay := e.Siteverify(map[string]any{"response": high, "action": "pay"})
 	if replay.Success || len(replay.ErrorCodes) != 1 || replay.ErrorCodes[0] != "timeout-or-duplicate" {
 		t.Fatalf("a replayed proof: %+v", replay)
 	}
@@ -309,14 +208,14 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := c.req
-			body["response"] = e.proof(c.in)
-			a := e.siteverify(body)
+			body["response"] = e.Proof(c.in)
+			a := e.Siteverify(body)
 			if a.Success || len(a.ErrorCodes) != 1 || a.ErrorCodes[0] != c.code || a.AssessmentID != "" {
 				t.Fatalf("got %+v, want %s", a, c.code)
 			}
 			// The failed proof was consumed all the same (spec 3.1).
 			if c.code != "timeout-or-duplicate" {
-				again := e.siteverify(map[string]any{"response": body["response"]})
+				again := e.Siteverify(map[string]any{"response": body["response"]})
 				if again.Success || again.ErrorCodes[0] != "timeout-or-duplicate" {
 					t.Fatalf("a failed proof was not consumed: %+v", again)
 				}
@@ -324,7 +223,7 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 		})
 	}
 	for _, resp := range []string{"nonsense", "tp1_AAAA", high[:len(high)-4] + "AAAA"} {
-		if a := e.siteverify(map[string]any{"response": resp}); a.Success || a.Trust != nil || a.ErrorCodes[0] != "invalid-input-response" {
+		if a := e.Siteverify(map[string]any{"response": resp}); a.Success || a.Trust != nil || a.ErrorCodes[0] != "invalid-input-response" {
 			t.Fatalf("%q: %+v", resp, a)
 		}
 	}
@@ -333,27 +232,27 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 		ID string `json:"workspace_id"`
 	}
 	e.MustCreate("/workspaces", map[string]any{"name": "other"}, &ws2)
-	foreign := mintProof(t, e.N.Store().Catalog(), ws2.ID, trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: now})
-	if a := e.siteverify(map[string]any{"response": foreign}); a.Success || a.ErrorCodes[0] != "invalid-input-response" {
+	foreign := trusttest.MintProof(t, e.N.Store().Catalog(), ws2.ID, trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: now})
+	if a := e.Siteverify(map[string]any{"response": foreign}); a.Success || a.ErrorCodes[0] != "invalid-input-response" {
 		t.Fatalf("a foreign proof: %+v", a)
 	}
-	wantCode(t, e.post("/trust/siteverify", map[string]any{"response": high, "require_operation_binding": true}), 400, "invalid-trust-request")
-	wantCode(t, e.post("/trust/siteverify", map[string]any{"response": high, "expected_assurance": "ultra"}), 400, "invalid-trust-request")
-	wantCode(t, e.post("/trust/siteverify", map[string]any{}), 400, "invalid-field")
+	wantCode(t, e.Post("/trust/siteverify", map[string]any{"response": high, "require_operation_binding": true}), 400, "invalid-trust-request")
+	wantCode(t, e.Post("/trust/siteverify", map[string]any{"response": high, "expected_assurance": "ultra"}), 400, "invalid-trust-request")
+	wantCode(t, e.Post("/trust/siteverify", map[string]any{}), 400, "invalid-field")
 
 	// A widget token is a proof of presence: consumed by the same marker
 	// as /siteverify, good for no assurance.
-	tok := nodetest.WidgetToken(t, e.Node, e.dev.SiteKey, "login")
-	w := e.siteverify(map[string]any{"response": tok, "action": "login", "expected_assurance": "standard"})
+	tok := nodetest.WidgetToken(t, e.Node, e.Dev.SiteKey, "login")
+	w := e.Siteverify(map[string]any{"response": tok, "action": "login", "expected_assurance": "standard"})
 	if w.Success || w.Trust == nil || w.Trust.Method != "human_verification" || strings.Join(w.ErrorCodes, ",") != "insufficient-assurance" {
 		t.Fatalf("a widget token for a standard requirement: %+v", w)
 	}
-	r := e.Do("POST", "/v1/siteverify", "", map[string]any{"secret": e.dev.Secret, "response": tok})
+	r := e.Do("POST", "/v1/siteverify", "", map[string]any{"secret": e.Dev.Secret, "response": tok})
 	if !strings.Contains(string(r.Body), "timeout-or-duplicate") {
 		t.Fatalf("a token spent at /trust/siteverify still verifies at /siteverify: %s", r.Body)
 	}
-	tok = nodetest.WidgetToken(t, e.Node, e.dev.SiteKey, "login")
-	w = e.siteverify(map[string]any{"response": tok, "action": "login"})
+	tok = nodetest.WidgetToken(t, e.Node, e.Dev.SiteKey, "login")
+	w = e.Siteverify(map[string]any{"response": tok, "action": "login"})
 	if !w.Success || w.AssessmentID == "" || w.Trust.AssuranceLevel != "none" {
 		t.Fatalf("a widget token with no assurance requested: %+v", w)
 	}
@@ -361,28 +260,28 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	// Orchestrate: the proof's assessment, the same subject, action and
 	// operation, a decision and a receipt, once.
 	orch := map[string]any{"assessment_id": a.AssessmentID, "subject_id": "bob", "action": "pay", "operation_reference": "pay-42"}
-	wantCode(t, e.post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
+	wantCode(t, e.Post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
 	orch["subject_id"] = "alice"
 	orch["operation_reference"] = "pay-43"
-	wantCode(t, e.post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
+	wantCode(t, e.Post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
 	orch["operation_reference"] = "pay-42"
-	r = e.post("/trust/orchestrate", orch)
+	r = e.Post("/trust/orchestrate", orch)
 	if r.Status != 200 {
 		t.Fatalf("orchestrate: %d %s", r.Status, r.Body)
 	}
-	var o decisionAnswer
+	var o trusttest.DecisionAnswer
 	r.Decode(t, &o)
 	if o.Decision != "allow" || o.Receipt == "" || o.AssuranceLevel != "high" {
 		t.Fatalf("orchestrate: %s", r.Body)
 	}
-	wantCode(t, e.post("/trust/orchestrate", orch), 409, "assessment-already-orchestrated")
-	wantCode(t, e.post("/trust/orchestrate", map[string]any{"assessment_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 404, "unknown-assessment")
-	wantCode(t, e.post("/trust/orchestrate", map[string]any{"assessment_id": "nope", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 400, "invalid-trust-request")
+	wantCode(t, e.Post("/trust/orchestrate", orch), 409, "assessment-already-orchestrated")
+	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 404, "unknown-assessment")
+	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": "nope", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 400, "invalid-trust-request")
 
 	// The widget verification (no subject binding) orchestrates for the
 	// action it was bound to.
-	wantCode(t, e.post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "pay", "operation_reference": "o-1"}), 409, "assessment-context-mismatch")
-	r = e.post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "login", "operation_reference": "o-1"})
+	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "pay", "operation_reference": "o-1"}), 409, "assessment-context-mismatch")
+	r = e.Post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "login", "operation_reference": "o-1"})
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"assurance_level":"none"`) {
 		t.Fatalf("orchestrate a widget verification: %d %s", r.Status, r.Body)
 	}
@@ -396,19 +295,19 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 		} `json:"claims"`
 	}
 	var v rv
-	e.post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "pay", "operation_reference": "pay-42", "subject_id": "alice"}).Decode(t, &v)
+	e.Post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "pay", "operation_reference": "pay-42", "subject_id": "alice"}).Decode(t, &v)
 	if !v.Success || len(v.ErrorCodes) != 0 || v.Claims == nil {
 		t.Fatalf("receipt verify: %+v", v)
 	}
 	v = rv{}
-	e.post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "refund", "operation_reference": "pay-9", "subject_id": "bob"}).Decode(t, &v)
+	e.Post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt, "action": "refund", "operation_reference": "pay-9", "subject_id": "bob"}).Decode(t, &v)
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "action-mismatch,operation-mismatch,subject-mismatch" {
 		t.Fatalf("receipt with wrong bindings: %+v", v)
 	}
 	v = rv{}
 	parts := strings.Split(o.Receipt, ".")
 	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"iss":"trustd","decision":"allow"}`)) + "." + parts[2]
-	e.post("/trust/receipts/verify", map[string]any{"receipt": tampered}).Decode(t, &v)
+	e.Post("/trust/receipts/verify", map[string]any{"receipt": tampered}).Decode(t, &v)
 	if v.Success || v.ErrorCodes[0] != "invalid-receipt" || v.Claims != nil {
 		t.Fatalf("a tampered receipt: %+v", v)
 	}
@@ -417,49 +316,49 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	// names: trust_receipt_alg_test.go.
 
 	// Mobile siteverify takes step-up proofs with the app's identity.
-	mp := e.proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelStandard, Identity: true, Liveness: true, AuthTime: now})
-	body := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "response": mp, "expected_assurance": "document_only"}
-	r = e.Do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body)
+	mp := e.Proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelStandard, Identity: true, Liveness: true, AuthTime: now})
+	body := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "response": mp, "expected_assurance": "document_only"}
+	r = e.Do("POST", "/v1/mobile/trust/siteverify", e.Dev.MobileSecret, body)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"success":true`) {
 		t.Fatalf("mobile siteverify: %d %s", r.Status, r.Body)
 	}
 	body["platform"] = "symbian"
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, body), 403, "invalid-app-identity")
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/siteverify", e.Dev.MobileSecret, body), 403, "invalid-app-identity")
 }
 
 func TestTrustOperationsRefuseBadRequests(t *testing.T) {
 	e := startTrustNode(t)
 	for _, path := range []string{"/trust/decision", "/trust/siteverify", "/trust/orchestrate", "/trust/receipts/verify", "/trust/feedback"} {
 		t.Run(path, func(t *testing.T) {
-			wantCode(t, e.Do("POST", "/v1"+path, "", "secret="+e.dev.Secret, "Content-Type", "application/x-www-form-urlencoded"), 415, "unsupported-media-type")
+			wantCode(t, e.Do("POST", "/v1"+path, "", "secret="+e.Dev.Secret, "Content-Type", "application/x-www-form-urlencoded"), 415, "unsupported-media-type")
 			wantCode(t, e.Do("POST", "/v1"+path, "", `{}`), 401, "unauthorized")
 			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":7}`), 400, "invalid-field")
-			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":"`+e.dev.Secret+`","secret":"x"}`), 400, "malformed-json")
+			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":"`+e.Dev.Secret+`","secret":"x"}`), 400, "malformed-json")
 			wantCode(t, e.Do("GET", "/v1"+path, "", nil), 405, "method-not-allowed")
 		})
 	}
-	wantCode(t, e.post("/trust/receipts/verify", map[string]any{}), 400, "invalid-field")
+	wantCode(t, e.Post("/trust/receipts/verify", map[string]any{}), 400, "invalid-field")
 	var v struct {
 		Success    bool     `json:"success"`
 		ErrorCodes []string `json:"error-codes"`
 	}
-	e.post("/trust/receipts/verify", map[string]any{"receipt": "a.b.c"}).Decode(t, &v)
+	e.Post("/trust/receipts/verify", map[string]any{"receipt": "a.b.c"}).Decode(t, &v)
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "invalid-receipt" {
 		t.Fatalf("garbage receipt: %+v", v)
 	}
 	hdr := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"EdDSA","kid":"nope","typ":"JWT"}`))
-	e.post("/trust/receipts/verify", map[string]any{"receipt": hdr + ".e30." + base64.RawURLEncoding.EncodeToString(make([]byte, 64))}).Decode(t, &v)
+	e.Post("/trust/receipts/verify", map[string]any{"receipt": hdr + ".e30." + base64.RawURLEncoding.EncodeToString(make([]byte, 64))}).Decode(t, &v)
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "unknown-receipt-key" {
 		t.Fatalf("unknown kid: %+v", v)
 	}
-	mob := map[string]any{"platform": e.dev.MobilePlatform, "app_id": e.dev.MobileAppID, "secret": e.dev.Secret, "action": "login", "subject_id": "a"}
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.dev.MobileSecret, mob), 400, "invalid-field")
+	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "secret": e.Dev.Secret, "action": "login", "subject_id": "a"}
+	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob), 400, "invalid-field")
 	delete(mob, "secret")
 	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", "", mob), 401, "unauthorized")
-	mob["response"] = nodetest.WidgetToken(t, e.Node, e.dev.SiteKey, "login")
+	mob["response"] = nodetest.WidgetToken(t, e.Node, e.Dev.SiteKey, "login")
 	delete(mob, "action")
 	delete(mob, "subject_id")
-	r := e.Do("POST", "/v1/mobile/trust/siteverify", e.dev.MobileSecret, mob)
+	r := e.Do("POST", "/v1/mobile/trust/siteverify", e.Dev.MobileSecret, mob)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"error-codes":["invalid-input-response"]`) {
 		t.Fatalf("a widget token at the mobile siteverify: %d %s", r.Status, r.Body)
 	}

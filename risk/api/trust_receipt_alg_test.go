@@ -16,6 +16,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 
+	"github.com/trustd/trustd/risk/api/trusttest"
 	"github.com/trustd/trustd/risk/trust"
 )
 
@@ -23,9 +24,9 @@ import (
 // and returns the receipt, with extra request fields.
 func (e *trustEnv) receiptFor(t *testing.T, operation string, extra map[string]any) string {
 	t.Helper()
-	p := e.proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, Identity: true, Liveness: true,
+	p := e.Proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, Identity: true, Liveness: true,
 		SubjectID: "alice", OperationReference: operation, Action: "pay", AuthTime: time.Now()})
-	a := e.siteverify(map[string]any{"response": p, "action": "pay", "operation_reference": operation})
+	a := e.Siteverify(map[string]any{"response": p, "action": "pay", "operation_reference": operation})
 	if !a.Success {
 		t.Fatalf("siteverify: %+v", a)
 	}
@@ -33,8 +34,8 @@ func (e *trustEnv) receiptFor(t *testing.T, operation string, extra map[string]a
 	for k, v := range extra {
 		body[k] = v
 	}
-	r := e.post("/trust/orchestrate", body)
-	var o decisionAnswer
+	r := e.Post("/trust/orchestrate", body)
+	var o trusttest.DecisionAnswer
 	if r.Status != 200 {
 		t.Fatalf("orchestrate: %d %s", r.Status, r.Body)
 	}
@@ -43,19 +44,6 @@ func (e *trustEnv) receiptFor(t *testing.T, operation string, extra map[string]a
 		t.Fatalf("orchestrate: %s", r.Body)
 	}
 	return o.Receipt
-}
-
-func receiptHeader(t *testing.T, receipt string) map[string]any {
-	t.Helper()
-	b, err := base64.RawURLEncoding.DecodeString(strings.Split(receipt, ".")[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h map[string]any
-	if err := json.Unmarshal(b, &h); err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 // Receipts are signed alg Ed25519 (RFC 9864) by default and EdDSA on
@@ -74,22 +62,22 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 		{"receipt_alg Ed25519 is the default spelled out", explicit, "Ed25519"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if h := receiptHeader(t, c.receipt); h["alg"] != c.alg || h["typ"] != "JWT" || len(h) != 3 {
+			if h := trusttest.ReceiptHeader(t, c.receipt); h["alg"] != c.alg || h["typ"] != "JWT" || len(h) != 3 {
 				t.Fatalf("header %v, want alg %s", h, c.alg)
 			}
 			var v struct {
 				Success    bool     `json:"success"`
 				ErrorCodes []string `json:"error-codes"`
 			}
-			e.post("/trust/receipts/verify", map[string]any{"receipt": c.receipt, "action": "pay", "subject_id": "alice"}).Decode(t, &v)
+			e.Post("/trust/receipts/verify", map[string]any{"receipt": c.receipt, "action": "pay", "subject_id": "alice"}).Decode(t, &v)
 			if !v.Success || len(v.ErrorCodes) != 0 {
 				t.Fatalf("/trust/receipts/verify: %+v", v)
 			}
 		})
 	}
-	p := e.proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: time.Now()})
-	a := e.siteverify(map[string]any{"response": p})
-	wantCode(t, e.post("/trust/orchestrate", map[string]any{"assessment_id": a.AssessmentID, "subject_id": "alice", "action": "pay",
+	p := e.Proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: time.Now()})
+	a := e.Siteverify(map[string]any{"response": p})
+	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": a.AssessmentID, "subject_id": "alice", "action": "pay",
 		"operation_reference": "x", "receipt_alg": "ES256"}), 400, "invalid-trust-request")
 
 	// The JWKS: every key twice, once per name, one kid.
@@ -102,7 +90,7 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 		} `json:"keys"`
 	}
 	r.Decode(t, &set)
-	kid, _ := receiptHeader(t, modern)["kid"].(string)
+	kid, _ := trusttest.ReceiptHeader(t, modern)["kid"].(string)
 	algs := map[string]string{}
 	for _, k := range set.Keys {
 		if k.Kid == kid {
@@ -128,7 +116,7 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 			t.Fatalf("jwx does not verify the %s receipt: %v", rc.alg, err)
 		}
 		var claims struct{ Iss, Aud, Action, Decision string }
-		if err := json.Unmarshal(payload, &claims); err != nil || claims.Iss != "trustd" || claims.Aud != e.dev.WorkspaceID || claims.Action != "pay" || claims.Decision != "allow" {
+		if err := json.Unmarshal(payload, &claims); err != nil || claims.Iss != "trustd" || claims.Aud != e.Dev.WorkspaceID || claims.Action != "pay" || claims.Decision != "allow" {
 			t.Fatalf("jwx claims %+v %v", claims, err)
 		}
 	}
@@ -159,7 +147,7 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 	if err := tok.Claims(pub, &std); err != nil {
 		t.Fatalf("go-jose does not verify the EdDSA receipt: %v", err)
 	}
-	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: "trustd", AnyAudience: jwt.Audience{e.dev.WorkspaceID}, Time: time.Now()}, 0); err != nil {
+	if err := std.ValidateWithLeeway(jwt.Expected{Issuer: "trustd", AnyAudience: jwt.Audience{e.Dev.WorkspaceID}, Time: time.Now()}, 0); err != nil {
 		t.Fatalf("receipt claims: %v", err)
 	}
 
@@ -182,7 +170,7 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 	npmJose := func(receipt string, algorithms ...string) out {
 		t.Helper()
 		in, _ := json.Marshal(map[string]any{"jwks_url": e.N.APIURL() + "/v1/.well-known/jwks.json", "receipt": receipt,
-			"audience": e.dev.WorkspaceID, "algorithms": algorithms})
+			"audience": e.Dev.WorkspaceID, "algorithms": algorithms})
 		cmd := exec.Command("node", dir+"/verify.mjs")
 		cmd.Stdin = strings.NewReader(string(in))
 		b, err := cmd.CombinedOutput()

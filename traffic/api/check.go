@@ -113,7 +113,7 @@ func (a *checkAPI) checkRateLimit(c *kernel.Call, mobile bool) {
 		return
 	}
 	k.request()
-	res, err := a.m.Check(cat, cl, &k.req)
+	res, err := a.m.Check(c.Context(), cat, cl, &k.req)
 	if err != nil {
 		code, _, _ := errcode.From(err)
 		c.SpecFail(kernel.ModuleCode(code))

@@ -160,7 +160,18 @@ func BenchmarkRLParseBody(b *testing.B) {
 
 // benchCheck measures one full check (routing, auth, ingress, policy
 // match, actor round trips, answer) through the handler in memory.
-func benchCheck(b *testing.B, policies int, routing bool) {
+func benchCheck(b *testing.B, policies int) {
+	benchCheckWith(b, policies, kernel.Config{BaseURL: "http://test"})
+}
+
+// benchCheckWith is benchCheck over a transport built with cfg.
+func benchCheckWith(b *testing.B, policies int, cfg kernel.Config) {
+	benchCheckAs(b, policies, cfg, false)
+}
+
+// benchCheckAs is benchCheckWith, the checks asking for the routing hint
+// when routing is set.
+func benchCheckAs(b *testing.B, policies int, cfg kernel.Config, routing bool) {
 	var ps []catalog.RateLimitPolicy
 	for i := 0; i < policies; i++ {
 		p := testPolicy("bbbbbbbb-0000-4000-8000-00000000000"+string(rune('1'+i)), []string{"payment.*", "*", "payment.card"}[i], []string{"subject", "workspace", "device"}[i], 1<<40)
@@ -168,7 +179,7 @@ func benchCheck(b *testing.B, policies int, routing bool) {
 		p.Bucket.RefillIntervalSeconds = 1
 		ps = append(ps, p)
 	}
-	f := mustNewFixture(b, ps...)
+	f := mustNewFixtureWith(b, cfg, ps...)
 	body := `{"action":"payment.card","subject_id":"user-42","device_id":"dev-7","route":"/pay"}`
 	var ctx fasthttp.RequestCtx
 	f.call(&ctx, "/v1/rate-limit/check", f.secret, body)
@@ -190,9 +201,11 @@ func benchCheck(b *testing.B, policies int, routing bool) {
 	}
 }
 
-func BenchmarkRateLimitCheckOnePolicy(b *testing.B)     { benchCheck(b, 1, false) }
-func BenchmarkRateLimitCheckThreePolicies(b *testing.B) { benchCheck(b, 3, false) }
+func BenchmarkRateLimitCheckOnePolicy(b *testing.B)     { benchCheck(b, 1) }
+func BenchmarkRateLimitCheckThreePolicies(b *testing.B) { benchCheck(b, 3) }
 
 // BenchmarkRateLimitCheckRoutingHint is the check asked for its partition
 // hint (X-Trustd-Routing: 1, ring.go).
-func BenchmarkRateLimitCheckRoutingHint(b *testing.B) { benchCheck(b, 1, true) }
+func BenchmarkRateLimitCheckRoutingHint(b *testing.B) {
+	benchCheckAs(b, 1, kernel.Config{BaseURL: "http://test"}, true)
+}

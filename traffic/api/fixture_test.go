@@ -72,6 +72,13 @@ type fixture struct {
 
 func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture {
 	t.Helper()
+	return mustNewFixtureWith(t, kernel.Config{BaseURL: "http://test"}, policies...)
+}
+
+// mustNewFixtureWith is mustNewFixture over a transport built with cfg
+// (its Areas are the traffic area's).
+func mustNewFixtureWith(t testing.TB, cfg kernel.Config, policies ...catalog.RateLimitPolicy) *fixture {
+	t.Helper()
 	sys := actors.NewSystem(actors.Config{Shards: 4}, nil)
 	t.Cleanup(sys.Stop)
 	st := &memStore{cat: catalog.Empty(), ready: true}
@@ -90,7 +97,7 @@ func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture 
 		p.WorkspaceID = ws.ID
 		must(st.Apply(context.Background(), &catalog.CreateRateLimitPolicy{Policy: p}))
 	}
-	s, r := newServerRouter(t, st, sys)
+	s, r := newServerRouterWith(t, cfg, st, sys)
 	return &fixture{s: s, store: st, ws: st.Catalog().Workspaces[ws.ID], secret: secret, router: r}
 }
 
@@ -136,12 +143,18 @@ func (f *fixture) callRouted(ctx *fasthttp.RequestCtx, path, bearer, body string
 // actors of a single node, its modules built as node/ builds them.
 func newServer(t testing.TB, st kernel.Store, sys *actors.System) *kernel.Server {
 	t.Helper()
-	s, _ := newServerRouter(t, st, sys)
+	return newServerWith(t, kernel.Config{BaseURL: "http://test"}, st, sys)
+}
+
+// newServerWith is newServer with the transport configured by cfg.
+func newServerWith(t testing.TB, cfg kernel.Config, st kernel.Store, sys *actors.System) *kernel.Server {
+	t.Helper()
+	s, _ := newServerRouterWith(t, cfg, st, sys)
 	return s
 }
 
-// newServerRouter is newServer with the router it routes over.
-func newServerRouter(t testing.TB, st kernel.Store, sys *actors.System) (*kernel.Server, *cluster.Router) {
+// newServerRouterWith is newServerWith with the router it routes over.
+func newServerRouterWith(t testing.TB, cfg kernel.Config, st kernel.Store, sys *actors.System) (*kernel.Server, *cluster.Router) {
 	t.Helper()
 	r := cluster.SingleNode("n1", sys, time.Second)
 	rl := ratecheck.New(ratecheck.Config{Now: time.Now, Asker: r,
@@ -149,7 +162,8 @@ func newServerRouter(t testing.TB, st kernel.Store, sys *actors.System) (*kernel
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(rl.Collector())
 	areas := Areas(Deps{RateCheck: rl, Lease: lease.New(r, time.Now, nil), Admission: admission.New(r, time.Now), Router: r, NodeID: "n1", Ring: r})
-	return kernel.New(kernel.Config{BaseURL: "http://test", Areas: areas}, st, r, reg, nil), r
+	cfg.Areas = areas
+	return kernel.New(cfg, st, r, reg, nil), r
 }
 
 func testPolicy(id, pattern, scope string, capacity int64) catalog.RateLimitPolicy {

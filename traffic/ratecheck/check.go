@@ -1,6 +1,7 @@
 package ratecheck
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -84,6 +85,9 @@ type Result struct {
 	all    actors.ReserveAll
 	undone bool // r.all took every reservation back inside the shard
 	scopes scopeHasher
+	// ctx is the check's request context, for its forwarded asks (their
+	// trace); dropped on Release.
+	ctx context.Context
 }
 
 func (r *Result) reset() {
@@ -129,6 +133,7 @@ func (r *Result) topReason(code string) {
 // Release returns r to the module's pool. r must not be used afterwards.
 func (m *Module) Release(r *Result) {
 	if r != nil && !r.abandon {
+		r.ctx = nil
 		m.checks.Put(r)
 	}
 }
@@ -136,8 +141,10 @@ func (m *Module) Release(r *Result) {
 // Check decides req for caller: validates it, reserves on the bucket of
 // every matching policy (in parallel where owners are remote), refunds
 // every reservation when the applied decision is not allow, and counts.
-// Errors are this package's codes.
-func (m *Module) Check(cat *catalog.Catalog, caller Caller, req *Request) (*Result, error) {
+// Errors are this package's codes. ctx is the request's: it carries the
+// request's span to the asks forwarded to other nodes (tracing); it does
+// not bound the check (the router's ask timeout does).
+func (m *Module) Check(ctx context.Context, cat *catalog.Catalog, caller Caller, req *Request) (*Result, error) {
 	ws := caller.Workspace
 	if !ws.Settings.RateLimitingEnabled {
 		return nil, ErrDisabled
@@ -165,6 +172,7 @@ func (m *Module) Check(cat *catalog.Catalog, caller Caller, req *Request) (*Resu
 
 	r := m.checks.Get().(*Result)
 	r.reset()
+	r.ctx = ctx
 	wm := m.matchers(cat).byWS[ws.ID]
 	adaptiveWanted := false
 	if wm != nil {
@@ -289,7 +297,7 @@ func (m *Module) reserve(r *Result) {
 		if o := &r.out[i]; m.local != nil && !m.local(o.op.Key) {
 			if last >= 0 {
 				r.wg.Add(1)
-				go m.reserveRemote(&r.wg, &r.out[last])
+				go m.reserveRemote(r, &r.out[last])
 			}
 			last = i
 		}
@@ -298,7 +306,7 @@ func (m *Module) reserve(r *Result) {
 	if aa == nil {
 		for i := range r.out {
 			if o := &r.out[i]; m.local == nil || m.local(o.op.Key) {
-				o.err = m.ask.Ask(o.op.Key, &o.op)
+				o.err = m.askIn(r.ctx, o.op.Key, &o.op)
 			}
 		}
 	} else {
@@ -321,7 +329,7 @@ func (m *Module) reserve(r *Result) {
 	}
 	if last >= 0 {
 		o := &r.out[last]
-		o.err = m.ask.Ask(o.op.Key, &o.op)
+		o.err = m.askIn(r.ctx, o.op.Key, &o.op)
 	}
 	r.wg.Wait()
 	for i := range r.out {
@@ -383,7 +391,7 @@ func (m *Module) refund(r *Result) {
 		if m.local != nil && !m.local(o.op.Key) {
 			if last >= 0 {
 				r.wg.Add(1)
-				go m.refundRemote(&r.wg, &r.out[last])
+				go m.refundRemote(r, &r.out[last])
 			}
 			last = i
 			continue
@@ -392,7 +400,7 @@ func (m *Module) refund(r *Result) {
 			r.add(i, o.refund.Key, &o.refund)
 			continue
 		}
-		o.refundErr = m.ask.Ask(o.refund.Key, &o.refund)
+		o.refundErr = m.askIn(r.ctx, o.refund.Key, &o.refund)
 	}
 	switch {
 	case len(r.ops) == 1:
@@ -405,7 +413,7 @@ func (m *Module) refund(r *Result) {
 	}
 	if last >= 0 {
 		o := &r.out[last]
-		o.refundErr = m.ask.Ask(o.refund.Key, &o.refund)
+		o.refundErr = m.askIn(r.ctx, o.refund.Key, &o.refund)
 	}
 	r.wg.Wait()
 	// A refund that timed out may still run on its shard and reads its
@@ -417,14 +425,29 @@ func (m *Module) refund(r *Result) {
 	}
 }
 
-func (m *Module) refundRemote(wg *sync.WaitGroup, o *outcome) {
-	defer wg.Done()
-	o.refundErr = m.ask.Ask(o.refund.Key, &o.refund)
+func (m *Module) refundRemote(r *Result, o *outcome) {
+	defer r.wg.Done()
+	o.refundErr = m.askIn(r.ctx, o.refund.Key, &o.refund)
 }
 
-func (m *Module) reserveRemote(wg *sync.WaitGroup, o *outcome) {
-	defer wg.Done()
-	o.err = m.ask.Ask(o.op.Key, &o.op)
+func (m *Module) reserveRemote(r *Result, o *outcome) {
+	defer r.wg.Done()
+	o.err = m.askIn(r.ctx, o.op.Key, &o.op)
+}
+
+// ctxAsker is an Asker that carries a request's context to an ask it
+// forwards (*cluster.Router: the request's trace continues on the owner).
+type ctxAsker interface {
+	AskContext(ctx context.Context, key string, op actors.Op) error
+}
+
+// askIn asks within the check's request context when the Asker takes
+// one (m.ctxAsk, resolved once in New).
+func (m *Module) askIn(ctx context.Context, key string, op actors.Op) error {
+	if m.ctxAsk != nil {
+		return m.ctxAsk.AskContext(ctx, key, op)
+	}
+	return m.ask.Ask(key, op)
 }
 
 // refusal is what a refusing policy asks for in its mode.

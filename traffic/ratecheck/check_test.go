@@ -1,6 +1,7 @@
 package ratecheck
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -55,7 +56,7 @@ func caller(cat *catalog.Catalog) Caller {
 
 func mustCheck(t *testing.T, m *Module, cat *catalog.Catalog, req Request) (ratelimit.Decision, []string) {
 	t.Helper()
-	r, err := m.Check(cat, caller(cat), &req)
+	r, err := m.Check(context.Background(), cat, caller(cat), &req)
 	if err != nil {
 		t.Fatalf("check: %v", err)
 	}
@@ -94,7 +95,7 @@ func TestCheckRefusesBadInputWithItsCode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := m.Check(cat, caller(cat), &tc.req)
+			r, err := m.Check(context.Background(), cat, caller(cat), &tc.req)
 			if !errors.Is(err, tc.want) || r != nil {
 				t.Fatalf("got %v (%v), want %v", err, r, tc.want)
 			}
@@ -102,7 +103,7 @@ func TestCheckRefusesBadInputWithItsCode(t *testing.T) {
 	}
 	disabled := testCatalog(2, subject)
 	disabled.Workspaces[wsID].Settings.RateLimitingEnabled = false
-	if _, err := m.Check(disabled, caller(disabled), &Request{Action: "login", SubjectID: []byte("u")}); !errors.Is(err, ErrDisabled) {
+	if _, err := m.Check(context.Background(), disabled, caller(disabled), &Request{Action: "login", SubjectID: []byte("u")}); !errors.Is(err, ErrDisabled) {
 		t.Fatalf("a disabled workspace: %v", err)
 	}
 }
@@ -131,7 +132,7 @@ func TestBucketsAreConsumedAndRefusalsRefunded(t *testing.T) {
 	if d, _ := mustCheck(t, m, cat, other); d != ratelimit.Allow {
 		t.Fatal("another subject shares the exhausted subject's bucket")
 	}
-	r, _ := m.Check(cat, caller(cat), &req)
+	r, _ := m.Check(context.Background(), cat, caller(cat), &req)
 	defer m.Release(r)
 	if r.out[1].p.id != big.ID || !r.out[1].refunded || r.out[1].op.Remaining != 97 {
 		t.Fatalf("the workspace reservation was not refunded: %+v", r.out[1].op)
@@ -172,7 +173,7 @@ func TestDegradedBehaviourWhenTheOwnerIsUnavailable(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := m.Check(cat, caller(cat), &Request{Action: tc.action})
+			r, err := m.Check(context.Background(), cat, caller(cat), &Request{Action: tc.action})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,7 +231,7 @@ func BenchmarkCheckThreePolicies(b *testing.B) {
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := m.Check(cat, caller(cat), &req)
+		r, err := m.Check(context.Background(), cat, caller(cat), &req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -245,7 +246,7 @@ func TestBucketKeyIsTheFirstPolicysBucket(t *testing.T) {
 	p := testPolicy("aaaaaaaa-0000-4000-8000-000000000001", "pay", "subject", 10)
 	cat := testCatalog(1, p)
 	m := mustNewModule(t)
-	r, err := m.Check(cat, caller(cat), &Request{Action: "pay", SubjectID: []byte("user-1")})
+	r, err := m.Check(context.Background(), cat, caller(cat), &Request{Action: "pay", SubjectID: []byte("user-1")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestBucketKeyIsTheFirstPolicysBucket(t *testing.T) {
 		t.Fatalf("BucketKey = %q, want %q", got, want)
 	}
 	m.Release(r)
-	r, err = m.Check(cat, caller(cat), &Request{Action: "search"})
+	r, err = m.Check(context.Background(), cat, caller(cat), &Request{Action: "search"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package ratecheck
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -18,7 +19,7 @@ import (
 // for a check of req.
 func keyShards(t testing.TB, m *Module, cat *catalog.Catalog, req Request) []int {
 	t.Helper()
-	r, err := m.Check(cat, caller(cat), &req)
+	r, err := m.Check(context.Background(), cat, caller(cat), &req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestRefusedChecksHoldNothingOnOneShardOrSeveral(t *testing.T) {
 					defer wg.Done()
 					for range 4 {
 						req := req
-						r, err := m.Check(cat, caller(cat), &req)
+						r, err := m.Check(context.Background(), cat, caller(cat), &req)
 						if err != nil {
 							t.Error(err)
 							return
@@ -98,7 +99,7 @@ func TestRefusedChecksHoldNothingOnOneShardOrSeveral(t *testing.T) {
 			if undone.Load() != want {
 				t.Fatalf("together=%v but %d refusals were undone inside the shard", together, undone.Load())
 			}
-			r, err := m.Check(cat, caller(cat), &Request{Action: "pay", SubjectID: []byte("someone-else")})
+			r, err := m.Check(context.Background(), cat, caller(cat), &Request{Action: "pay", SubjectID: []byte("someone-else")})
 			if err != nil || r.Decision() != ratelimit.Allow {
 				t.Fatalf("another subject: %v", err)
 			}
@@ -130,12 +131,12 @@ func TestATimedOutRefundKeepsItsResultOutOfThePool(t *testing.T) {
 	t.Cleanup(sys.Stop)
 	m := New(Config{Asker: refundTimesOut{cluster.SingleNode("n1", sys, time.Second)}})
 	req := Request{Action: "pay", SubjectID: []byte("u")}
-	r, err := m.Check(cat, caller(cat), &req)
+	r, err := m.Check(context.Background(), cat, caller(cat), &req)
 	if err != nil || r.Decision() != ratelimit.Allow || r.abandon {
 		t.Fatalf("first check: %v", err)
 	}
 	m.Release(r)
-	if r, err = m.Check(cat, caller(cat), &req); err != nil || r.Decision() == ratelimit.Allow {
+	if r, err = m.Check(context.Background(), cat, caller(cat), &req); err != nil || r.Decision() == ratelimit.Allow {
 		t.Fatalf("second check should be refused: %v", err)
 	}
 	if !r.abandon {
