@@ -23,7 +23,7 @@ func (n *Node) newTraffic(reg prometheus.Registerer) []api.Area {
 		Local: func(key string) bool { return r.Ring().OwnsLocally(cluster.Partition(key)) }})
 	reg.MustRegister(rl.Collector())
 	d := trafficapi.Deps{RateCheck: rl, Lease: lease.New(r, time.Now, n.log), Admission: admission.New(r, time.Now),
-		Router: r, Peers: n.cluster, NodeID: n.cfg.NodeID}
+		Router: r, Peers: n.cluster, NodeID: n.cfg.NodeID, Ring: r}
 	trafficapi.HandlePeers(d, n.store.Catalog)
 	return trafficapi.Areas(d)
 }

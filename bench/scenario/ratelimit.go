@@ -47,6 +47,11 @@ func (w *RateLimit) Do() load.Outcome {
 	if !ok {
 		return fail
 	}
+	return checkOutcome(w.op, v)
+}
+
+// checkOutcome classifies a check's answer as operation op.
+func checkOutcome(op uint8, v *fastjson.Value) load.Outcome {
 	var d load.Decision
 	switch string(v.GetStringBytes("decision")) {
 	case "allow":
@@ -56,11 +61,11 @@ func (w *RateLimit) Do() load.Outcome {
 	case "reject":
 		d = load.Reject
 	case "":
-		return load.Outcome{Op: w.op, Kind: load.Decode}
+		return load.Outcome{Op: op, Kind: load.Decode}
 	default:
 		d = load.OtherDecision
 	}
-	return load.Outcome{Op: w.op, Decision: d}
+	return load.Outcome{Op: op, Decision: d}
 }
 
 // Probe sends checks through w until one is answered with a decision or

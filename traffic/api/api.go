@@ -34,6 +34,9 @@ type Deps struct {
 	Peers summary.Peers
 	// NodeID names this node in a policy's counters.
 	NodeID string
+	// Ring is the cluster's current ring, for client-side routing of the
+	// check (ring.go); nil answers no ring and no partition hints.
+	Ring RingSource
 }
 
 // The names of the traffic areas, which place them in the contract
@@ -49,10 +52,11 @@ const (
 // contract's ApiError schema through the area; the rate-limit check's are
 // the spec's own {success,error} codes, documented on its routes.
 func Areas(d Deps) []kernel.Area {
-	rl := newCheckAPI(d.RateCheck)
+	rl := newCheckAPI(d.RateCheck, d.Ring)
 	st := statsAPI{m: d.RateCheck, node: d.NodeID, peers: d.Peers}
+	ring := &ringAPI{check: rl, src: d.Ring}
 	return []kernel.Area{
-		{Name: AreaRateLimit, Routes: rateLimitRoutes(rl, st)},
+		{Name: AreaRateLimit, Routes: append(rateLimitRoutes(rl, st), ring.route())},
 		{Name: AreaControl, Routes: controlRoutes(d), Errors: append(append([]*errcode.Code(nil), lease.Errors...), admission.Errors...)},
 	}
 }

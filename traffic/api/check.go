@@ -83,11 +83,12 @@ type rlScratch struct {
 // checkAPI is the check's transport over the module node/ built.
 type checkAPI struct {
 	m       *ratecheck.Module
-	scratch sync.Pool // *rlScratch
+	ring    RingSource // nil: no partition hints
+	scratch sync.Pool  // *rlScratch
 }
 
-func newCheckAPI(m *ratecheck.Module) *checkAPI {
-	a := &checkAPI{m: m}
+func newCheckAPI(m *ratecheck.Module, ring RingSource) *checkAPI {
+	a := &checkAPI{m: m, ring: ring}
 	a.scratch.New = func() any { return new(rlScratch) }
 	return a
 }
@@ -126,6 +127,13 @@ func (a *checkAPI) checkRateLimit(c *kernel.Call, mobile bool) {
 		c.SetRetryAfter((retry + 999) / 1000)
 	}
 	c.SetOutcome(rlOutcomes[res.Decision()])
+	// Client-side routing (ring.go): the only cost to a check that does
+	// not ask for it is this lookup.
+	if a.ring != nil {
+		if v := c.Ctx.Request.Header.Peek(RoutingHeader); len(v) == 1 && v[0] == '1' {
+			a.hint(c, res)
+		}
+	}
 	b := res.AppendJSON(res.Scratch())
 	res.Keep(b)
 	c.Ctx.SetStatusCode(200)

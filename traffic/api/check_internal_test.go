@@ -167,6 +167,12 @@ func benchCheck(b *testing.B, policies int) {
 
 // benchCheckWith is benchCheck over a transport built with cfg.
 func benchCheckWith(b *testing.B, policies int, cfg kernel.Config) {
+	benchCheckAs(b, policies, cfg, false)
+}
+
+// benchCheckAs is benchCheckWith, the checks asking for the routing hint
+// when routing is set.
+func benchCheckAs(b *testing.B, policies int, cfg kernel.Config, routing bool) {
 	var ps []catalog.RateLimitPolicy
 	for i := 0; i < policies; i++ {
 		p := testPolicy("bbbbbbbb-0000-4000-8000-00000000000"+string(rune('1'+i)), []string{"payment.*", "*", "payment.card"}[i], []string{"subject", "workspace", "device"}[i], 1<<40)
@@ -181,10 +187,14 @@ func benchCheckWith(b *testing.B, policies int, cfg kernel.Config) {
 	if ctx.Response.StatusCode() != 200 || !strings.Contains(string(ctx.Response.Body()), `"decision":"allow"`) {
 		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
+	call := f.call
+	if routing {
+		call = f.callRouted
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f.call(&ctx, "/v1/rate-limit/check", f.secret, body)
+		call(&ctx, "/v1/rate-limit/check", f.secret, body)
 	}
 	b.StopTimer()
 	if ctx.Response.StatusCode() != 200 {
@@ -194,3 +204,9 @@ func benchCheckWith(b *testing.B, policies int, cfg kernel.Config) {
 
 func BenchmarkRateLimitCheckOnePolicy(b *testing.B)     { benchCheck(b, 1) }
 func BenchmarkRateLimitCheckThreePolicies(b *testing.B) { benchCheck(b, 3) }
+
+// BenchmarkRateLimitCheckRoutingHint is the check asked for its partition
+// hint (X-Trustd-Routing: 1, ring.go).
+func BenchmarkRateLimitCheckRoutingHint(b *testing.B) {
+	benchCheckAs(b, 1, kernel.Config{BaseURL: "http://test"}, true)
+}

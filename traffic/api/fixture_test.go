@@ -67,6 +67,7 @@ type fixture struct {
 	store  *memStore
 	ws     *catalog.Workspace
 	secret string
+	router *cluster.Router
 }
 
 func mustNewFixture(t testing.TB, policies ...catalog.RateLimitPolicy) *fixture {
@@ -96,8 +97,8 @@ func mustNewFixtureWith(t testing.TB, cfg kernel.Config, policies ...catalog.Rat
 		p.WorkspaceID = ws.ID
 		must(st.Apply(context.Background(), &catalog.CreateRateLimitPolicy{Policy: p}))
 	}
-	s := newServerWith(t, cfg, st, sys)
-	return &fixture{s: s, store: st, ws: st.Catalog().Workspaces[ws.ID], secret: secret}
+	s, r := newServerRouterWith(t, cfg, st, sys)
+	return &fixture{s: s, store: st, ws: st.Catalog().Workspaces[ws.ID], secret: secret, router: r}
 }
 
 // apply runs cmd on the store.
@@ -123,6 +124,21 @@ func (f *fixture) call(ctx *fasthttp.RequestCtx, path, bearer, body string) {
 	f.s.Handler()(ctx)
 }
 
+// callRouted is call with the routing header (ring.go).
+func (f *fixture) callRouted(ctx *fasthttp.RequestCtx, path, bearer, body string) {
+	ctx.Request.Reset()
+	ctx.Response.Reset()
+	ctx.Request.Header.SetMethod("POST")
+	ctx.Request.SetRequestURI(path)
+	ctx.Request.Header.SetContentType("application/json")
+	ctx.Request.Header.Set(RoutingHeader, "1")
+	if bearer != "" {
+		ctx.Request.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	ctx.Request.SetBodyString(body)
+	f.s.Handler()(ctx)
+}
+
 // newServer is the transport with only the traffic area over st and the
 // actors of a single node, its modules built as node/ builds them.
 func newServer(t testing.TB, st kernel.Store, sys *actors.System) *kernel.Server {
@@ -133,14 +149,21 @@ func newServer(t testing.TB, st kernel.Store, sys *actors.System) *kernel.Server
 // newServerWith is newServer with the transport configured by cfg.
 func newServerWith(t testing.TB, cfg kernel.Config, st kernel.Store, sys *actors.System) *kernel.Server {
 	t.Helper()
+	s, _ := newServerRouterWith(t, cfg, st, sys)
+	return s
+}
+
+// newServerRouterWith is newServerWith with the router it routes over.
+func newServerRouterWith(t testing.TB, cfg kernel.Config, st kernel.Store, sys *actors.System) (*kernel.Server, *cluster.Router) {
+	t.Helper()
 	r := cluster.SingleNode("n1", sys, time.Second)
 	rl := ratecheck.New(ratecheck.Config{Now: time.Now, Asker: r,
 		Local: func(key string) bool { return r.Ring().OwnsLocally(cluster.Partition(key)) }})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(rl.Collector())
-	areas := Areas(Deps{RateCheck: rl, Lease: lease.New(r, time.Now, nil), Admission: admission.New(r, time.Now), Router: r, NodeID: "n1"})
+	areas := Areas(Deps{RateCheck: rl, Lease: lease.New(r, time.Now, nil), Admission: admission.New(r, time.Now), Router: r, NodeID: "n1", Ring: r})
 	cfg.Areas = areas
-	return kernel.New(cfg, st, r, reg, nil)
+	return kernel.New(cfg, st, r, reg, nil), r
 }
 
 func testPolicy(id, pattern, scope string, capacity int64) catalog.RateLimitPolicy {

@@ -239,3 +239,29 @@ func BenchmarkCheckThreePolicies(b *testing.B) {
 		m.Release(r)
 	}
 }
+
+// BucketKey is the first matched policy's live bucket key, the one its
+// reservation took from: a routing client is sent to its partition.
+func TestBucketKeyIsTheFirstPolicysBucket(t *testing.T) {
+	p := testPolicy("aaaaaaaa-0000-4000-8000-000000000001", "pay", "subject", 10)
+	cat := testCatalog(1, p)
+	m := mustNewModule(t)
+	r, err := m.Check(context.Background(), cat, caller(cat), &Request{Action: "pay", SubjectID: []byte("user-1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := ratelimit.HashScope(cat.Workspaces[wsID].ScopeKey, "subject\x00user-1")
+	want := string(r.out[0].p.bucketKey(nil, false, &h))
+	if got := r.BucketKey(); got != want || got != r.out[0].op.Key {
+		t.Fatalf("BucketKey = %q, want %q", got, want)
+	}
+	m.Release(r)
+	r, err = m.Check(context.Background(), cat, caller(cat), &Request{Action: "search"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release(r)
+	if got := r.BucketKey(); got != "" {
+		t.Fatalf("no policy matched, BucketKey = %q", got)
+	}
+}

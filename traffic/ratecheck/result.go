@@ -180,3 +180,13 @@ func appendUUID(b []byte) []byte {
 	}
 	return b
 }
+
+// BucketKey is the actor key of the first matched policy's bucket (its
+// reservation), "" when no policy matched. Its partition is where a
+// routing client sends the same check next (traffic/client).
+func (r *Result) BucketKey() string {
+	if len(r.out) == 0 {
+		return ""
+	}
+	return r.out[0].op.Key
+}

@@ -50,6 +50,7 @@ func TestScenariosAgainstAFakeTrustd(t *testing.T) {
 		{"ratelimit-multi over two nodes with zipf keys allows", []string{"--scenario", "ratelimit-multi", "--distribution", "zipf"}, "allow", ""},
 		{"siteverify verifies minted tokens", []string{"--scenario", "siteverify", "--tokens", "200", "--warmup", "0s"}, "verify-success", ""},
 		{"mixed does both", []string{"--scenario", "mixed", "--tokens", "200", "--warmup", "0s", "--mix", "ratelimit=50,siteverify=50"}, "allow", "verify-success"},
+		{"ratelimit through the routing client (no ring to learn) allows", []string{"--scenario", "ratelimit", "--client-routing"}, "allow", ""},
 		{"an open loop ratelimit run follows the rate", []string{"--scenario", "ratelimit", "--rate", "200"}, "allow", ""},
 	}
 	for _, tt := range tests {
@@ -184,6 +185,10 @@ func TestOptions(t *testing.T) {
 		{"cluster mode needs neither", []string{"--cluster", "3", "--rate", "2000"}, noEnv, true, "", 0},
 		{"the suite against a target is refused", []string{"--suite", "--target", "http://a:1"}, noEnv, false, "", 0},
 		{"suite and cluster together are refused", []string{"--suite", "--cluster", "3"}, noEnv, false, "", 0},
+		{"cluster mode with client routing", []string{"--cluster", "3", "--client-routing"}, noEnv, true, "", 0},
+		{"client routing of a ratelimit run", []string{"--target", "http://a:1", "--admin-token", "x", "--client-routing"}, noEnv, true, "x", 1},
+		{"client routing of siteverify is refused", []string{"--target", "http://a:1", "--admin-token", "x", "--scenario", "siteverify", "--client-routing"}, noEnv, false, "", 0},
+		{"client routing in the suite is refused", []string{"--suite", "--client-routing"}, noEnv, false, "", 0},
 		{"a cluster of one is refused", []string{"--cluster", "1"}, noEnv, false, "", 0},
 		{"zero rounds are refused", []string{"--suite", "--rounds", "0"}, noEnv, false, "", 0},
 		{"several server pids are accepted", []string{"--scenario", "baseline", "--server-pid", "12,34"}, noEnv, true, "", 0},

@@ -54,6 +54,8 @@ type options struct {
 	serverPid       string
 	suite           bool
 	cluster         int
+	clientRouting   bool
+	nodeProcs       int
 	trustdBin       string
 	rounds          int
 	openRate        float64
@@ -90,6 +92,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.serverPid, "server-pid", "", "pid of the server, to report its CPU µs per request (several, comma-separated, are summed: the nodes of a cluster)")
 	fs.BoolVar(&o.suite, "suite", false, "start a baseline process and a trustd node, and print the ratio to the baseline of ratelimit, ratelimit-multi and siteverify (each --rounds times) and the open-loop CPU ratio at --open-rate")
 	fs.IntVar(&o.cluster, "cluster", 0, "start a 1-node and an N-node cluster (mutual TLS) and compare local and forwarded CPU per check (N ≥ 2); with --rate both run open loop at that rate")
+	fs.BoolVar(&o.clientRouting, "client-routing", false, "send rate-limit checks through the reference client (traffic/client), which routes each to its bucket's owner; with --cluster, adds an N-node client-routed run to each round")
+	fs.IntVar(&o.nodeProcs, "node-gomaxprocs", 0, "with --suite/--cluster: GOMAXPROCS of every trustd node (0: Go's default, every core); several nodes on one host otherwise each schedule on every core")
 	fs.StringVar(&o.trustdBin, "trustd-bin", "", "with --suite/--cluster: the trustd binary (default: go build ./cmd/trustd into a temporary directory)")
 	fs.IntVar(&o.rounds, "rounds", 3, "with --suite/--cluster: rounds of every comparison (the median ratio is reported)")
 	fs.Float64Var(&o.openRate, "open-rate", 5000, "with --suite: the open-loop rate of the CPU comparison (0: skip it)")
@@ -148,12 +152,16 @@ func (o *options) validate() error {
 		switch {
 		case o.suite && o.cluster != 0:
 			return errors.New("--suite and --cluster are separate runs")
+		case o.suite && o.clientRouting:
+			return errors.New("--client-routing goes with --cluster or a ratelimit run, not --suite")
 		case o.cluster == 1 || o.cluster < 0 || o.cluster > 9:
 			return errors.New("--cluster takes 2 to 9 nodes")
 		case len(o.targets) > 0 || o.compareBaseline:
 			return errors.New("--suite and --cluster start their own servers: no --target or --compare-baseline")
 		case o.rounds < 1:
 			return errors.New("--rounds must be at least 1")
+		case o.nodeProcs < 0:
+			return errors.New("--node-gomaxprocs must not be negative")
 		case o.openRate < 0:
 			return errors.New("--open-rate must not be negative")
 		case o.duration <= 0 || o.warmup < 0 || o.connections < 1:
@@ -162,6 +170,8 @@ func (o *options) validate() error {
 		return o.keys.Validate()
 	}
 	switch {
+	case o.clientRouting && o.scenario != scRateLimit && o.scenario != scRateLimitMulti:
+		return errors.New("--client-routing goes with the ratelimit and ratelimit-multi scenarios")
 	case !slices.Contains(scenarios, o.scenario):
 		return fmt.Errorf("unknown scenario %q (one of %s)", o.scenario, strings.Join(scenarios, ", "))
 	case o.duration <= 0 || o.warmup < 0:
@@ -205,6 +215,14 @@ func parsePids(s string) ([]int, error) {
 		pids = append(pids, pid)
 	}
 	return pids, nil
+}
+
+// nodeEnv is what --node-gomaxprocs adds to the nodes' environment.
+func (o *options) nodeEnv() []string {
+	if o.nodeProcs <= 0 {
+		return nil
+	}
+	return []string{"GOMAXPROCS=" + strconv.Itoa(o.nodeProcs)}
 }
 
 func (o *options) needsTrustd() bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/trustd/trustd/bench/redislua"
 	"github.com/trustd/trustd/bench/resp"
 	"github.com/trustd/trustd/bench/scenario"
+	"github.com/trustd/trustd/traffic/client"
 )
 
 // prepared is a scenario ready to be driven: its workers, what it talks to,
@@ -102,6 +103,33 @@ func prepareBaseline(o *options, p *prepared, log io.Writer) error {
 		return scenario.NewRateLimit(0, tg, "", bodies, ch), nil
 	}
 	return probeAll(tg, "", bodies, log)
+}
+
+// prepareRouted makes the run's workers share one reference client
+// (traffic/client) that knows the first target and learns the ring; the
+// warm-up teaches it the keys' partitions. Its counters go to the log at
+// the end, so a run that did not route shows it.
+func prepareRouted(o *options, p *prepared, secret string, bodies *keys.Payloads, log io.Writer) error {
+	c, err := client.New(client.Config{Nodes: o.targets[:1], Secret: secret, Timeout: o.timeout,
+		MaxConnsPerNode: o.connections, CacheSize: max(1<<16, 2*o.keys.N)})
+	if err != nil {
+		return err
+	}
+	p.cleanups = append(p.cleanups, func() error {
+		st := c.Stats()
+		fmt.Fprintf(log, "  client routing: %d checks, %d sent to the owner (%.1f %%), %d retried, %d ring fetches, ring epoch %d\n",
+			st.Checks, st.Routed, 100*float64(st.Routed)/float64(max(1, st.Checks)), st.Retried, st.RingFetches, c.Epoch())
+		c.Close()
+		return nil
+	})
+	p.newWorker = func(i int) (load.Worker, error) {
+		ch, err := p.chooser(o, i)
+		if err != nil {
+			return nil, err
+		}
+		return scenario.NewRoutedRateLimit(0, c, bodies, ch), nil
+	}
+	return nil
 }
 
 // probeAll checks that every node answers a rate-limit check before any
@@ -206,6 +234,9 @@ func prepareTrustd(ctx context.Context, o *options, p *prepared, log io.Writer) 
 	switch o.scenario {
 	case scRateLimit, scRateLimitMulti:
 		p.ops = []string{o.scenario}
+		if o.clientRouting {
+			return prepareRouted(o, p, secret, bodies, log)
+		}
 		p.newWorker = func(i int) (load.Worker, error) {
 			ch, err := p.chooser(o, i)
 			if err != nil {

@@ -212,7 +212,9 @@ func randomHex(n int) string {
 // `trustctl tls` makes) and share a cluster key. Per-IP and per-credential
 // ingress limits are off: every request comes from one address and one
 // site.
-func startCluster(ctx context.Context, bin, dir, prefix string, n int, withTLS bool, log io.Writer) (tc *testCluster, err error) {
+//
+// extraEnv is added to every node's environment (--node-gomaxprocs).
+func startCluster(ctx context.Context, bin, dir, prefix string, n int, withTLS bool, extraEnv []string, log io.Writer) (tc *testCluster, err error) {
 	tc = &testCluster{token: "adm_" + randomHex(24)}
 	defer func() {
 		if err != nil {
@@ -231,7 +233,7 @@ func startCluster(ctx context.Context, bin, dir, prefix string, n int, withTLS b
 			return nil, err
 		}
 	}
-	env := []string{"TRUSTD_ADMIN_TOKEN=" + tc.token, "TRUSTD_CLUSTER_KEY=" + randomHex(24)}
+	env := append([]string{"TRUSTD_ADMIN_TOKEN=" + tc.token, "TRUSTD_CLUSTER_KEY=" + randomHex(24)}, extraEnv...)
 	var join string
 	for i := 1; i <= n; i++ {
 		id := prefix + "-" + strconv.Itoa(i)
@@ -330,4 +332,18 @@ func (tc *testCluster) peerFrames(ctx context.Context, i int) (frames, asks floa
 		return 0, 0, fmt.Errorf("%s/metrics has no peer frame counters", tc.ops[i])
 	}
 	return frames, asks, nil
+}
+
+// askTotal is the sum over every node of tc of the asks it forwarded to
+// another node (trustd_peer_frame_asks_total).
+func (tc *testCluster) askTotal(ctx context.Context) (float64, error) {
+	total := 0.0
+	for i := range tc.ops {
+		_, asks, err := tc.peerFrames(ctx, i)
+		if err != nil {
+			return 0, err
+		}
+		total += asks
+	}
+	return total, nil
 }

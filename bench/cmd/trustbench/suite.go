@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trustd/trustd/bench/procstat"
 	"github.com/trustd/trustd/bench/report"
 )
 
@@ -66,7 +67,7 @@ func waitRing(ctx context.Context, tc *testCluster, n int) error {
 // nothing started by the run itself.
 func (o *options) sub(scenario string, targets []string, pids []int, token string, rate float64) *options {
 	c := *o
-	c.suite, c.cluster, c.compareBaseline, c.baselineTarget = false, 0, false, ""
+	c.suite, c.cluster, c.compareBaseline, c.baselineTarget, c.clientRouting = false, 0, false, "", false
 	c.scenario, c.targets, c.adminToken, c.rate = scenario, targets, token, rate
 	c.serverPid = ""
 	for i, p := range pids {
@@ -195,7 +196,7 @@ func runSuite(ctx context.Context, o *options, stdout, log io.Writer) (code int)
 	}
 	defer base.stop()
 	fmt.Fprintf(log, "baseline: own process, pid %d on %s\n", base.pid(), baseURL)
-	node, err := startCluster(ctx, bin, filepath.Join(dir, "node"), "suite", 1, false, log)
+	node, err := startCluster(ctx, bin, filepath.Join(dir, "node"), "suite", 1, false, o.nodeEnv(), log)
 	if err != nil {
 		return fail(err)
 	}
@@ -280,12 +281,12 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 		return fail(err)
 	}
 	defer os.RemoveAll(dir)
-	one, err := startCluster(ctx, bin, filepath.Join(dir, "one"), "one", 1, true, log)
+	one, err := startCluster(ctx, bin, filepath.Join(dir, "one"), "one", 1, true, o.nodeEnv(), log)
 	if err != nil {
 		return fail(err)
 	}
 	defer one.stop()
-	many, err := startCluster(ctx, bin, filepath.Join(dir, "many"), "many", o.cluster, true, log)
+	many, err := startCluster(ctx, bin, filepath.Join(dir, "many"), "many", o.cluster, true, o.nodeEnv(), log)
 	if err != nil {
 		return fail(err)
 	}
@@ -294,7 +295,9 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	n := float64(o.cluster)
 	fwd := (n - 1) / n // share of keys node 1 does not own (expected)
 	var local, total, forwarded, ratioFwd, cps1, cpsN, cpsRatio, perFrame []float64
+	var routed, ratioRouted, routedAsks []float64
 	perNode := make([][]float64, o.cluster)
+	perNodeRouted := make([][]float64, o.cluster)
 	for round := 1; round <= o.rounds; round++ {
 		fmt.Fprintf(log, "round %d/%d: one node (load average %s)\n", round, o.rounds, loadAverage())
 		s1, _, err := runLogged(ctx, o.sub(scRateLimit, one.apis[:1], one.pids(), one.token, o.rate), log)
@@ -331,10 +334,41 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 		for i, d := range each {
 			perNode[i] = append(perNode[i], float64(d.Microseconds())/float64(sN.Requests))
 		}
+		if !o.clientRouting {
+			continue
+		}
+		fmt.Fprintf(log, "round %d/%d: %d nodes, client-routed: the reference client knows node 1 and learns the ring (load average %s)\n",
+			round, o.rounds, o.cluster, loadAverage())
+		a0, aerr := many.askTotal(ctx)
+		sub := o.sub(scRateLimit, many.apis[:1], many.pids(), many.token, o.rate)
+		sub.clientRouting = true
+		sR, eachR, err := runLogged(ctx, sub, log)
+		if err != nil {
+			return fail(err)
+		}
+		if a1, err := many.askTotal(ctx); aerr == nil && err == nil && sR.Requests > 0 {
+			routedAsks = append(routedAsks, (a1-a0)/float64(sR.Requests))
+		}
+		if sR.ServerCPUUs == nil || len(eachR) != o.cluster {
+			return fail(errors.New("client-routed: server CPU not measured"))
+		}
+		r := *sR.ServerCPUUs
+		routed, ratioRouted = append(routed, r), append(ratioRouted, r/l)
+		for i, d := range eachR {
+			perNodeRouted[i] = append(perNodeRouted[i], float64(d.Microseconds())/float64(sR.Requests))
+		}
 	}
+	// What the nodes burn with no check at all (gossip, liveness renewals,
+	// Raft heartbeats, the Go runtime): a fixed cost that N processes pay
+	// N times, spread over the checks of a run. Measured after the rounds, with
+	// nothing sent.
+	idle1, idleN := idleCPU(ctx, one, idleWindow), idleCPU(ctx, many, idleWindow)
 	fmt.Fprintf(stdout, "trustbench --cluster %d: %s, %d round(s) of %s (+%s warm-up) rate-limit checks, %d connections, %d keys; every node on this host, mutual TLS between nodes; load average %s at start, %s at end\n",
 		o.cluster, start.Format(time.RFC3339), o.rounds, o.duration, o.warmup, o.connections, o.keys.N, load0, loadAverage())
 	fmt.Fprintf(stdout, "command: %s\n", o.command)
+	if o.nodeProcs > 0 {
+		fmt.Fprintf(stdout, "every node runs with GOMAXPROCS=%d.\n", o.nodeProcs)
+	}
 	if o.rate > 0 {
 		fmt.Fprintf(stdout, "open loop at %g checks/s in both setups (CPU per check compared at one rate).\n", o.rate)
 	} else {
@@ -363,8 +397,50 @@ func runCluster(ctx context.Context, o *options, stdout, log io.Writer) int {
 	row(fmt.Sprintf("checks per CPU-second, %d nodes", o.cluster), cpsN, "%.0f", "")
 	cr := median(cpsRatio)
 	row(fmt.Sprintf("%d nodes / one node", o.cluster), cpsRatio, "%.2f", "≥ 0.90: "+metIf(cr >= 0.9))
+	row("idle CPU, one node: µs per second", []float64{idle1}, "%.0f", "")
+	row(fmt.Sprintf("idle CPU, %d nodes: µs per second", o.cluster), []float64{idleN}, "%.0f", "")
+	if o.clientRouting {
+		row(fmt.Sprintf("%d nodes client-routed: CPU µs per check, all nodes", o.cluster), routed, "%.1f", "")
+		for i := range perNodeRouted {
+			row(fmt.Sprintf("  node %d", i+1), perNodeRouted[i], "%.1f", "")
+		}
+		row("forwarded asks per check, client-routed (warm-up included)", routedAsks, "%.3f", "")
+		rr := median(ratioRouted)
+		row("client-routed / one node", ratioRouted, "%.2f", "≤ 1.10: "+metIf(rr <= 1.1))
+	}
 	_ = tw.Flush()
 	return 0
+}
+
+// idleWindow is how long idleCPU watches the nodes.
+const idleWindow = 3 * time.Second
+
+// idleCPU is the CPU tc's nodes use together per second of wall time
+// while no request is sent, in µs; -1 when it cannot be read.
+func idleCPU(ctx context.Context, tc *testCluster, window time.Duration) float64 {
+	cpu := func() (time.Duration, bool) {
+		var sum time.Duration
+		for _, p := range tc.pids() {
+			d, err := procstat.CPU(p)
+			if err != nil {
+				return 0, false
+			}
+			sum += d
+		}
+		return sum, true
+	}
+	c0, ok0 := cpu()
+	t0 := time.Now()
+	select {
+	case <-ctx.Done():
+		return -1
+	case <-time.After(window):
+	}
+	c1, ok1 := cpu()
+	if !ok0 || !ok1 {
+		return -1
+	}
+	return float64((c1 - c0).Microseconds()) / time.Since(t0).Seconds()
 }
 
 func metIf(ok bool) string {
