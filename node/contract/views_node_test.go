@@ -1,4 +1,4 @@
-package http_test
+package contract_test
 
 // The answers of the catalog's admin operations (catalog/api) the tests
 // here create their workspaces and sites with.

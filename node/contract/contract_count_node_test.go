@@ -1,4 +1,4 @@
-package http_test
+package contract_test
 
 import (
 	"os"
@@ -79,7 +79,7 @@ func TestTheContractHasTheSpecOperationsAndTheGuideItsCount(t *testing.T) {
 	if len(specOperations) != 62 {
 		t.Errorf("%d specification operations listed; docs/README.md says 62", len(specOperations))
 	}
-	guide, err := os.ReadFile("../docs/README.md")
+	guide, err := os.ReadFile("../../docs/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

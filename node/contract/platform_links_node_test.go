@@ -1,4 +1,4 @@
-package http_test
+package contract_test
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ func TestServiceInfoLinksTheContractsAndTheGuide(t *testing.T) {
 			t.Fatalf("%s (%s): %d", k, link, r.status)
 		}
 	}
-	guide, err := os.ReadFile("../docs/README.md")
+	guide, err := os.ReadFile("../../docs/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

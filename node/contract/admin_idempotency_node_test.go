@@ -1,4 +1,4 @@
-package http_test
+package contract_test
 
 import (
 	"bytes"
