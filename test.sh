@@ -16,7 +16,7 @@ command -v tesseract >/dev/null 2>&1 || need_apt+=(tesseract-ocr)
 [ -f /usr/share/fonts/opentype/ocr-b/OCRBS.otf ] || need_apt+=(fonts-ocr-b)
 command -v ZXingWriter >/dev/null 2>&1 || need_apt+=(zxing-cpp-tools)
 command -v cwebp >/dev/null 2>&1 || need_apt+=(webp)
-command -v iptables >/dev/null 2>&1 || need_apt+=(iptables) # systemtest/faults: random packet drops
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables) # test/system/faults: random packet drops
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     # Another process may hold the package manager's lock (unattended
@@ -38,9 +38,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     echo "== missing ${need_apt[*]}: the tests that need them will skip"
   fi
 fi
-if [ -x systemtest/browser/setup.sh ]; then
+if [ -x test/system/browser/setup.sh ]; then
   echo "== browser test setup"
-  systemtest/browser/setup.sh || echo "== browser test setup failed: the browser tests will skip"
+  test/system/browser/setup.sh || echo "== browser test setup failed: the browser tests will skip"
 fi
 if [ -x agents/examples/webbotauth/setup.sh ]; then
   echo "== web-bot-auth signer setup"
@@ -54,13 +54,13 @@ if [ -x verify/examples/recaptcha/setup.sh ]; then
   echo "== reCAPTCHA v3 backend (better-auth) setup"
   verify/examples/recaptcha/setup.sh || echo "== better-auth setup failed: the reCAPTCHA backend test will skip"
 fi
-if [ -x face/sidecar/setup.sh ]; then
+if [ -x identity/face/sidecar/setup.sh ]; then
   echo "== face engine sidecar setup"
-  face/sidecar/setup.sh || echo "== face sidecar setup failed: the real face engine tests will skip"
+  identity/face/sidecar/setup.sh || echo "== face sidecar setup failed: the real face engine tests will skip"
 fi
-if [ -x systemtest/passwords/setup.sh ]; then
+if [ -x test/system/passwords/setup.sh ]; then
   echo "== password range client test setup"
-  systemtest/passwords/setup.sh || echo "== password range client setup failed: the npm client test will skip"
+  test/system/passwords/setup.sh || echo "== password range client setup failed: the npm client test will skip"
 fi
 
 echo "== go mod download"

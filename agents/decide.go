@@ -4,8 +4,8 @@ import (
 	"path"
 	"slices"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // DecisionInput is the signed body of POST /agents/decision (spec 4.4).

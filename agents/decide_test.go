@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 func TestDecide(t *testing.T) {

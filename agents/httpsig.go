@@ -20,7 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/remitly-oss/httpsig-go"
 
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // HTTP Message Signatures (RFC 9421) in the Web Bot Auth profile: the

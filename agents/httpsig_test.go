@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/remitly-oss/httpsig-go"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // The RFC 9421 appendix B.1.4 Ed25519 test key.

@@ -12,9 +12,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // The decisions of Agent Trust: which of the two signature schemes a
@@ -156,7 +156,7 @@ func (m *Module) Authenticate(cat *catalog.Catalog, msg Message) (Identity, erro
 }
 
 // The actor keys of an agent's behaviour and records (DESIGN.md,
-// "Decisions"; the key spaces are registered in actors/keys.go): velocity
+// "Decisions"; the key spaces are registered in platform/actors/keys.go): velocity
 // per minute, failed signatures and denied approvals per hour, the first
 // use of a scope, a stored decision.
 func velocityKey(agentID string) string     { return actors.SpaceAgentVelocity + agentID }

@@ -1,6 +1,6 @@
 package agents
 
-import "github.com/trustd/trustd/actors"
+import "github.com/trustd/trustd/platform/actors"
 
 // MarkerNonces is the cluster-wide nonce store: each nonce is a single-use
 // marker (actors.Consume) owned by one shard and confirmed by the

@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/jsonstrict"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
 )
 
 // The headers of a signed agent request (contract: "Agent request signing").

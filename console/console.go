@@ -24,7 +24,7 @@ import (
 
 	"github.com/trustd/trustd/console/login"
 	"github.com/trustd/trustd/console/users"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // Backend is what the console needs of the node's API server.

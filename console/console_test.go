@@ -16,7 +16,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/trustd/trustd/console/login"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // fakeBackend answers the admin operations the pages use with fixed data

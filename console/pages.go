@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/cluster/summary"
 	"github.com/trustd/trustd/console/users"
+	"github.com/trustd/trustd/platform/cluster/summary"
 )
 
 // The console's view of the admin API's answers: the contract's field

@@ -9,7 +9,7 @@ import (
 
 	"github.com/trustd/trustd/console/login"
 	"github.com/trustd/trustd/console/users"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // Pages of the modules beside rate limiting: agents and the approval

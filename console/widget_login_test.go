@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/console/login"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // TestLoginWithoutWidgetInDevMode: a dev node (RequireHuman off) shows no

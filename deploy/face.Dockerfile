@@ -4,9 +4,9 @@
 # second container of the node's pod) and give both the same secret.
 FROM node:20-bookworm-slim
 WORKDIR /opt/trustd/face-sidecar
-COPY face/sidecar/package.json face/sidecar/package-lock.json face/sidecar/.npmrc ./
+COPY identity/face/sidecar/package.json identity/face/sidecar/package-lock.json identity/face/sidecar/.npmrc ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY face/sidecar/server.mjs ./
+COPY identity/face/sidecar/server.mjs ./
 USER node
 ENV FACE_SIDECAR_PORT=7310
 ENTRYPOINT ["node", "server.mjs"]

@@ -3,8 +3,8 @@ package journeys
 import (
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/lib/ident"
 	"github.com/trustd/trustd/risk/trust"
 )
 

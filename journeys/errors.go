@@ -1,6 +1,6 @@
 package journeys
 
-import "github.com/trustd/trustd/errcode"
+import "github.com/trustd/trustd/platform/errcode"
 
 // Domain errors of the journey operations.
 var (

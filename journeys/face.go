@@ -7,9 +7,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/identity/liveness"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // Facial methods. The presence check (identity/liveness, implemented by

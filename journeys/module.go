@@ -10,10 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 )
 
 // Store is the replicated catalog: the current version and a command

@@ -12,7 +12,7 @@ import (
 	"github.com/go-webauthn/webauthn/protocol"
 	"github.com/go-webauthn/webauthn/webauthn"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // device_authorization: a passkey ceremony (WebAuthn) run by the person's

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/journeys/journeystest"
+	"github.com/trustd/trustd/platform/catalog"
 	"github.com/trustd/trustd/risk/trust"
 )
 

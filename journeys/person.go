@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/branding"
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/console/branding"
+	"github.com/trustd/trustd/platform/catalog"
 	"github.com/trustd/trustd/risk/trust"
 )
 

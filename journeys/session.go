@@ -6,11 +6,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 )
 
 // StartRequest is POST /journeys/start after decoding.

@@ -5,7 +5,7 @@ import (
 
 	"github.com/trustd/trustd/agents"
 	agentsapi "github.com/trustd/trustd/agents/api"
-	api "github.com/trustd/trustd/http"
+	api "github.com/trustd/trustd/platform/http"
 )
 
 // newAgents builds Agent Trust over the router (nonces, behaviour

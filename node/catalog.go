@@ -1,8 +1,8 @@
 package node
 
 import (
-	catalogapi "github.com/trustd/trustd/catalog/api"
-	api "github.com/trustd/trustd/http"
+	catalogapi "github.com/trustd/trustd/platform/catalog/api"
+	api "github.com/trustd/trustd/platform/http"
 )
 
 // newCatalogAdmin is the catalog's admin area: tenancy records and the

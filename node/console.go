@@ -3,10 +3,10 @@ package node
 import (
 	"sync/atomic"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster/summary"
 	consoleapi "github.com/trustd/trustd/console/api"
-	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster/summary"
+	api "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify"
 )
 

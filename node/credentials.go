@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/cluster/mtls"
+	"github.com/trustd/trustd/platform/cluster/mtls"
 )
 
 // LocalCredentialsDir is where, inside the data dir, a node that was given

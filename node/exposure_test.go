@@ -2,7 +2,7 @@ package node
 
 import (
 	"context"
-	"github.com/trustd/trustd/cluster/mtls"
+	"github.com/trustd/trustd/platform/cluster/mtls"
 	nethttp "net/http"
 	"net/http/httptest"
 	"strings"

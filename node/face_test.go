@@ -48,12 +48,12 @@ func TestFaceEngineConfigRefused(t *testing.T) {
 // --face-engine-sidecar: the node starts the sidecar, analyses work, and
 // the process ends with the node.
 func TestFaceEngineSidecarStartedByTheNode(t *testing.T) {
-	dir, err := filepath.Abs("../face/sidecar")
+	dir, err := filepath.Abs("../identity/face/sidecar")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := face.SidecarInstalled(dir); err != nil {
-		t.Skipf("face sidecar not installed (%v); run face/sidecar/setup.sh", err)
+		t.Skipf("face sidecar not installed (%v); run identity/face/sidecar/setup.sh", err)
 	}
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	api "github.com/trustd/trustd/http"
 	identityapi "github.com/trustd/trustd/identity/api"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/session"
+	api "github.com/trustd/trustd/platform/http"
 )
 
 // newIdentity builds the identity area's modules (document screening and

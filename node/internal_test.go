@@ -21,11 +21,11 @@ import (
 	"github.com/hashicorp/raft"
 	gproto "google.golang.org/protobuf/proto"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/cluster/mtls"
-	"github.com/trustd/trustd/proto/clusterpb"
-	"github.com/trustd/trustd/proto/raftpb"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/cluster/mtls"
+	"github.com/trustd/trustd/platform/proto/clusterpb"
+	"github.com/trustd/trustd/platform/proto/raftpb"
 )
 
 // forgedKey is a Raft batch that adds a signing key of an attacker's

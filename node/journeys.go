@@ -4,13 +4,13 @@ import (
 	"context"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/journeys"
 	journeysapi "github.com/trustd/trustd/journeys/api"
+	"github.com/trustd/trustd/platform/catalog"
+	api "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 	"github.com/trustd/trustd/verify"
 )
 

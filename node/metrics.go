@@ -6,7 +6,7 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/platform/actors"
 )
 
 // raftCollector exports the Raft state on each scrape.

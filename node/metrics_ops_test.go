@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 func TestWebhookBacklogCountsPendingDeliveriesAndTheOldestWaitingEvent(t *testing.T) {

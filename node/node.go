@@ -22,22 +22,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/trustd/trustd/actors"
-	brandingapi "github.com/trustd/trustd/branding/api"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/cluster/mtls"
-	"github.com/trustd/trustd/events"
-	eventsapi "github.com/trustd/trustd/events/api"
-	api "github.com/trustd/trustd/http"
+	brandingapi "github.com/trustd/trustd/console/branding/api"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/journeys"
-	"github.com/trustd/trustd/persistence"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/cluster/mtls"
+	"github.com/trustd/trustd/platform/events"
+	eventsapi "github.com/trustd/trustd/platform/events/api"
+	api "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/persistence"
+	"github.com/trustd/trustd/platform/telemetry"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/passwords"
-	"github.com/trustd/trustd/telemetry"
-	"github.com/trustd/trustd/token"
 )
 
 // Config is everything a node is started with; cmd/trustd fills it from
@@ -107,7 +107,7 @@ type Config struct {
 	PasswordsDir string
 	// Face is the face engine sidecar to use (identity/face: loopback URL,
 	// shared secret, uncalibrated match threshold); FaceSidecarDir, when
-	// set instead, is a face/sidecar folder the node starts and supervises
+	// set instead, is a identity/face/sidecar folder the node starts and supervises
 	// itself with a generated secret. Neither: facial checks fail closed.
 	Face           face.Config
 	FaceSidecarDir string

@@ -1,8 +1,8 @@
 package node
 
 import (
-	api "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/node/ops"
+	api "github.com/trustd/trustd/platform/http"
 )
 
 // newOps is the node's own admin area: cluster membership and leave, the

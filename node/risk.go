@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	api "github.com/trustd/trustd/http"
+	api "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/risk/account"
 	riskapi "github.com/trustd/trustd/risk/api"
 	"github.com/trustd/trustd/risk/apiprotection"

@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/trustd/trustd/cluster"
-	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/cluster"
+	api "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/traffic/admission"
 	trafficapi "github.com/trustd/trustd/traffic/api"
 	"github.com/trustd/trustd/traffic/lease"

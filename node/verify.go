@@ -3,10 +3,10 @@ package node
 import (
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	api "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	api "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 	"github.com/trustd/trustd/verify"
 	verifyapi "github.com/trustd/trustd/verify/api"
 )

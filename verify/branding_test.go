@@ -3,7 +3,7 @@ package verify
 import (
 	"testing"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // The challenge answer (the widget's config, never cached) carries the

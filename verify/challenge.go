@@ -7,13 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/branding"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/humanscore"
-	"github.com/trustd/trustd/pow"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/console/branding"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/token"
+	"github.com/trustd/trustd/verify/pow"
+	"github.com/trustd/trustd/verify/score"
 )
 
 // The challenge protocol between the browser widget and the service:
@@ -100,7 +100,7 @@ type Browser struct {
 	Addr string
 	// Headers reports that the request carries what a browser's fetch()
 	// sends on its own (see the transport's browserHeaders); it only
-	// lifts the score's ceiling by its share (humanscore.Ceiling).
+	// lifts the score's ceiling by its share (score.Ceiling).
 	Headers bool
 }
 
@@ -130,7 +130,7 @@ func (m *Module) Challenge(cat *catalog.Catalog, b Browser, in *ChallengeInput, 
 	if ch.Mode == 0 {
 		ch.Mode = token.ModeCheckbox
 	}
-	bits, risk := humanscore.Difficulty(m.challengeLoad(cat, site, ch.IPHash))
+	bits, risk := score.Difficulty(m.challengeLoad(cat, site, ch.IPHash))
 	ch.Difficulty, ch.Risk = uint8(bits), uint8(risk)
 	now := m.now().Unix()
 	ch.Issued, ch.Expires = now, now+ChallengeTTL
@@ -154,8 +154,8 @@ func (m *Module) Challenge(cat *catalog.Catalog, b Browser, in *ChallengeInput, 
 // the site's challenge velocity (actors) and the site's feedback tally.
 // When velocity cannot be read the client is treated as fast (+2 bits),
 // so an outage never makes challenges cheaper.
-func (m *Module) challengeLoad(cat *catalog.Catalog, site *catalog.Site, ip [16]byte) humanscore.Load {
-	l := humanscore.Load{Floor: site.ChallengeDifficulty}
+func (m *Module) challengeLoad(cat *catalog.Catalog, site *catalog.Site, ip [16]byte) score.Load {
+	l := score.Load{Floor: site.ChallengeDifficulty}
 	ipHit := &actors.Hit{Key: actors.SpaceVelocity + "ip/" + site.ID + "/" + actors.MarkerKey("", ip), Window: velocityWindow}
 	siteHit := &actors.Hit{Key: actors.SpaceVelocity + "site/" + site.ID, Window: velocityWindow}
 	if err := m.ask.Ask(ipHit.Key, ipHit); err != nil {
@@ -224,7 +224,7 @@ func (m *Module) Redeem(cat *catalog.Catalog, b Browser, in *RedeemInput) (*Rede
 	if k == nil {
 		return nil, errNoKey(catalog.KeyLive)
 	}
-	score, reasons := humanscore.Score(humanscore.Signals{
+	score, reasons := score.Score(score.Signals{
 		Webdriver: sig.Webdriver, Headless: sig.Headless, Interaction: sig.Interaction, Visible: sig.Visible,
 		ElapsedMS: sig.ElapsedMS, PointerMoves: sig.PointerMoves, Keypresses: sig.Keypresses,
 		Invisible: ch.Mode == token.ModeScoreBased || ch.Mode == token.ModeScoreEnforced,

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/pow"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 func solve(t testing.TB, cv *ChallengeView) string {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // Drop-in siteverify dialects. A site moving from Cloudflare Turnstile or

@@ -9,10 +9,10 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // Edge pre-clearance (spec 4.13). After a successful siteverify the

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // env is a module over real shard actors on one node (no HTTP, no

@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/trustd/trustd/errcode"
+import "github.com/trustd/trustd/platform/errcode"
 
 // Errors of human verification. Their codes and meanings are the
 // contract's (they were http's before the module moved here).

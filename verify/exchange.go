@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // Exchanged is a widget response token consumed for another product

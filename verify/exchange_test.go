@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // A token exchanged for a journey is consumed as /siteverify consumes it:

@@ -9,11 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/humanscore"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/token"
+	"github.com/trustd/trustd/verify/score"
 )
 
 // Lifetimes and bounds of the module.
@@ -153,18 +153,18 @@ func RandomID() (id [16]byte) {
 }
 
 // Key spaces of the actor state this module uses are declared in
-// actors/keys.go: actors.SpaceChallenge (Consume), SpaceToken and
+// platform/actors/keys.go: actors.SpaceChallenge (Consume), SpaceToken and
 // SpaceSandboxTok (Redeem, with the verification), SpaceFeedback (Redeem,
 // the one label of an assessment) and SpaceVelocity (Hit, per IP and per
 // site).
 
 // feedbackOf turns a site's feedback tally into score relief.
-func feedbackOf(t *catalog.FeedbackTally) *humanscore.Feedback {
+func feedbackOf(t *catalog.FeedbackTally) *score.Feedback {
 	if t == nil {
 		return nil
 	}
-	fb := &humanscore.Feedback{}
-	for r := humanscore.Reason(0); r < humanscore.NumReasons; r++ {
+	fb := &score.Feedback{}
+	for r := score.Reason(0); r < score.NumReasons; r++ {
 		fb.FalsePositives[r] = t.ReasonFalsePositives[r]
 	}
 	return fb

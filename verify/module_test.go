@@ -3,7 +3,7 @@ package verify
 import (
 	"testing"
 
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // siteverify hashes a remote address without making its canonical string:

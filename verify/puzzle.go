@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // Visual puzzles. Everything about a puzzle derives from its 16-byte seed

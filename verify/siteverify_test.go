@@ -9,9 +9,9 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/token"
 )
 
 func (e *env) siteverify(q Request) (Verdict, error) {

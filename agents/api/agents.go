@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/agents"
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // Agent Trust transport: admin API of the registry and approvals, and the

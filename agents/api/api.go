@@ -8,8 +8,8 @@ package api
 
 import (
 	"github.com/trustd/trustd/agents"
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // Deps are what the agent routes call, built by node/.

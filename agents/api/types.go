@@ -3,7 +3,7 @@ package api
 import (
 	"time"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // The contract bodies of Agent Trust (spec 2.6, 4.4). Their names and

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/persistence/backup"
+	"github.com/trustd/trustd/platform/persistence/backup"
 )
 
 // trustctl snapshot save|inspect|restore: backups of the replicated state,

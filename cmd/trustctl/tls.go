@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/cluster/mtls"
+	"github.com/trustd/trustd/platform/cluster/mtls"
 )
 
 const tlsUsage = `usage:

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trustd/trustd/cluster/mtls"
+	"github.com/trustd/trustd/platform/cluster/mtls"
 )
 
 func TestTLSCommandsMakeACAAndNodeCertificatesANodeLoads(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/platform/events"
 )
 
 func TestTrustctlWebhooks(t *testing.T) {

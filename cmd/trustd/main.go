@@ -83,10 +83,10 @@ func run(args []string) error {
 	fs.StringVar(&cfg.TLSFiles.Key, "tls-key", "", "this node's private key (PEM)")
 	fs.BoolVar(&cfg.Webhooks.AllowPrivate, "webhooks-allow-private-targets", false, "let webhook endpoints be private, loopback, link-local or reserved addresses (SSRF guard off; only for receivers on your own network)")
 	fs.StringVar(&cfg.PasswordsDir, "passwords-dir", "", "breached-password corpus files from trustctl passwords import (default: <data-dir>/passwords; without them the embedded default list answers)")
-	fs.StringVar(&cfg.Face.URL, "face-engine-url", "", "face engine sidecar (face/sidecar) to use, http://127.0.0.1:PORT; its shared secret comes from TRUSTD_FACE_ENGINE_SECRET or --face-engine-secret-file (empty: facial checks fail closed)")
+	fs.StringVar(&cfg.Face.URL, "face-engine-url", "", "face engine sidecar (identity/face/sidecar) to use, http://127.0.0.1:PORT; its shared secret comes from TRUSTD_FACE_ENGINE_SECRET or --face-engine-secret-file (empty: facial checks fail closed)")
 	var faceSecretFile string
 	fs.StringVar(&faceSecretFile, "face-engine-secret-file", "", "file holding the face engine's shared secret (default: TRUSTD_FACE_ENGINE_SECRET)")
-	fs.StringVar(&cfg.FaceSidecarDir, "face-engine-sidecar", "", "face/sidecar folder (installed with its setup.sh): the node starts the face engine itself with a generated secret and restarts it if it dies (instead of --face-engine-url)")
+	fs.StringVar(&cfg.FaceSidecarDir, "face-engine-sidecar", "", "identity/face/sidecar folder (installed with its setup.sh): the node starts the face engine itself with a generated secret and restarts it if it dies (instead of --face-engine-url)")
 	fs.Float64Var(&cfg.Face.MatchThreshold, "face-match-threshold", 0, "cosine similarity at which two faces match (0: the built-in default; UNCALIBRATED, see identity/face/DESIGN.md)")
 	fs.DurationVar(&cfg.Face.Timeout, "face-engine-timeout", 15*time.Second, "bound on one face analysis, queueing in the sidecar included")
 	fs.DurationVar(&cfg.ReapAfter, "reap-after", 10*time.Minute, "how long a failed node stays a Raft member before the leader removes it")

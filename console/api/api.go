@@ -12,11 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/console/users"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // AreaConsole names the console area, which places its admin operations

@@ -4,11 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/console/users"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // backend is the console's Backend: the transport's admin operations and

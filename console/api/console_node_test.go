@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trustd/trustd/cluster/clustertest"
 	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/platform/cluster/clustertest"
 )
 
 // consoleClient is a browser-like client of a real node's console: a

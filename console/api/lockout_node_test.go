@@ -19,7 +19,7 @@ import (
 
 	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
-	"github.com/trustd/trustd/pow"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // newConsoleClientFrom is a console client whose connections leave from

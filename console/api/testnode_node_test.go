@@ -16,7 +16,7 @@ import (
 
 // testNode is a real single node on loopback ports with a temporary data
 // dir, and a small client for it (node/nodetest, in the spelling of
-// the tests that came from http/).
+// the tests that came from platform/http/).
 type testNode struct {
 	t   *testing.T
 	n   *node.Node

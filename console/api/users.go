@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/console/users"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // Console users (console/users) and the audit log: the admin operations

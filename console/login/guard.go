@@ -16,7 +16,7 @@ package login
 import (
 	"time"
 
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // Buckets is the cluster-wide token bucket the guard counts in (the

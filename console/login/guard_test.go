@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // memBuckets is the cluster bucket op in memory: ratelimit.Bucket per

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/crypto/argon2"
 
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // Roles of a console user.

@@ -8,9 +8,9 @@
 package api
 
 import (
-	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/session"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // Deps are the modules the identity routes call, built by node/.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"io"
 	"strconv"
 	"time"

@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"context"
 	_ "embed"
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"html/template"
 	"strings"
 
-	"github.com/trustd/trustd/branding"
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/console/branding"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/session"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // Hosted capture (spec 4.7): the page trustd serves for a hosted session,

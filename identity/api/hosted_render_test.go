@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trustd/trustd/branding"
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/console/branding"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // The hosted page's template escapes what a profile may hold (a name may

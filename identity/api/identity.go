@@ -3,13 +3,13 @@ package api
 import (
 	"context"
 	"errors"
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"time"
 
-	"github.com/trustd/trustd/errcode"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/session"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // Identity verification sessions (spec 1, 3.2, 4.7) and the review queue:

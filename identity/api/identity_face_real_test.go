@@ -26,7 +26,7 @@ import (
 )
 
 // Standard-assurance sessions through the REAL face engine: the node
-// starts the sidecar (face/sidecar, @vladmandic/human) itself
+// starts the sidecar (identity/face/sidecar, @vladmandic/human) itself
 // (--face-engine-sidecar), one for every subtest. The document is the
 // seed-1 passport page with a portrait pasted into its portrait box; the
 // selfie and the liveness frames are pigo's sample photograph, the frames
@@ -43,7 +43,7 @@ func TestIdentityStandardSessionsRealFaceEngine(t *testing.T) {
 		err = face.SidecarInstalled(dir)
 	}
 	if err != nil {
-		t.Skipf("face sidecar not installed (%v); run face/sidecar/setup.sh", err)
+		t.Skipf("face sidecar not installed (%v); run identity/face/sidecar/setup.sh", err)
 	}
 	sample, _, err := fakecam.Sample()
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // uniformPNG16 writes a 16-bit PNG of w×h pixels of colour type ct (0

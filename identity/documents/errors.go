@@ -1,6 +1,6 @@
 package documents
 
-import "github.com/trustd/trustd/errcode"
+import "github.com/trustd/trustd/platform/errcode"
 
 // Domain errors of document screening. Image errors are 400s the caller
 // fixes by sending a different file; none of them echoes image bytes.

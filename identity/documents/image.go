@@ -5,7 +5,7 @@ import (
 	"image"
 	"image/draw"
 
-	"github.com/trustd/trustd/raster"
+	"github.com/trustd/trustd/platform/lib/raster"
 )
 
 // Image limits, checked on the header before any pixel is decoded so a

@@ -13,7 +13,7 @@ const WorkingWidth = 1200
 
 // Thresholds of the capture-quality checks, derived from the generated
 // fixtures (identity/documents/fixture, TestFixtureDecisions; numbers in
-// bench/RESULTS.md). Sharpness on the MRZ band at 1200 px: clean pages
+// test/bench/RESULTS.md). Sharpness on the MRZ band at 1200 px: clean pages
 // 416–430, noise σ8 + JPEG 60 428–442; blur r=1 261–281 (Tesseract read
 // none of them exactly), blur r=1 + noise + JPEG 268–291, upscaled 533-px
 // pages 275–294, blur r=2 23–24. MinSharpness sits between the sharpest

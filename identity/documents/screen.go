@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/raster"
+	"github.com/trustd/trustd/platform/lib/raster"
 )
 
 // Provider names the screening engine in results.

@@ -169,7 +169,7 @@ func TestLatencyWithAndWithoutOCR(t *testing.T) {
 	needTesseract(t)
 	n, err := strconv.Atoi(os.Getenv("DOC_FIXTURES"))
 	if err != nil || n <= 0 {
-		t.Skip("a measurement for bench/RESULTS.md: set DOC_FIXTURES=8")
+		t.Skip("a measurement for test/bench/RESULTS.md: set DOC_FIXTURES=8")
 	}
 	for _, c := range []struct {
 		name string

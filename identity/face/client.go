@@ -16,7 +16,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // ErrImage is an image the engine could not decode (not JPEG or PNG,
@@ -281,5 +281,5 @@ func (Unavailable) Analyze(context.Context, []byte) (Analysis, error) {
 }
 
 // Errors lists the domain errors of the face engine, for the contract
-// (http/errors.go contractErrors) once routes answer them.
+// (platform/http/errors.go contractErrors) once routes answer them.
 var Errors = []*errcode.Code{ErrUnavailable, ErrImage}

@@ -27,7 +27,7 @@ import (
 )
 
 // The real sidecar is started once for the package's tests when its npm
-// packages are installed (face/sidecar/setup.sh; CI runs it through
+// packages are installed (identity/face/sidecar/setup.sh; CI runs it through
 // test.sh); otherwise the tests that need it skip and say why.
 var (
 	sidecarOnce sync.Once
@@ -61,7 +61,7 @@ func engine(t testing.TB) *face.Client {
 	})
 	if sidecarErr != nil {
 		if strings.HasPrefix(sidecarErr.Error(), "skip: ") {
-			t.Skipf("face sidecar not installed (%v); run face/sidecar/setup.sh", sidecarErr)
+			t.Skipf("face sidecar not installed (%v); run identity/face/sidecar/setup.sh", sidecarErr)
 		}
 		t.Fatal(sidecarErr)
 	}

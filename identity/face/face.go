@@ -1,7 +1,7 @@
 // Package face is the service's face engine as the identity and journey
 // modules see it: detect faces in an image and measure them (pose, eyes,
 // a descriptor for comparison). Pure Go has no face-embedding model, so the
-// engine runs as a sidecar process (face/sidecar, @vladmandic/human) reached
+// engine runs as a sidecar process (identity/face/sidecar, @vladmandic/human) reached
 // over loopback HTTP with a shared secret; this package holds the types,
 // the client and the comparison rule. Descriptors live in memory only:
 // nothing here persists them.
@@ -11,7 +11,7 @@ import (
 	"context"
 	"image"
 
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // Face is what the engine measured of one face in one image.

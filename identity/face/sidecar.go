@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// SidecarConfig tells StartSidecar how to run face/sidecar/server.mjs.
+// SidecarConfig tells StartSidecar how to run identity/face/sidecar/server.mjs.
 type SidecarConfig struct {
 	// Dir is the sidecar folder (server.mjs and its installed
 	// node_modules); FindSidecarDir finds it in a source checkout.
@@ -50,34 +50,34 @@ type Sidecar struct {
 }
 
 // FindSidecarDir walks up from the working directory to the checkout's
-// face/sidecar folder.
+// identity/face/sidecar folder.
 func FindSidecarDir() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for {
-		p := filepath.Join(dir, "face", "sidecar")
+		p := filepath.Join(dir, "identity", "face", "sidecar")
 		if _, err := os.Stat(filepath.Join(p, "server.mjs")); err == nil {
 			return p, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("face: face/sidecar/server.mjs not found above the working directory")
+			return "", errors.New("face: identity/face/sidecar/server.mjs not found above the working directory")
 		}
 		dir = parent
 	}
 }
 
 // SidecarInstalled reports why the sidecar in dir cannot run, or nil:
-// node must be on PATH and the pinned packages installed (face/sidecar/setup.sh).
+// node must be on PATH and the pinned packages installed (identity/face/sidecar/setup.sh).
 func SidecarInstalled(dir string) error {
 	if _, err := exec.LookPath("node"); err != nil {
 		return errors.New("node is not installed")
 	}
 	for _, p := range []string{"@vladmandic/human/models/faceres.bin", "@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm.wasm", "jpeg-js", "pngjs"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", p)); err != nil {
-			return fmt.Errorf("%s/node_modules/%s is missing: run face/sidecar/setup.sh", dir, p)
+			return fmt.Errorf("%s/node_modules/%s is missing: run identity/face/sidecar/setup.sh", dir, p)
 		}
 	}
 	return nil

@@ -8,9 +8,9 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
 )
 
 // Hosted capture (spec 4.7): the service serves the capture page. The

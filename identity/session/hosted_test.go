@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // The hosted capability: refused unless it is this session's, opens the

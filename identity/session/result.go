@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/events"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/events"
 )
 
 // Attempt is one capture attempt as the result shows it: check statuses

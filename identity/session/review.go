@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/events"
-	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/events"
+	"github.com/trustd/trustd/platform/lib/ident"
 )
 
 // Review queue: sessions in manual review, and other modules'

@@ -19,13 +19,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
-	"github.com/trustd/trustd/jsonstrict"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
 )
 
 // Statuses of a session (spec 3.2 plus the working states).

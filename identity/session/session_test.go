@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/events"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/events"
 )
 
 // memStore applies commands the way Raft does: encoded, decoded, applied

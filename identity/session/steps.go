@@ -14,12 +14,12 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
 	"github.com/trustd/trustd/identity/documents"
 	"github.com/trustd/trustd/identity/face"
 	"github.com/trustd/trustd/identity/liveness"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
 )
 
 // Attempt outcomes.

@@ -9,8 +9,8 @@
 package api
 
 import (
-	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/journeys"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // Deps are what the journeys routes need, built by node/.

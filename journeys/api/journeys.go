@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	kernel "github.com/trustd/trustd/http"
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/journeys"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/risk/trust"
 )
 

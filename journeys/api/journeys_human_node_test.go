@@ -7,7 +7,7 @@ import (
 
 	"github.com/trustd/trustd/journeys/api/journeynode"
 	"github.com/trustd/trustd/journeys/journeystest"
-	"github.com/trustd/trustd/pow"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // widgetToken runs the widget protocol from origin (challenge, proof of

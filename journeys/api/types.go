@@ -3,7 +3,7 @@ package api
 import (
 	"time"
 
-	"github.com/trustd/trustd/branding"
+	"github.com/trustd/trustd/console/branding"
 )
 
 // The request and answer bodies of journeys (spec 4.8, 2.7), from which

@@ -1,6 +1,6 @@
 package contract_test
 
-// The answers of the catalog's admin operations (catalog/api) the tests
+// The answers of the catalog's admin operations (platform/catalog/api) the tests
 // here create their workspaces and sites with.
 
 type wsView struct {

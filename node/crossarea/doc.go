@@ -2,6 +2,6 @@
 // (the Trust API, journeys and the concurrency lease answering their
 // mobile operations alike): each starts a real node through node/nodetest
 // and reads the answers of more than one area's routes. An area's own
-// tests live in its api package; the transport's in http/. It has no
+// tests live in its api package; the transport's in platform/http/. It has no
 // code of its own.
 package crossarea

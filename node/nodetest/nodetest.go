@@ -22,7 +22,7 @@ import (
 	validatorerrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/trustd/trustd/node"
-	"github.com/trustd/trustd/pow"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // Node is a started node and its client.

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/cluster/summary"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/cluster/summary"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // The cluster admin API: who is in the cluster, who owns what, who leads

@@ -4,14 +4,14 @@
 // cluster, persistence and the transport's own counters, so the adapter
 // sits with the assembly that owns all three (node/) rather than under
 // any one of them. It shapes their answers for the contract and decides
-// nothing: cluster/, persistence/ and cluster/summary do the work.
+// nothing: platform/cluster/, platform/persistence/ and platform/cluster/summary do the work.
 package ops
 
 import (
 	"time"
 
-	"github.com/trustd/trustd/cluster/summary"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/cluster/summary"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // The names of the node's operation areas, which place them in the

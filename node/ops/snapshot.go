@@ -5,12 +5,12 @@ import (
 	"errors"
 	"time"
 
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/persistence"
-	"github.com/trustd/trustd/persistence/backup"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/persistence"
+	"github.com/trustd/trustd/platform/persistence/backup"
 )
 
-// Backup and restore of the replicated state (persistence/backup.go does
+// Backup and restore of the replicated state (platform/persistence/backup.go does
 // the work; trustctl snapshot seals the archive into an encrypted file).
 // The archive crosses the wire in clear, as every admin answer does:
 // protect the API with TLS where it leaves the host.

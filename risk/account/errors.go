@@ -1,8 +1,8 @@
 package account
 
-import "github.com/trustd/trustd/errcode"
+import "github.com/trustd/trustd/platform/errcode"
 
-// Domain errors of Account Defence. http/ maps each Kind to a status and
+// Domain errors of Account Defence. platform/http/ maps each Kind to a status and
 // lists Errors in the contract.
 var (
 	// ErrInvalidEvent is an event_type or outcome outside the vocabulary.

@@ -4,8 +4,8 @@ import (
 	"encoding/base64"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // The actor key spaces of Account Defence, in one place. Every key carries

@@ -8,14 +8,14 @@
 package api
 
 import (
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/account"
 	"github.com/trustd/trustd/risk/apiprotection"
 	"github.com/trustd/trustd/risk/messaging"
 	"github.com/trustd/trustd/risk/passwords"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 )
 
 // ProofKeys finds the live key that signed a step-up proof (the verify

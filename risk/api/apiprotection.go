@@ -5,10 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 	"github.com/trustd/trustd/risk/apiprotection"
 )
 

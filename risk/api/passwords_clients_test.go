@@ -13,7 +13,7 @@ import (
 
 // clientsDir holds the npm range clients, pinned by its package-lock.json
 // and installed by its setup.sh (test.sh runs it).
-const clientsDir = "../../systemtest/passwords"
+const clientsDir = "../../test/system/passwords"
 
 // TestPasswordRangeWithUnmodifiedNPMClients points the hibp and
 // @zxcvbn-ts/matcher-pwned packages, unchanged, at a real node: the
@@ -21,11 +21,11 @@ const clientsDir = "../../systemtest/passwords"
 func TestPasswordRangeWithUnmodifiedNPMClients(t *testing.T) {
 	nodeBin, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("skipping npm client test: node is not installed (run systemtest/passwords/setup.sh)")
+		t.Skip("skipping npm client test: node is not installed (run test/system/passwords/setup.sh)")
 	}
 	for _, pkg := range []string{"hibp", "@zxcvbn-ts/core", "@zxcvbn-ts/matcher-pwned"} {
 		if _, err := os.Stat(filepath.Join(clientsDir, "node_modules", pkg, "package.json")); err != nil {
-			t.Skipf("skipping npm client test: %s is not installed (run systemtest/passwords/setup.sh)", pkg)
+			t.Skipf("skipping npm client test: %s is not installed (run test/system/passwords/setup.sh)", pkg)
 		}
 	}
 	e := startPasswordEnv(t)

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 )
 
 // Trust API transport (spec 4.9, 2.8): decode, authenticate, call

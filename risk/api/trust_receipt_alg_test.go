@@ -153,7 +153,7 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 
 	// panva's jose (npm), the library most Node backends use, verifies both
 	// with createRemoteJWKSet on the node's JWKS URL.
-	dir := "../risk/trust/examples/jose"
+	dir := "../trust/examples/jose"
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed: run risk/trust/examples/jose/setup.sh (test.sh does)")
 	}

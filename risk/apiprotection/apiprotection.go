@@ -17,11 +17,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // How long assessments, idempotency keys and subject labels are kept.

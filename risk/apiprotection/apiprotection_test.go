@@ -6,11 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 const wsID = "11111111-1111-4111-8111-111111111111"

@@ -1,6 +1,6 @@
 package messaging
 
-import "github.com/trustd/trustd/errcode"
+import "github.com/trustd/trustd/platform/errcode"
 
 // Failures of signed-request verification.
 var (

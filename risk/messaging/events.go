@@ -3,8 +3,8 @@ package messaging
 import (
 	"fmt"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/lib/ident"
 )
 
 // Event statuses.

@@ -3,7 +3,7 @@ package messaging
 import (
 	"time"
 
-	"github.com/trustd/trustd/actors"
+	"github.com/trustd/trustd/platform/actors"
 )
 
 // The actor key spaces of the messaging preflight, in one place. Every key

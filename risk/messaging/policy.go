@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 // Defaults is the policy of a workspace that set nothing: a prefix (the

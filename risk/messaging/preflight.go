@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/jsonstrict"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // Module answers preflights and records delivery events.

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/actors"
 	"github.com/trustd/trustd/agents"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // The headers of a signed messaging request. The signing string and the

@@ -14,7 +14,7 @@ import (
 // DefaultSource and DESIGN.md. Import the Pwned Passwords corpus with
 // trustctl passwords import for breach counts.
 //
-//go:generate go run ./internal/gendefault -list ../../systemtest/passwords/node_modules/@zxcvbn-ts/language-common/src/passwords.json -out default
+//go:generate go run ./internal/gendefault -list ../../test/system/passwords/node_modules/@zxcvbn-ts/language-common/src/passwords.json -out default
 
 //go:embed default/sha1.pwd.gz default/ntlm.pwd.gz
 var defaultFiles embed.FS

@@ -395,10 +395,10 @@ func TestModuleErrorsAndSources(t *testing.T) {
 // the pinned npm list and compares it with the embedded one byte for byte
 // (uncompressed): the embedded corpus is what the documented source gives.
 func TestEmbeddedDefaultIsTheListBuiltAtBuildTime(t *testing.T) {
-	listPath := "../../systemtest/passwords/node_modules/@zxcvbn-ts/language-common/src/passwords.json"
+	listPath := "../../test/system/passwords/node_modules/@zxcvbn-ts/language-common/src/passwords.json"
 	raw, err := os.ReadFile(listPath)
 	if err != nil {
-		t.Skip("skipping: the source list is not installed (run systemtest/passwords/setup.sh)")
+		t.Skip("skipping: the source list is not installed (run test/system/passwords/setup.sh)")
 	}
 	var list []string
 	if err := json.Unmarshal(raw, &list); err != nil {

@@ -3,8 +3,8 @@ package trust
 import (
 	"math"
 
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
 )
 
 // Decisions and rule outcomes, in increasing friction. A decision is the

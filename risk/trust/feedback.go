@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // Feedback labels and reason codes (two levels, as reCAPTCHA's

@@ -4,8 +4,8 @@ import (
 	"crypto/rand"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // ProofInput is what a completed step-up establishes, as its issuer

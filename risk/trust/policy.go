@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // ErrInvalidPolicy is a trust policy field out of its documented range.

@@ -4,10 +4,10 @@ import (
 	"encoding/hex"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // Error codes of /trust/siteverify (the error-codes array, HTTP 200).

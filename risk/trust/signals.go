@@ -5,8 +5,8 @@ import (
 	"encoding/base64"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // SignalSource reads what the service observed of a subject (and, when

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 )
 
 func mustEnv(t *testing.T) *Env {

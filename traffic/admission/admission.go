@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/resilience"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/resilience"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/traffic/lease"
 )
 

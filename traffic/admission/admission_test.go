@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
 )
 
 const wsID = "11111111-1111-4111-8111-111111111111"

@@ -7,12 +7,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/ratelimit"
-	"github.com/trustd/trustd/resilience"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
+	"github.com/trustd/trustd/platform/lib/resilience"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 )

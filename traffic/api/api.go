@@ -7,10 +7,10 @@
 package api
 
 import (
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/cluster/summary"
-	"github.com/trustd/trustd/errcode"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/cluster/summary"
+	"github.com/trustd/trustd/platform/errcode"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/traffic/admission"
 	"github.com/trustd/trustd/traffic/lease"
 	"github.com/trustd/trustd/traffic/ratecheck"

@@ -4,10 +4,10 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/jsonstrict"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 

@@ -7,10 +7,10 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/jsonstrict"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 func TestCheckBeforeTheCatalogIsLoadedIsUnavailable(t *testing.T) {

@@ -1,7 +1,7 @@
 package api
 
 import (
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/traffic/lease"
 )
 

@@ -7,9 +7,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 

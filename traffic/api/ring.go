@@ -7,8 +7,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/cluster"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/cluster"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/cluster"
+	"github.com/trustd/trustd/platform/cluster"
 )
 
 // get runs one GET through the server's handler in memory.

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/cluster/summary"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/cluster/summary"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/traffic/ratecheck"
 )
 

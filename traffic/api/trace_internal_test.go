@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/telemetry"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/telemetry"
 )
 
 const checkBody = `{"action":"payment.card","subject_id":"user-42","device_id":"dev-7","route":"/pay"}`

@@ -11,9 +11,9 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // trafficMemStore is a Store without Raft: commands apply in memory, in

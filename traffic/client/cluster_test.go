@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/cluster/clustertest"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/platform/cluster/clustertest"
 	"github.com/trustd/trustd/traffic/client"
 )
 
-// routedCluster is a real 3-node cluster (cluster/clustertest) with a
+// routedCluster is a real 3-node cluster (platform/cluster/clustertest) with a
 // workspace, a site and one enforce policy per subject.
 type routedCluster struct {
 	c      *clustertest.Cluster

@@ -3,9 +3,9 @@ package lease
 import (
 	"sort"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // Holders is the live use of one concurrency constraint, read from the

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 type failingAsk struct{}

@@ -18,12 +18,12 @@ import (
 
 	"crypto/rand"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/errcode"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/ratelimit"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // Acquire reserves constraint by constraint in key order and releases what

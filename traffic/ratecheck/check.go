@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/ident"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/lib/ident"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // Limits of caller-supplied values.

@@ -1,6 +1,6 @@
 package ratecheck
 
-import "github.com/trustd/trustd/errcode"
+import "github.com/trustd/trustd/platform/errcode"
 
 // Errors of a check: the spec's codes (7.3) and, after them, the documented
 // additions for input the spec does not name.

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // retryMs is the wait a refusing outcome asks for, or -1 for none.

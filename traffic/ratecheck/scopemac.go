@@ -6,7 +6,7 @@ import (
 	"encoding"
 	"hash"
 
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // scopeMAC is ratelimit.HashScope under one workspace's scope key with

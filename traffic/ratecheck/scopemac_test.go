@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // The precomputed pads give exactly ratelimit.HashScope, for every key

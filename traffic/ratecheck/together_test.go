@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	"github.com/trustd/trustd/ratelimit"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/lib/ratelimit"
 )
 
 // keyShards returns the shard (of mustNewModule's 4) of each policy's key

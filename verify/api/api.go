@@ -11,8 +11,8 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/trustd/trustd/errcode"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/errcode"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/token"
 )
 
 // benchVerify runs siteverify through the full handler (routing, common

@@ -5,7 +5,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify"
 )
 
@@ -128,7 +128,7 @@ func (a *verifyAPI) puzzleImage(c *kernel.Call) {
 // Accept-Language, a browser User-Agent without an automation marker and,
 // from Chromium-based browsers, client hints without one either. A script
 // can forge all of it; what it buys is the ceiling's headers share, never
-// more (see humanscore.Ceiling).
+// more (see score.Ceiling).
 func browserHeaders(h *fasthttp.RequestHeader) bool {
 	ua := h.UserAgent()
 	if !bytes.HasPrefix(ua, []byte("Mozilla/5.0 ")) || bytes.Contains(ua, []byte("Headless")) {

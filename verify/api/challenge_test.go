@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"github.com/go-json-experiment/json"
-	"github.com/trustd/trustd/humanscore"
+	"github.com/trustd/trustd/verify/score"
 	"image/png"
 	"slices"
 	"strconv"
@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/pow"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/verify"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 func TestChallengeChecksOriginAndSiteKey(t *testing.T) {
@@ -295,7 +295,7 @@ func TestClientSignalsCannotRaiseAScoreAboveTheServersEvidence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return float64(tok.Score) / 1000, humanscore.Set(tok.Reasons).Codes()
+		return float64(tok.Score) / 1000, score.Set(tok.Reasons).Codes()
 	}
 	if s, why := redeem(browserFetch(e.origin), 3*time.Second); s != 0.9 {
 		t.Fatalf("a browser after a person's dwell: %v %v, want 0.9", s, why)

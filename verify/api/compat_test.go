@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/verify"
 )
 

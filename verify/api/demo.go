@@ -8,7 +8,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify/widget"
 )
 

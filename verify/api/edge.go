@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify"
 )
 

@@ -13,13 +13,13 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/valyala/fasthttp"
 
-	"github.com/trustd/trustd/actors"
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/cluster"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/pow"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/cluster"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/verify"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // memStore is a Store without Raft: commands are encoded and decoded as

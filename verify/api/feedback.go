@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
+	"github.com/trustd/trustd/platform/catalog"
 )
 
 func (e *hvEnv) feedback(body string) resp {

@@ -3,7 +3,7 @@ package api
 import (
 	"bytes"
 
-	"github.com/trustd/trustd/jsonstrict"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
 	"github.com/trustd/trustd/verify"
 )
 

@@ -1,7 +1,7 @@
 package api
 
 import (
-	"github.com/trustd/trustd/jsonstrict"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
 	"strings"
 	"testing"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/pow"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // browserLike are the request headers a real browser's fetch carries
@@ -50,7 +50,7 @@ func scoreToken(t *testing.T, tn *testNode, siteKey string, signals map[string]a
 		Token string `json:"token"`
 	}
 	if person {
-		// A person's dwell on the page (humanscore.MinHumanMS for score
+		// A person's dwell on the page (score.MinHumanMS for score
 		// modes), simulated: this is the visit's timing, not a wait for a
 		// condition.
 		time.Sleep(500 * time.Millisecond)

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"unsafe"
 
-	"github.com/trustd/trustd/catalog"
-	kernel "github.com/trustd/trustd/http"
-	"github.com/trustd/trustd/jsonstrict"
+	"github.com/trustd/trustd/platform/catalog"
+	kernel "github.com/trustd/trustd/platform/http"
+	"github.com/trustd/trustd/platform/lib/jsonstrict"
 	"github.com/trustd/trustd/verify"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/catalog"
-	"github.com/trustd/trustd/token"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/verify"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"github.com/trustd/trustd/pow"
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // plainClient keeps no idle connections, so the node shuts down at once.

@@ -3,7 +3,7 @@ package api
 import (
 	"strconv"
 
-	kernel "github.com/trustd/trustd/http"
+	kernel "github.com/trustd/trustd/platform/http"
 	"github.com/trustd/trustd/verify/widget"
 )
 

@@ -15,7 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/trustd/trustd/etag"
+	"github.com/trustd/trustd/platform/lib/etag"
 )
 
 // Two URLs serve each file. The plain one (/v1/widget/api.js) always gives

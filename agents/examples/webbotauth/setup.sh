@@ -10,5 +10,5 @@ if [ "$major" -lt 20 ]; then
   echo "webbotauth/setup.sh: WebCrypto Ed25519 needs Node.js 20 or newer, found $(node --version)" >&2
   exit 1
 fi
-"../../../systemtest/npm-ci-if-stale.sh" .
+"../../../test/system/npm-ci-if-stale.sh" .
 echo "webbotauth/setup.sh: ready: node $(node --version), web-bot-auth $(node -p 'require("./node_modules/web-bot-auth/package.json").version')"

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/catalog"
 	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/node/nodetest"
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
-	"github.com/trustd/trustd/token"
 )
 
 // Env is a started --dev node and its dev workspace's credentials.

@@ -11,5 +11,5 @@ if [ "$major" -lt 20 ]; then
   echo "recaptcha/setup.sh: better-auth needs Node.js 20 or newer, found $(node --version)" >&2
   exit 1
 fi
-"../../../systemtest/npm-ci-if-stale.sh" .
+"../../../test/system/npm-ci-if-stale.sh" .
 echo "recaptcha/setup.sh: ready: node $(node --version), better-auth $(node -p 'require("./node_modules/better-auth/package.json").version')"

@@ -1,7 +1,7 @@
 // Command gendefault builds the embedded default password corpus (run by
 // go generate in risk/passwords): it reads the ranked list of
 // @zxcvbn-ts/language-common (installed, pinned, by
-// systemtest/passwords/setup.sh) and writes default/sha1.pwd.gz and
+// test/system/passwords/setup.sh) and writes default/sha1.pwd.gz and
 // default/ntlm.pwd.gz. The output is deterministic, so a test can rebuild
 // it and compare.
 package main

@@ -1,0 +1,377 @@
+package http
+
+import (
+	"bytes"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
+)
+
+// The surface a product area's HTTP adapter builds on (ARCHITECTURE §2,
+// "Second step"). An area exports its operations as an Area from its own
+// folder (for example risk/api); node/ builds the area's modules, calls
+// its adapter and hands the Areas to New in Config.Areas. The handlers of
+// those routes decode, authenticate and answer through the Call methods
+// below; the transport never imports the area.
+//
+// The methods here are the exported names of the ones the route files
+// still inside platform/http/ use; when those files have left too, the unexported
+// forms go.
+
+// Area is one product area's share of the route table.
+type Area struct {
+	// Name places the area in the contract documents (see areaOrder).
+	Name string
+	// Routes are the area's operations. Admin routes authenticate with
+	// AdminOnly, as the kernel's own do.
+	Routes []Route
+	// Errors are the error vocabularies of the area's modules, listed in
+	// the ApiError schema of the contract.
+	Errors []*errcode.Code
+	// Pages, when set, are the area's browser pages (pages.go).
+	Pages *Pages
+}
+
+// Decode reads the JSON body strictly into v, answering the error itself
+// and returning false when the body is unacceptable.
+func (c *Call) Decode(v any) bool { return c.decode(v) }
+
+// IsJSON reports whether the request's Content-Type is JSON.
+func (c *Call) IsJSON() bool { return c.isJSON() }
+
+// OK answers v with the route's success status.
+func (c *Call) OK(v any) { c.ok(v) }
+
+// JSON answers v with status.
+func (c *Call) JSON(status int, v any) { c.json(status, v) }
+
+// NoContent answers 204.
+func (c *Call) NoContent() { c.noContent() }
+
+// Fail answers the ApiError of code.
+func (c *Call) Fail(code ErrorCode, msg string) { c.fail(code, msg) }
+
+// FailErr answers the ApiError of a domain error (errcode, catalog, an
+// unavailable cluster, or Invalid).
+func (c *Call) FailErr(err error) { c.failErr(err) }
+
+// Workspace resolves the {workspace_id} path parameter, answering 404
+// itself.
+func (c *Call) Workspace() *catalog.Workspace { return c.workspace() }
+
+// Apply replicates cmd through Raft and answers any error itself; ok
+// reports success.
+func (c *Call) Apply(cmd catalog.Command) (any, bool) { return c.apply(cmd) }
+
+// AuthSiteVerify authenticates scope site.verify: a scoped credential as
+// bearer, or a site secret in the body; appID is the site's id, or "" for a
+// workspace credential. It answers the error itself.
+func (c *Call) AuthSiteVerify(bodySecret string) (ws *catalog.Workspace, appID string, ok bool) {
+	return c.authSiteVerify(bodySecret)
+}
+
+// AuthServer authenticates a server operation with scope (see authServer).
+func (c *Call) AuthServer(bodySecret, scope string, allowSandbox bool) (ws *catalog.Workspace, appID string, sandbox, ok bool) {
+	return c.authServer(bodySecret, scope, allowSandbox)
+}
+
+// AdmitCredential applies the node's per-credential ingress limit to a
+// request an area authenticated itself (a signature), answering 429
+// itself.
+func (c *Call) AdmitCredential(credID, workspaceID string) bool {
+	return c.admitCredential(credID, workspaceID)
+}
+
+// Bearer is the token of an Authorization: Bearer header, or "".
+func (c *Call) Bearer() string { return c.bearer() }
+
+// IsMultipart reports a multipart/form-data body.
+func (c *Call) IsMultipart() bool {
+	ct := c.Ctx.Request.Header.ContentType()
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("multipart/form-data"))
+}
+
+// ClientAddr is the peer's address in canonical form (IPv4-mapped IPv6
+// unmapped), the value tokens bind.
+func (c *Call) ClientAddr() string {
+	a, ok := netip.AddrFromSlice(c.Ctx.RemoteIP())
+	if !ok {
+		return ""
+	}
+	return a.Unmap().String()
+}
+
+// OriginHost is the request's Origin header and its lowercase hostname,
+// or "" when it is missing, "null" or not a plain http(s) origin.
+func (c *Call) OriginHost() (origin, host string) {
+	o := string(c.Ctx.Request.Header.Peek("Origin"))
+	if o == "" || o == "null" || len(o) > 300 {
+		return "", ""
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.User != nil {
+		return "", ""
+	}
+	return o, strings.ToLower(u.Hostname())
+}
+
+// SpecError answers the spec's fixed error shape {success:false,error}
+// (siteverify, the rate-limit check).
+func (c *Call) SpecError(status int, code string) { c.specError(status, code) }
+
+// RawJSON answers pre-encoded JSON (a hot path's pooled answer).
+func (c *Call) RawJSON(status int, b []byte) { c.rawJSON(status, b) }
+
+// DecidedSuccess records, for the cluster-wide summary, a decision that
+// travels in a 200 answer as success or failure (a siteverify's), without
+// a map lookup.
+func (c *Call) DecidedSuccess(success bool) {
+	if success {
+		c.outcome = outcomeSuccess
+	} else {
+		c.outcome = outcomeFailure
+	}
+}
+
+// Local runs req through this server's own handler as a request from the
+// caller's address (routing, ingress limit and metrics as for any
+// request, without a network round trip) and returns the answer's status
+// and a copy of its body: the --dev demo's backend calls /siteverify so.
+func (c *Call) Local(req *fasthttp.Request) (int, []byte) {
+	var inner fasthttp.RequestCtx
+	inner.Init(req, c.Ctx.RemoteAddr(), nil)
+	c.s.serve(&inner)
+	return inner.Response.StatusCode(), append([]byte(nil), inner.Response.Body()...)
+}
+
+// Caller is the application a site or mobile secret authenticated.
+type Caller struct {
+	Workspace *catalog.Workspace
+	AppID     string
+	// Channel is "server" for a site secret, "mobile" for a mobile app's.
+	Channel string
+}
+
+// SiteSecretBody is a request body that may carry the site secret.
+type SiteSecretBody interface{ SiteSecret() string }
+
+// MobileBody is the mobile variant of a body: the app's declared identity
+// and the site form of the body it extends.
+type MobileBody[In any] interface {
+	SiteSecretBody
+	MobileIdentity() (platform, appID string)
+	Site() *In
+}
+
+// AsSiteCaller is the handler of an operation on body In authenticated by
+// a site's private secret: decode, authenticate (bearer, else the body's
+// secret), run op.
+func AsSiteCaller[In any, P interface {
+	*In
+	SiteSecretBody
+}](op func(c *Call, who Caller, in *In)) func(*Call) {
+	return func(c *Call) {
+		in := P(new(In))
+		if !c.decode(in) {
+			return
+		}
+		tc, ok := c.siteCaller(in.SiteSecret())
+		if ok {
+			op(c, Caller{Workspace: tc.ws, AppID: tc.appID, Channel: "server"}, (*In)(in))
+		}
+	}
+}
+
+// AsMobileCaller is AsSiteCaller for the mobile variant M of body In: the
+// mobile secret (bearer only) and the app's declared identity.
+func AsMobileCaller[In, M any, P interface {
+	*M
+	MobileBody[In]
+}](op func(c *Call, who Caller, in *In)) func(*Call) {
+	return func(c *Call) {
+		in := P(new(M))
+		if !c.decode(in) {
+			return
+		}
+		if in.SiteSecret() != "" {
+			c.fail(ErrInvalidField, "secret: mobile operations take the mobile secret in Authorization: Bearer only")
+			return
+		}
+		tc, ok := c.mobileCaller(in.MobileIdentity())
+		if ok {
+			op(c, Caller{Workspace: tc.ws, AppID: tc.appID, Channel: "mobile"}, in.Site())
+		}
+	}
+}
+
+// AdminOnly wraps an admin handler with the admin token check.
+func AdminOnly(h func(*Call)) func(*Call) {
+	return func(c *Call) {
+		// c.console: run in-process for a console session, which logged
+		// in with this same token check (inprocess.go).
+		if !c.console && !c.s.checkAdminToken(c.cat, c.bearer()) {
+			c.Ctx.Response.Header.Set("WWW-Authenticate", `Bearer realm="trustd-admin"`)
+			c.fail(ErrUnauthorized, "a valid admin token is required (Authorization: Bearer <admin token>)")
+			return
+		}
+		h(c)
+	}
+}
+
+// Invalid is the error of an invalid request field (400 invalid-field).
+func Invalid(field, msg string) error { return invalid(field, msg) }
+
+// ModuleCode is the contract's ErrorCode of a module's sentinel.
+func ModuleCode(c *errcode.Code) ErrorCode { return moduleCode(c) }
+
+// WithModuleCodes is list plus the codes of mod it lacks.
+func WithModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
+	return withModuleCodes(list, mod)
+}
+
+// WithModuleErrors is WithModuleCodes for errors that may carry a module's
+// own words for a shared code (an errcode.Code's Detail): the route's
+// response lists the code with those words, while the ApiError schema
+// keeps the code's one meaning. Codes already in list are skipped.
+func WithModuleErrors(list []ErrorCode, errs ...error) []ErrorCode {
+	out := append([]ErrorCode(nil), list...)
+	for _, err := range errs {
+		code, words, ok := errcode.From(err)
+		if !ok || slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == code.Code }) {
+			continue
+		}
+		out = append(out, ErrorCode{Code: code.Code, Status: kindStatus(code.Kind), Meaning: words})
+	}
+	return out
+}
+
+// AdminErrors are the errors every admin operation can answer (a copy).
+func AdminErrors() []ErrorCode { return append([]ErrorCode(nil), adminErrors...) }
+
+// ValidName checks a record's name: required, 1 to 100 characters.
+func ValidName(field string, v *string) error { return validName(field, v) }
+
+// ValidTarget checks a policy target against the workspace's sites and
+// apps (rate-limit and API Protection policies share it).
+func ValidTarget(cat *catalog.Catalog, workspaceID string, t *PolicyTargetBody) error {
+	return validTarget(cat, workspaceID, t)
+}
+
+// Resource is the generic admin CRUD of a workspace-owned record kind
+// (admin_resource.go), for areas outside platform/http/: each field is the
+// unexported one of the same name there.
+type Resource[R, In, V, L any] struct {
+	What, Path, Param, ID, IDs string
+
+	Tag, UpdateMethod, UpdateVerb                    string
+	Summary                                          map[string]string
+	Errors, CreateErrors, UpdateErrors, DeleteErrors []ErrorCode
+	NotFound                                         error
+	NoGet                                            bool
+	Deleted                                          func(r *R, result any) any
+	DeletedView                                      any
+
+	Table    func(*catalog.Catalog) map[string]*R
+	Owner    func(*R) string
+	Build    func(c *Call, in *In, cur *R, workspaceID string) (R, string, error)
+	Stamp    func(r, cur *R, now time.Time)
+	Create   func(R) catalog.Command
+	Update   func(in *In, r R) catalog.Command
+	Delete   func(r *R, now time.Time) catalog.Command
+	View     func(c *Call, r *R, secret string) *V
+	Get      func(c *Call, r *R) *V
+	SortID   func(*V) string
+	List     func([]V) *L
+	ListCall func(c *Call, views []V) *L
+}
+
+// Routes are the kind's admin operations.
+func (x *Resource[R, In, V, L]) Routes() []Route {
+	r := &resource[R, In, V, L]{what: x.What, path: x.Path, param: x.Param, id: x.ID, ids: x.IDs,
+		tag: x.Tag, updateMethod: x.UpdateMethod, updateVerb: x.UpdateVerb, summary: x.Summary, errors: x.Errors, createErrors: x.CreateErrors,
+		updateErrors: x.UpdateErrors, deleteErrors: x.DeleteErrors, notFound: x.NotFound, noGet: x.NoGet,
+		deleted: x.Deleted, deletedView: x.DeletedView, table: x.Table, owner: x.Owner, build: x.Build, stamp: x.Stamp,
+		create: x.Create, update: x.Update, delete: x.Delete, view: x.View, get: x.Get, sortID: x.SortID, list: x.List,
+		listCall: x.ListCall}
+	// routes uses its server only for s.admin, which is AdminOnly.
+	return r.routes(nil)
+}
+
+// Stamped is the id, creation and update time of a record being written:
+// new ones on create (cur nil), cur's id and creation time on update.
+func Stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.Time) (string, time.Time, time.Time) {
+	return stamped(cur, idAndCreated, now)
+}
+
+// ViewOf adapts a view that needs neither the call nor a secret.
+func ViewOf[R, V any](view func(*R) *V) func(*Call, *R, string) *V { return viewOf(view) }
+
+// Overlay sets *dst to src when a patch gives src.
+func Overlay[T any](dst **T, src *T) { overlay(dst, src) }
+
+// DefaultTo sets *dst to a copy of v when the input left it out.
+func DefaultTo[T any](dst **T, v T) { defaultTo(dst, v) }
+
+// Deref is *p, or T's zero value when p is nil.
+func Deref[T any](p *T) T { return deref(p) }
+
+// IdempotentCreate documents a create route's Idempotency-Key header and
+// its errors (admin_idempotency.go).
+func IdempotentCreate(r Route) Route { return idempotentCreate(r) }
+
+// CreateOnce runs an admin create under the request's Idempotency-Key:
+// a retry answers the record the first attempt created
+// (admin_idempotency.go).
+func CreateOnce[R any](c *Call, workspaceID string, in any, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
+	createOnce(c, workspaceID, in, build, answer)
+}
+
+// Find resolves {workspace_id} and the record's id, answering 404 itself
+// (an extra operation beside the kind's CRUD, such as a policy's stats).
+func (x *Resource[R, In, V, L]) Find(c *Call) *R {
+	r := &resource[R, In, V, L]{what: x.What, param: x.Param, table: x.Table, owner: x.Owner, notFound: x.NotFound}
+	return r.find(c)
+}
+
+// The hot path's surface (the rate-limit check): the strict flat scanner,
+// the spec's {success,error} answers, a bearer view and pre-resolved
+// outcomes, none of which allocates.
+
+// SpecFail answers e in the spec's own {success:false,error} shape (the
+// rate-limit check's and siteverify's).
+func (c *Call) SpecFail(e ErrorCode) { c.specError(e.Status, e.Code) }
+
+// BearerView is Bearer without a copy: a view of the request's header,
+// which the caller must not keep past the request.
+func (c *Call) BearerView() string { return c.bearerView() }
+
+// SetRetryAfter sets the Retry-After header (at least 1 second).
+func (c *Call) SetRetryAfter(seconds int64) { setRetryAfter(&c.Ctx.Response.Header, seconds) }
+
+// Outcome is a decision an answer carries, for the cluster-wide summary
+// (outcomes.go); resolve it once with OutcomeOf, so that setting it on a
+// hot path costs no map lookup.
+type Outcome uint8
+
+// OutcomeOf is the outcome called name; a name outside the fixed set is
+// "other".
+func OutcomeOf(name string) Outcome {
+	i, ok := outcomeIndex[name]
+	if !ok || i == 0 {
+		i = uint8(numOutcomes - 1)
+	}
+	return Outcome(i)
+}
+
+// SetOutcome records the decision this answer carries.
+func (c *Call) SetOutcome(o Outcome) { c.outcome = uint8(o) }
