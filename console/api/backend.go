@@ -66,7 +66,7 @@ func principal(u *catalog.ConsoleUser) console.Principal {
 // by every node of the cluster. The policy is the guard's
 // (console/login).
 func (b backend) TakeLogin(key string, cfg ratelimit.BucketConfig, cost int64) (bool, int64, time.Duration, error) {
-	op := &actors.Reserve{Key: "console-login/" + key, Bucket: cfg, Cost: cost}
+	op := &actors.Reserve{Key: actors.SpaceConsoleLogin + key, Bucket: cfg, Cost: cost}
 	if err := b.d.Router.Ask(op.Key, op); err != nil {
 		return false, 0, 0, err
 	}
