@@ -17,7 +17,7 @@ import (
 // Detection feedback (spec 4.12): the customer labels what an assessment
 // turned out to be. A label feeds the site's tally (a catalog command
 // through Raft), which the challenge and score rules read (see package
-// humanscore): confirmed false positives lower difficulty and relieve the
+// verify/score): confirmed false positives lower difficulty and relieve the
 // penalties of the reasons that assessment carried; abuse and false
 // negatives raise difficulty.
 //

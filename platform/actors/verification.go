@@ -26,7 +26,7 @@ type Verification struct {
 	Hostname      string
 	Action        string
 	ChallengeType string
-	// Score is in thousandths; Reasons the humanscore bit set.
+	// Score is in thousandths; Reasons the verify/score bit set.
 	Score   uint16
 	Reasons uint32
 	// VerifiedAt and Expires are Unix ns.

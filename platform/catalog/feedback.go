@@ -34,7 +34,7 @@ type FeedbackRecord struct {
 	Label        string `json:"label"`
 	// ReasonCodes are the caller's, from a closed list.
 	ReasonCodes []string `json:"reason_codes"`
-	// SignalReasons is the humanscore reason set of the assessment, when
+	// SignalReasons is the verify/score reason set of the assessment, when
 	// the assessment was still known at report time.
 	SignalReasons   uint32    `json:"signal_reasons"`
 	AssessmentKnown bool      `json:"assessment_known"`
@@ -49,7 +49,7 @@ type FeedbackTally struct {
 	ApprovedAutomation int    `json:"approved_automation"`
 	FalsePositives     int    `json:"false_positives"`
 	FalseNegatives     int    `json:"false_negatives"`
-	// ReasonFalsePositives counts false positives per humanscore reason
+	// ReasonFalsePositives counts false positives per verify/score reason
 	// bit that the assessment carried.
 	ReasonFalsePositives [32]int `json:"reason_false_positives"`
 	// Recent holds the ids of the last recentFeedback records counted, so

@@ -67,7 +67,7 @@ type Response struct {
 	Variant string
 	// Score is the human score in thousandths, 0 to 1000.
 	Score uint16
-	// Reasons is the bit set of score reasons (package humanscore).
+	// Reasons is the bit set of score reasons (package verify/score).
 	Reasons uint32
 	// Issued and Expires are Unix seconds.
 	Issued, Expires int64

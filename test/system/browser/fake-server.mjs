@@ -137,7 +137,7 @@ export async function startFakeServer() {
 
   // Third-party front-end code the tests load as plain ES modules.
   const vendor = {
-    '/vendor/svelte-put-turnstile.js': join(repoRoot, 'systemtest', 'browser', 'node_modules', '@svelte-put', 'cloudflare-turnstile', 'src', 'turnstile.js'),
+    '/vendor/svelte-put-turnstile.js': join(repoRoot, 'test', 'system', 'browser', 'node_modules', '@svelte-put', 'cloudflare-turnstile', 'src', 'turnstile.js'),
   };
 
   const server = createServer(async (req, res) => {
