@@ -27,6 +27,7 @@ import (
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/journeys"
+	"github.com/trustd/trustd/node/about"
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/catalog"
 	"github.com/trustd/trustd/platform/cluster"
@@ -322,7 +323,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Tracing: tracing,
-		Areas: slices.Concat(riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
+		Areas: slices.Concat(about.Areas(about.Deps{BaseURL: strings.TrimRight(base, "/"), NodeID: cfg.NodeID, Ready: n.store.Ready}), riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
 			brandingAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck)),
 	}, n.store, n.router, reg, cfg.Logger)
 	ck.s.Store(n.api)

@@ -19,7 +19,8 @@ func newModules(s *Server) modules {
 // route files still inside platform/http/, and the areas node/ hands in.
 func (s *Server) routes() []Route {
 	var rs []Route
-	rs = append(rs, s.platformRoutes()...)
+	rs = append(rs, s.areaRoutes("node/about")...)
+	rs = append(rs, s.contractRoutes()...)
 	rs = append(rs, s.areaRoutes("catalog/tenancy")...)
 	rs = append(rs, s.areaRoutes("catalog/keys")...)
 	rs = append(rs, s.areaRoutes("verify/widget")...)
@@ -62,7 +63,7 @@ var placed = map[string]bool{
 	"traffic/ratelimit": true, "traffic": true,
 	"verify/widget": true, "verify": true,
 	"agents": true, "events": true, "branding": true,
-	"console": true, "catalog/tenancy": true, "catalog/keys": true, "node/cluster": true, "node/snapshots": true,
+	"node/about": true, "console": true, "catalog/tenancy": true, "catalog/keys": true, "node/cluster": true, "node/snapshots": true,
 }
 
 // areaRoutes are the routes of the area called name, if node/ gave one.
