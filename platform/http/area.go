@@ -261,12 +261,6 @@ func AdminErrors() []ErrorCode { return append([]ErrorCode(nil), adminErrors...)
 // ValidName checks a record's name: required, 1 to 100 characters.
 func ValidName(field string, v *string) error { return validName(field, v) }
 
-// ValidTarget checks a policy target against the workspace's sites and
-// apps (rate-limit and API Protection policies share it).
-func ValidTarget(cat *catalog.Catalog, workspaceID string, t *PolicyTargetBody) error {
-	return validTarget(cat, workspaceID, t)
-}
-
 // Resource is the generic admin CRUD of a workspace-owned record kind
 // (admin_resource.go), for areas outside platform/http/: each field is the
 // unexported one of the same name there.

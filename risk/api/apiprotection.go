@@ -48,31 +48,31 @@ type APIVelocityBody struct {
 // APIProtectionPolicyInput creates (name and path_pattern required) or
 // patches an API Protection policy.
 type APIProtectionPolicyInput struct {
-	Name                  *string                  `json:"name,omitempty" required:"true"`
-	Target                *kernel.PolicyTargetBody `json:"target,omitempty" doc:"Default: the whole workspace. Site targets apply to assessments made with that site's secret."`
-	PathPattern           *string                  `json:"path_pattern,omitempty" required:"true" doc:"An exact path (/v2/orders), a prefix (/v2/orders/*) or *."`
-	Method                *string                  `json:"method,omitempty" doc:"An HTTP method or *; default *."`
-	RequireAuthentication *bool                    `json:"require_authentication,omitempty"`
-	Limits                *APILimitsBody           `json:"limits,omitempty"`
-	Velocity              *APIVelocityBody         `json:"velocity,omitempty"`
-	EnforcementMode       *string                  `json:"enforcement_mode,omitempty" enum:"observe|enforce" doc:"Default observe."`
+	Name                  *string                   `json:"name,omitempty" required:"true"`
+	Target                *catalog.PolicyTargetBody `json:"target,omitempty" doc:"Default: the whole workspace. Site targets apply to assessments made with that site's secret."`
+	PathPattern           *string                   `json:"path_pattern,omitempty" required:"true" doc:"An exact path (/v2/orders), a prefix (/v2/orders/*) or *."`
+	Method                *string                   `json:"method,omitempty" doc:"An HTTP method or *; default *."`
+	RequireAuthentication *bool                     `json:"require_authentication,omitempty"`
+	Limits                *APILimitsBody            `json:"limits,omitempty"`
+	Velocity              *APIVelocityBody          `json:"velocity,omitempty"`
+	EnforcementMode       *string                   `json:"enforcement_mode,omitempty" enum:"observe|enforce" doc:"Default observe."`
 }
 
 // APIProtectionPolicyView is a policy as the admin API shows it.
 type APIProtectionPolicyView struct {
-	PolicyID              string                  `json:"policy_id" required:"true" format:"uuid"`
-	WorkspaceID           string                  `json:"workspace_id" required:"true" format:"uuid"`
-	Name                  string                  `json:"name" required:"true"`
-	Target                kernel.PolicyTargetBody `json:"target" required:"true"`
-	PathPattern           string                  `json:"path_pattern" required:"true"`
-	Method                string                  `json:"method" required:"true"`
-	RequireAuthentication bool                    `json:"require_authentication" required:"true"`
-	Limits                APILimitsBody           `json:"limits" required:"true"`
-	Velocity              APIVelocityBody         `json:"velocity" required:"true"`
-	EnforcementMode       string                  `json:"enforcement_mode" required:"true"`
-	Revision              int64                   `json:"revision" required:"true"`
-	CreatedAt             time.Time               `json:"created_at" required:"true"`
-	UpdatedAt             time.Time               `json:"updated_at" required:"true"`
+	PolicyID              string                   `json:"policy_id" required:"true" format:"uuid"`
+	WorkspaceID           string                   `json:"workspace_id" required:"true" format:"uuid"`
+	Name                  string                   `json:"name" required:"true"`
+	Target                catalog.PolicyTargetBody `json:"target" required:"true"`
+	PathPattern           string                   `json:"path_pattern" required:"true"`
+	Method                string                   `json:"method" required:"true"`
+	RequireAuthentication bool                     `json:"require_authentication" required:"true"`
+	Limits                APILimitsBody            `json:"limits" required:"true"`
+	Velocity              APIVelocityBody          `json:"velocity" required:"true"`
+	EnforcementMode       string                   `json:"enforcement_mode" required:"true"`
+	Revision              int64                    `json:"revision" required:"true"`
+	CreatedAt             time.Time                `json:"created_at" required:"true"`
+	UpdatedAt             time.Time                `json:"updated_at" required:"true"`
 }
 
 // APIProtectionPolicyList is the answer of GET …/api-protection-policies.
@@ -82,7 +82,7 @@ type APIProtectionPolicyList struct {
 
 func apPolicyView(p *catalog.APIProtectionPolicy) *APIProtectionPolicyView {
 	return &APIProtectionPolicyView{PolicyID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name,
-		Target: kernel.PolicyTargetBody{Type: p.Target.Type, ID: p.Target.ID}, PathPattern: p.PathPattern, Method: p.Method,
+		Target: catalog.PolicyTargetBody{Type: p.Target.Type, ID: p.Target.ID}, PathPattern: p.PathPattern, Method: p.Method,
 		RequireAuthentication: p.RequireAuthentication, Limits: APILimitsBody(p.Limits), Velocity: APIVelocityBody(p.Velocity),
 		EnforcementMode: p.EnforcementMode, Revision: p.Revision, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}
 }
@@ -100,7 +100,7 @@ func (in *APIProtectionPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID s
 	if err := kernel.ValidName("name", in.Name); err != nil {
 		return p, err
 	}
-	if err := kernel.ValidTarget(cat, workspaceID, in.Target); err != nil {
+	if err := cat.ValidPolicyTarget(workspaceID, in.Target); err != nil {
 		return p, err
 	}
 	if in.PathPattern == nil || !validPathPattern(*in.PathPattern) {
@@ -131,7 +131,7 @@ func (in *APIProtectionPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID s
 }
 
 func (in *APIProtectionPolicyInput) withDefaults() {
-	kernel.DefaultTo(&in.Target, kernel.PolicyTargetBody{Type: catalog.TargetWorkspace})
+	kernel.DefaultTo(&in.Target, catalog.PolicyTargetBody{Type: catalog.TargetWorkspace})
 	kernel.DefaultTo(&in.Method, "*")
 	kernel.DefaultTo(&in.Limits, APILimitsBody{})
 	kernel.DefaultTo(&in.Velocity, APIVelocityBody{})

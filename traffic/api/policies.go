@@ -33,39 +33,39 @@ type PolicyQuotaBody struct {
 // RateLimitPolicyInput creates a policy (name, target, action_pattern,
 // scope and bucket required) or patches one (any subset).
 type RateLimitPolicyInput struct {
-	Name              *string                  `json:"name,omitempty" doc:"1 to 100 characters." required:"true"`
-	Target            *kernel.PolicyTargetBody `json:"target,omitempty" required:"true"`
-	ActionPattern     *string                  `json:"action_pattern,omitempty" required:"true" doc:"An action (otp.send), a prefix pattern (payment.*) or *."`
-	Method            *string                  `json:"method,omitempty" doc:"An HTTP method or *; default *."`
-	Scope             *string                  `json:"scope,omitempty" required:"true" enum:"workspace|application|subject|device|route|custom"`
-	Bucket            *PolicyBucketBody        `json:"bucket,omitempty" required:"true"`
-	DefaultCost       *int64                   `json:"default_cost,omitempty" doc:"Minimum cost of a check, 1 to capacity; default 1."`
-	Quota             *PolicyQuotaBody         `json:"quota,omitempty" doc:"Optional fixed quota. On PATCH, null removes it."`
-	AdaptiveCost      *bool                    `json:"adaptive_cost,omitempty" doc:"Multiply the cost by an API Protection assessment's risk; needs the workspace setting too. Default false."`
-	Mode              *string                  `json:"mode,omitempty" enum:"observe|throttle|enforce|workspace_default" doc:"Default workspace_default."`
-	DegradedBehaviour *string                  `json:"degraded_behaviour,omitempty" enum:"fail_open|fail_closed" doc:"Answer when the bucket's owner is unavailable; default fail_open."`
-	EnforcePercentage *int                     `json:"enforce_percentage,omitempty" doc:"0 to 100, default 100: the share of scope keys (by a stable hash) that are enforced; the others are observed."`
+	Name              *string                   `json:"name,omitempty" doc:"1 to 100 characters." required:"true"`
+	Target            *catalog.PolicyTargetBody `json:"target,omitempty" required:"true"`
+	ActionPattern     *string                   `json:"action_pattern,omitempty" required:"true" doc:"An action (otp.send), a prefix pattern (payment.*) or *."`
+	Method            *string                   `json:"method,omitempty" doc:"An HTTP method or *; default *."`
+	Scope             *string                   `json:"scope,omitempty" required:"true" enum:"workspace|application|subject|device|route|custom"`
+	Bucket            *PolicyBucketBody         `json:"bucket,omitempty" required:"true"`
+	DefaultCost       *int64                    `json:"default_cost,omitempty" doc:"Minimum cost of a check, 1 to capacity; default 1."`
+	Quota             *PolicyQuotaBody          `json:"quota,omitempty" doc:"Optional fixed quota. On PATCH, null removes it."`
+	AdaptiveCost      *bool                     `json:"adaptive_cost,omitempty" doc:"Multiply the cost by an API Protection assessment's risk; needs the workspace setting too. Default false."`
+	Mode              *string                   `json:"mode,omitempty" enum:"observe|throttle|enforce|workspace_default" doc:"Default workspace_default."`
+	DegradedBehaviour *string                   `json:"degraded_behaviour,omitempty" enum:"fail_open|fail_closed" doc:"Answer when the bucket's owner is unavailable; default fail_open."`
+	EnforcePercentage *int                      `json:"enforce_percentage,omitempty" doc:"0 to 100, default 100: the share of scope keys (by a stable hash) that are enforced; the others are observed."`
 }
 
 // RateLimitPolicyView is a policy as the admin API shows it.
 type RateLimitPolicyView struct {
-	PolicyID          string                  `json:"policy_id" required:"true" format:"uuid"`
-	WorkspaceID       string                  `json:"workspace_id" required:"true" format:"uuid"`
-	Name              string                  `json:"name" required:"true"`
-	Target            kernel.PolicyTargetBody `json:"target" required:"true"`
-	ActionPattern     string                  `json:"action_pattern" required:"true"`
-	Method            string                  `json:"method" required:"true"`
-	Scope             string                  `json:"scope" required:"true"`
-	Bucket            PolicyBucketBody        `json:"bucket" required:"true"`
-	DefaultCost       int64                   `json:"default_cost" required:"true"`
-	Quota             *PolicyQuotaBody        `json:"quota,omitempty"`
-	AdaptiveCost      bool                    `json:"adaptive_cost" required:"true"`
-	Mode              string                  `json:"mode" required:"true"`
-	DegradedBehaviour string                  `json:"degraded_behaviour" required:"true"`
-	EnforcePercentage int                     `json:"enforce_percentage" required:"true"`
-	Revision          int64                   `json:"revision" required:"true" doc:"Counts the policy's writes."`
-	CreatedAt         time.Time               `json:"created_at" required:"true"`
-	UpdatedAt         time.Time               `json:"updated_at" required:"true"`
+	PolicyID          string                   `json:"policy_id" required:"true" format:"uuid"`
+	WorkspaceID       string                   `json:"workspace_id" required:"true" format:"uuid"`
+	Name              string                   `json:"name" required:"true"`
+	Target            catalog.PolicyTargetBody `json:"target" required:"true"`
+	ActionPattern     string                   `json:"action_pattern" required:"true"`
+	Method            string                   `json:"method" required:"true"`
+	Scope             string                   `json:"scope" required:"true"`
+	Bucket            PolicyBucketBody         `json:"bucket" required:"true"`
+	DefaultCost       int64                    `json:"default_cost" required:"true"`
+	Quota             *PolicyQuotaBody         `json:"quota,omitempty"`
+	AdaptiveCost      bool                     `json:"adaptive_cost" required:"true"`
+	Mode              string                   `json:"mode" required:"true"`
+	DegradedBehaviour string                   `json:"degraded_behaviour" required:"true"`
+	EnforcePercentage int                      `json:"enforce_percentage" required:"true"`
+	Revision          int64                    `json:"revision" required:"true" doc:"Counts the policy's writes."`
+	CreatedAt         time.Time                `json:"created_at" required:"true"`
+	UpdatedAt         time.Time                `json:"updated_at" required:"true"`
 }
 
 // RateLimitPolicyList is the answer of GET …/rate-limit-policies.
@@ -94,7 +94,7 @@ type RateLimitPolicyStats struct {
 
 func policyView(p *catalog.RateLimitPolicy) *RateLimitPolicyView {
 	v := &RateLimitPolicyView{PolicyID: p.ID, WorkspaceID: p.WorkspaceID, Name: p.Name,
-		Target: kernel.PolicyTargetBody{Type: p.Target.Type, ID: p.Target.ID}, ActionPattern: p.ActionPattern,
+		Target: catalog.PolicyTargetBody{Type: p.Target.Type, ID: p.Target.ID}, ActionPattern: p.ActionPattern,
 		Method: p.Method, Scope: p.Scope,
 		Bucket: PolicyBucketBody{Capacity: p.Bucket.Capacity, RefillAmount: p.Bucket.RefillAmount,
 			RefillIntervalSeconds: p.Bucket.RefillIntervalSeconds},
@@ -117,7 +117,7 @@ func (in *RateLimitPolicyInput) toPolicy(cat *catalog.Catalog, workspaceID strin
 	if in.Target == nil {
 		return p, kernel.Invalid("target", "required")
 	}
-	if err := kernel.ValidTarget(cat, workspaceID, in.Target); err != nil {
+	if err := cat.ValidPolicyTarget(workspaceID, in.Target); err != nil {
 		return p, err
 	}
 	if in.ActionPattern == nil || !ratelimit.ValidPattern(*in.ActionPattern) {
