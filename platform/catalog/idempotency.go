@@ -20,10 +20,10 @@ import (
 // MaxIdempotencyKeysPerWorkspace of them for IdempotencyRetention after
 // their create; the oldest is dropped to make room, so no tenant grows
 // the catalog without bound. A key is stored only as a hash that also
-// binds the credential that sent it (the transport computes it), never
+// binds the credential that sent it (IdempotencyKey.Lookup), never
 // as sent; a secret the create showed once is kept only sealed under a
-// key derived from the idempotency key itself (platform/http/admin_idempotency.go),
-// so the catalog cannot reveal it without the caller's key.
+// key derived from the idempotency key itself (idempotency_key.go), so
+// the catalog cannot reveal it without the caller's key.
 
 // Bounds of the idempotency keys of one workspace.
 const (
@@ -93,10 +93,9 @@ func (c *IdempotentCreate) Apply(tx *Tx) (any, error) {
 	if c.WorkspaceID != "" && tx.next.Workspaces[c.WorkspaceID] == nil {
 		return nil, fmt.Errorf("%w: workspace %s", ErrNotFound, c.WorkspaceID)
 	}
-	if r := tx.next.IdempotencyKeys[c.WorkspaceID][c.Key]; r != nil && c.At.Before(r.Expires) {
-		if !r.Fingerprint.Equal(c.Fingerprint) {
-			return nil, ErrIdempotencyKeyReused
-		}
+	if r, err := tx.next.KnownIdempotentCreate(c.WorkspaceID, c.Key, c.Fingerprint, c.At); err != nil {
+		return nil, err
+	} else if r != nil {
 		return &IdempotentResult{Replayed: true, Record: r.Record, Sealed: r.Sealed}, nil
 	}
 	if c.CreateKind == (*IdempotentCreate)(nil).Kind() {
@@ -125,6 +124,23 @@ func (c *IdempotentCreate) Apply(tx *Tx) (any, error) {
 	}
 	keys[c.Key] = &IdempotencyRecord{Fingerprint: c.Fingerprint, Record: rec, Sealed: c.Sealed, Expires: c.At.Add(IdempotencyRetention)}
 	return &IdempotentResult{Value: v}, nil
+}
+
+// KnownIdempotentCreate is the record a create under key (a lookup,
+// IdempotencyKey.Lookup) kept in workspaceID, or nil when there is none
+// or it expired before now; ErrIdempotencyKeyReused when another request
+// than fingerprint made it. The transport asks it before a create, so a
+// retry the node already knows is answered without proposing anything;
+// Apply asks it again, on every node alike.
+func (c *Catalog) KnownIdempotentCreate(workspaceID, key string, fingerprint Hash, now time.Time) (*IdempotencyRecord, error) {
+	r := c.IdempotencyKeys[workspaceID][key]
+	if r == nil || !now.Before(r.Expires) {
+		return nil, nil
+	}
+	if !r.Fingerprint.Equal(fingerprint) {
+		return nil, ErrIdempotencyKeyReused
+	}
+	return r, nil
 }
 
 // oldestIdempotencyKey is the key that expires first (ties by key, so

@@ -120,3 +120,37 @@ func TestIdempotencyKeysAreBoundedPerWorkspaceAndGoWithIt(t *testing.T) {
 		t.Fatalf("restored snapshot lost the key: %v", err)
 	}
 }
+
+func TestAKnownIdempotentCreateIsFoundUntilItExpires(t *testing.T) {
+	at := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c, _ := apply(t, Empty(), &CreateWorkspace{Workspace: Workspace{ID: "w1", Name: "acme"}})
+	fp := HashSecret("request")
+	c, _, err := applyIdem(t, c, idemSite(t, "k1", "s1", fp, at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name        string
+		ws, key     string
+		fingerprint Hash
+		now         time.Time
+		found       bool
+		err         error
+	}{
+		{"the same request within the retention finds the record", "w1", "k1", fp, at.Add(time.Hour), true, nil},
+		{"another request with the key is refused", "w1", "k1", HashSecret("another"), at.Add(time.Hour), false, ErrIdempotencyKeyReused},
+		{"an unknown key finds nothing", "w1", "k2", fp, at, false, nil},
+		{"the key in another workspace finds nothing", "w2", "k1", fp, at, false, nil},
+		{"an expired key finds nothing", "w1", "k1", fp, at.Add(IdempotencyRetention), false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := c.KnownIdempotentCreate(tc.ws, tc.key, tc.fingerprint, tc.now)
+			if !errors.Is(err, tc.err) || (r != nil) != tc.found {
+				t.Fatalf("got %v, %v; want found %v, %v", r, err, tc.found, tc.err)
+			}
+			if r != nil && string(r.Sealed) != "sealed" {
+				t.Fatalf("the record kept %q", r.Sealed)
+			}
+		})
+	}
+}
