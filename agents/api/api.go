@@ -29,5 +29,5 @@ type agentsAPI struct {
 func Areas(d Deps) []kernel.Area {
 	x := agentsAPI{m: d.Agents}
 	x.admin = x.agentAdmin()
-	return []kernel.Area{{Name: AreaAgents, Routes: x.routes(), Errors: agents.Errors}}
+	return []kernel.Area{{Name: AreaAgents, Routes: x.routes(), Errors: agents.Errors, Schemes: schemes}}
 }

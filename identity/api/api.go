@@ -40,6 +40,11 @@ func Areas(d Deps) []kernel.Area {
 	x := identityAPI{idv: d.Sessions, docs: d.Screener, baseURL: d.BaseURL}
 	return []kernel.Area{
 		{Name: AreaDocuments, Routes: x.documentRoutes(), Errors: documents.Errors},
-		{Name: AreaSessions, Routes: x.identityRoutes(), Errors: session.Errors},
+		{Name: AreaSessions, Routes: x.identityRoutes(), Errors: session.Errors,
+			Schemes: map[kernel.Auth]string{kernel.AuthHosted: hostedTokenDoc}},
 	}
 }
+
+// hostedTokenDoc describes the hosted_token scheme, which the hosted
+// capture pages' operations verify, for the contract (kernel.Area.Schemes).
+const hostedTokenDoc = "The hosted capability of one identity session: given to the browser in the hosted URL's fragment, removed from the address bar by the page at once."

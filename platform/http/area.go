@@ -37,6 +37,9 @@ type Area struct {
 	Errors []*errcode.Code
 	// Pages, when set, are the area's browser pages (pages.go).
 	Pages *Pages
+	// Schemes describe, for the contract, the security schemes whose
+	// credentials the area verifies itself (an agent's signature).
+	Schemes map[Auth]string
 }
 
 // Decode reads the JSON body strictly into v, answering the error itself

@@ -1,6 +1,7 @@
 package http
 
 import (
+	"maps"
 	"reflect"
 	"sort"
 	"strconv"
@@ -183,26 +184,21 @@ func headerRefs(names ...[]string) map[string]any {
 	return out
 }
 
-// securitySchemes of spec section 5, by Auth.
+// securitySchemes of spec section 5, by Auth: how each credential
+// travels. A scheme one area verifies (an agent's or a messaging
+// provider's signature, an identity session's hosted token) is described
+// by that area (Area.Schemes, securityScheme).
 var securitySchemes = map[Auth]map[string]any{
-	AuthAdmin:      {"type": "http", "scheme": "bearer", "description": "Admin token: generated on first start into <data-dir>/admin-token, or TRUSTD_ADMIN_TOKEN."},
-	AuthSiteSecret: {"type": "http", "scheme": "bearer", "description": "A site's private secret (server-side only). Operations that say so also accept it as the body field secret."},
-	AuthSiteKey:    {"type": "apiKey", "in": "query", "name": "sitekey", "description": "The public site key; the browser widget sends it in the body field sitekey."},
-	AuthMobile:     {"type": "http", "scheme": "bearer", "description": "A registered mobile app's server secret, plus platform and app_id in the body."},
-	AuthCredential: {"type": "http", "scheme": "bearer", "description": "A scoped server credential."},
-	AuthAgent:      {"type": "apiKey", "in": "header", "name": "X-Service-Signature", "description": "A signed agent request. Headers: X-Service-Agent (agent_id, UUID), X-Service-Timestamp (Unix seconds, exactly 10 ASCII digits, within ±300 s of the server clock), X-Service-Nonce (16 to 128 characters of A-Z a-z 0-9 . _ ~ -, never reused by the agent), X-Service-Signature = \"v1=\" + lowercase hex of HMAC-SHA-256(key = the ASCII bytes of the agent's secret, message = timestamp + \"\\n\" + nonce + \"\\n\" + the exact raw body bytes). Example: secret \"secret\", timestamp 1700000000, nonce 0123456789abcdef, body {\"a\":1} sign to v1=408efeeeb6cac7fbcb94b94dd873c3df9dbea56f20e407c0948ba408586aaca8. The body is verified before it is decoded, and decoded strictly."},
-
-	// The RFC 9421 scheme's text is in agent_scheme.go.
-	AuthAgentHTTPSig: {"type": "apiKey", "in": "header", "name": "Signature", "description": agentHTTPSigDoc},
-	AuthMessaging:    {"type": "apiKey", "in": "header", "name": "X-Service-Signature", "description": messagingSigDoc},
-	AuthHosted:       {"type": "apiKey", "in": "header", "name": "X-Service-Hosted-Token", "description": "The hosted capability of one identity session: given to the browser in the hosted URL's fragment, removed from the address bar by the page at once."},
+	AuthAdmin:        {"type": "http", "scheme": "bearer", "description": "Admin token: generated on first start into <data-dir>/admin-token, or TRUSTD_ADMIN_TOKEN."},
+	AuthSiteSecret:   {"type": "http", "scheme": "bearer", "description": "A site's private secret (server-side only). Operations that say so also accept it as the body field secret."},
+	AuthSiteKey:      {"type": "apiKey", "in": "query", "name": "sitekey", "description": "The public site key; the browser widget sends it in the body field sitekey."},
+	AuthMobile:       {"type": "http", "scheme": "bearer", "description": "A registered mobile app's server secret, plus platform and app_id in the body."},
+	AuthCredential:   {"type": "http", "scheme": "bearer", "description": "A scoped server credential."},
+	AuthAgent:        {"type": "apiKey", "in": "header", "name": "X-Service-Signature"},
+	AuthAgentHTTPSig: {"type": "apiKey", "in": "header", "name": "Signature"},
+	AuthMessaging:    {"type": "apiKey", "in": "header", "name": "X-Service-Signature"},
+	AuthHosted:       {"type": "apiKey", "in": "header", "name": "X-Service-Hosted-Token"},
 }
-
-// messagingSigDoc describes the messaging-signature scheme (risk/messaging
-// verifies it).
-const messagingSigDoc = "A signed messaging-provider request (preflight, delivery events). Headers: X-Service-Workspace (the workspace_id whose messaging secret signs), X-Service-Timestamp (Unix seconds, exactly 10 ASCII digits, within ±300 s of the server clock), " +
-	"X-Service-Nonce (16 to 128 characters of A-Z a-z 0-9 . _ ~ -, single use per workspace: a replay answers messaging-nonce-reused), X-Service-Signature = \"v1=\" + lowercase hex of HMAC-SHA-256(key = the ASCII bytes of the workspace's messaging secret, " +
-	"message = timestamp + \"\\n\" + nonce + \"\\n\" + the exact raw body bytes): the Agent Trust HMAC signing string. The signature is verified before the body is decoded, and the body is decoded strictly; fields that would carry a one-time code or a message text (code, otp, message, body, text, …) are refused with messaging-content-refused."
 
 // SpecError is the fixed error body of /siteverify and the rate-limit check.
 type SpecError struct {
@@ -262,7 +258,7 @@ func (s *Server) openAPI() map[string]any {
 			var sec []any
 			for _, a := range r.Auth {
 				name := string(a)
-				usedSchemes[name] = securitySchemes[a]
+				usedSchemes[name] = s.securityScheme(a)
 				sec = append(sec, map[string]any{name: []any{}})
 			}
 			op["security"] = sec
@@ -415,4 +411,17 @@ func downgrade(v any) any {
 		return out
 	}
 	return v
+}
+
+// securityScheme is the contract's scheme of a: securitySchemes' entry,
+// with the description of the area that verifies it when it gives one.
+func (s *Server) securityScheme(a Auth) map[string]any {
+	for _, ar := range s.cfg.Areas {
+		if d, ok := ar.Schemes[a]; ok {
+			sch := maps.Clone(securitySchemes[a])
+			sch["description"] = d
+			return sch
+		}
+	}
+	return securitySchemes[a]
 }

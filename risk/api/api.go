@@ -65,7 +65,8 @@ func Areas(d Deps) []kernel.Area {
 		{Name: AreaAccount, Routes: accountAPI{d.Account}.routes(), Errors: account.Errors},
 		{Name: AreaPasswords, Routes: pw.routes(), Errors: passwords.Errors},
 		{Name: AreaTrust, Routes: trustAPI{m: d.Trust, proofs: d.ProofKeys, widgets: d.Widgets}.routes(), Errors: trust.Errors},
-		{Name: AreaMessaging, Routes: messagingAPI{m: d.Messaging, sealer: d.MessagingSealer}.routes(), Errors: messaging.Errors},
+		{Name: AreaMessaging, Routes: messagingAPI{m: d.Messaging, sealer: d.MessagingSealer}.routes(), Errors: messaging.Errors,
+			Schemes: map[kernel.Auth]string{kernel.AuthMessaging: messagingSigDoc}},
 		{Name: AreaPasswordStatus, Routes: pw.statusRoutes()},
 	}
 }

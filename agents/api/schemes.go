@@ -1,13 +1,22 @@
-package http
+package api
 
-// The text of the agent_http_signature security scheme. Agent Trust and
-// its codes live in agents/ (agents/api is its adapter); the scheme is the
-// transport's, as every Auth is, so its description is rendered here.
+import kernel "github.com/trustd/trustd/platform/http"
 
-// agentHTTPSigDoc is the contract's description of the RFC 9421 scheme
+// The texts of Agent Trust's two security schemes in the contract: the
+// transport renders every scheme, and this area, which verifies the
+// signatures (agents/), says what they are (kernel.Area.Schemes).
+
+// schemes describe the agent_signature and agent_http_signature schemes.
+var schemes = map[kernel.Auth]string{kernel.AuthAgent: hmacSigDoc, kernel.AuthAgentHTTPSig: httpSigDoc}
+
+// hmacSigDoc is the contract's description of the X-Service-* HMAC
+// scheme (agents.Sign).
+const hmacSigDoc = "A signed agent request. Headers: X-Service-Agent (agent_id, UUID), X-Service-Timestamp (Unix seconds, exactly 10 ASCII digits, within ±300 s of the server clock), X-Service-Nonce (16 to 128 characters of A-Z a-z 0-9 . _ ~ -, never reused by the agent), X-Service-Signature = \"v1=\" + lowercase hex of HMAC-SHA-256(key = the ASCII bytes of the agent's secret, message = timestamp + \"\\n\" + nonce + \"\\n\" + the exact raw body bytes). Example: secret \"secret\", timestamp 1700000000, nonce 0123456789abcdef, body {\"a\":1} sign to v1=408efeeeb6cac7fbcb94b94dd873c3df9dbea56f20e407c0948ba408586aaca8. The body is verified before it is decoded, and decoded strictly."
+
+// httpSigDoc is the contract's description of the RFC 9421 scheme
 // (agents/DESIGN.md, "Signature scheme v2"); agents/httpsig_test.go pins
 // the test vector.
-const agentHTTPSigDoc = "An agent with a registered ed25519_public_key may sign with HTTP Message Signatures (RFC 9421) in the Web Bot Auth profile instead of the X-Service-* headers (sending both is agent-signature-ambiguous). " +
+const httpSigDoc = "An agent with a registered ed25519_public_key may sign with HTTP Message Signatures (RFC 9421) in the Web Bot Auth profile instead of the X-Service-* headers (sending both is agent-signature-ambiguous). " +
 	"Headers: Content-Digest (RFC 9530) = sha-256=:<standard base64 of SHA-256(raw body)>: (sha-512 also accepted; every one sent must match); " +
 	"Signature-Input = <label>=(<components>);created=<Unix s>;expires=<Unix s>;keyid=\"<agent_id>\";nonce=\"<nonce>\";alg=\"ed25519\";tag=\"web-bot-auth\" (alg optional, no other parameter; exactly one signature tagged web-bot-auth, the label is free); " +
 	"Signature = <label>=:<standard base64 of the 64-byte Ed25519 signature>:. " +
