@@ -28,6 +28,7 @@ import (
 	"github.com/trustd/trustd/identity/session"
 	"github.com/trustd/trustd/journeys"
 	"github.com/trustd/trustd/node/about"
+	"github.com/trustd/trustd/node/ops"
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/catalog"
 	"github.com/trustd/trustd/platform/cluster"
@@ -317,14 +318,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	brandingAreas := brandingapi.Areas()
 	ck := &kernelBridge{}
 	consoleAreas := n.newConsole(strings.TrimRight(base, "/"), ck, hv)
+	areas := slices.Concat(about.Areas(about.Deps{BaseURL: strings.TrimRight(base, "/"), NodeID: cfg.NodeID, Ready: n.store.Ready}),
+		riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
+		brandingAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck))
+	ops.FitRestoreLimit(areas)
 	n.api = api.New(api.Config{BaseURL: strings.TrimRight(base, "/"), AdminToken: cfg.AdminToken, Dev: cfg.Dev,
 		NodeID: cfg.NodeID, MaxBodyBytes: cfg.MaxBodyBytes, DemoSite: n.demoSite,
 		IngressIPRate: cfg.IngressIPRate, IngressIPBurst: cfg.IngressIPRate,
 		IngressCredRate: cfg.IngressCredRate, IngressCredBurst: cfg.IngressCredRate,
 		Cluster: n.cluster, MaxConns: cfg.MaxConns, MaxConnsPerIP: cfg.MaxConnsPerIP, IdleTimeout: cfg.IdleTimeout,
 		Tracing: tracing,
-		Areas: slices.Concat(about.Areas(about.Deps{BaseURL: strings.TrimRight(base, "/"), NodeID: cfg.NodeID, Ready: n.store.Ready}), riskAreas, identityAreas, journeyAreas, trafficAreas, verifyAreas, agentAreas, eventAreas,
-			brandingAreas, consoleAreas, n.newCatalogAdmin(), n.newOps(ck)),
+		Areas:   areas,
 	}, n.store, n.router, reg, cfg.Logger)
 	ck.s.Store(n.api)
 	// Journeys escalate into the identity review queue, exchange widget

@@ -27,7 +27,7 @@ func (x snapshotAPI) routes() []kernel.Route {
 		{Method: "GET", Path: "/snapshot", Admin: true, ID: "saveSnapshot", Tag: "Admin", Auth: a, ContentType: "application/octet-stream",
 			Summary: "A consistent backup archive of the replicated state (catalog with signing keys and sealed secrets, approvals, sessions, outbox), taken through the leader without stopping the cluster. Unencrypted: trustctl snapshot save encrypts it.",
 			Errors:  kernel.AdminErrors(), Handle: kernel.AdminOnly(x.save)},
-		{Method: "POST", Path: "/snapshot/restore", Admin: true, ID: kernel.RestoreSnapshotID, Tag: "Admin", Auth: a,
+		{Method: "POST", Path: "/snapshot/restore", Admin: true, ID: restoreID, Tag: "Admin", Auth: a,
 			Summary: "Replace the replicated state with a backup archive (the body, as GET /snapshot returned it), keeping this cluster's membership. On the Raft leader only (409 names it). Single-use markers are not part of a backup.",
 			Result:  &backup.Meta{}, Errors: append(kernel.AdminErrors(), kernel.ErrBadRequest, kernel.ErrConflict), Handle: kernel.AdminOnly(x.restore)},
 	}
@@ -73,3 +73,28 @@ func (x snapshotAPI) restore(c *kernel.Call) {
 
 // snapshotAPI serves backup and restore.
 type snapshotAPI struct{ s Snapshots }
+
+// restoreID is the operation id of the restore, whose body limit
+// FitRestoreLimit sets.
+const restoreID = "restoreSnapshot"
+
+// FitRestoreLimit bounds a restore's archive by the largest body any other
+// route of areas already accepts (the identity face steps), so the
+// restore does not raise what the server reads before routing. node/
+// calls it on every area before handing them to the transport.
+func FitRestoreLimit(areas []kernel.Area) {
+	limit := 0
+	var restore *kernel.Route
+	for _, a := range areas {
+		for i := range a.Routes {
+			if a.Routes[i].ID == restoreID {
+				restore = &a.Routes[i]
+				continue
+			}
+			limit = max(limit, a.Routes[i].MaxBody)
+		}
+	}
+	if restore != nil {
+		restore.MaxBody = limit
+	}
+}

@@ -47,7 +47,6 @@ func (s *Server) routes() []Route {
 			rs = append(rs, a.Routes...)
 		}
 	}
-	fitSnapshotLimit(rs)
 	return rs
 }
 
