@@ -12,7 +12,7 @@ import (
 
 // What every admin operation shares, whichever area declares it: the
 // admin token check, the errors, replicating a command, resolving the
-// workspace and a record of it. The tenancy records themselves are
+// Workspace and a record of it. The tenancy records themselves are
 // platform/catalog/api's.
 
 // NewSecret returns a random secret with a readable prefix.
@@ -28,20 +28,20 @@ var adminErrors = []ErrorCode{ErrUnauthorized, ErrMalformedJSON, ErrUnknownField
 // needs no server, so a nil *Server may call it).
 func (s *Server) admin(h func(*Call)) func(*Call) { return AdminOnly(h) }
 
-// apply replicates cmd and answers any error itself; ok reports success.
-func (c *Call) apply(cmd catalog.Command) (any, bool) {
+// Apply replicates cmd and answers any error itself; ok reports success.
+func (c *Call) Apply(cmd catalog.Command) (any, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := c.s.store.Apply(ctx, cmd)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return nil, false
 	}
 	return v, true
 }
 
-// workspace resolves the {workspace_id} parameter, answering 404 itself.
-func (c *Call) workspace() *catalog.Workspace {
+// Workspace resolves the {workspace_id} parameter, answering 404 itself.
+func (c *Call) Workspace() *catalog.Workspace {
 	w := c.cat.Workspaces[c.Param("workspace_id")]
 	if w == nil {
 		c.fail(ErrNotFound, "no workspace "+c.Param("workspace_id"))
@@ -51,10 +51,10 @@ func (c *Call) workspace() *catalog.Workspace {
 
 // inWorkspace resolves {workspace_id} and the {param} id of table to a
 // record of that workspace, answering 404 itself (a record of another
-// workspace is as absent as a missing one). owner names a record's
-// workspace.
+// Workspace is as absent as a missing one). owner names a record's
+// Workspace.
 func inWorkspace[T any](c *Call, table map[string]*T, param, what string, owner func(*T) string) *T {
-	w := c.workspace()
+	w := c.Workspace()
 	if w == nil {
 		return nil
 	}
@@ -66,9 +66,9 @@ func inWorkspace[T any](c *Call, table map[string]*T, param, what string, owner 
 	return v
 }
 
-func validName(field string, v *string) error {
+func ValidName(field string, v *string) error {
 	if v == nil || len(strings.TrimSpace(*v)) == 0 || len(*v) > 100 {
-		return invalid(field, "required, 1 to 100 characters")
+		return Invalid(field, "required, 1 to 100 characters")
 	}
 	return nil
 }

@@ -35,8 +35,8 @@ var idempotencyParam = Param{Name: hdrIdempotencyKey, In: "header", Description:
 	"instead of creating another, also when the first attempt answered 503 or timed out after it committed. The same key with " +
 	"another body or path answers 409 idempotency-key-reused. Keys are kept 24 h, at most 1000 per workspace (the oldest make room)."}
 
-// idempotentCreate adds the header and its error codes to a create route.
-func idempotentCreate(r Route) Route {
+// IdempotentCreate adds the header and its error codes to a create route.
+func IdempotentCreate(r Route) Route {
 	r.Params = append(append([]Param(nil), r.Params...), idempotencyParam)
 	r.Errors = append(append([]ErrorCode(nil), r.Errors...), idempotencyErrors...)
 	return r
@@ -63,7 +63,7 @@ func (c *Call) idempotencyKey(in any) (*catalog.IdempotencyKey, bool) {
 	return catalog.NewIdempotencyKey(raw, cred, c.Ctx.Method(), c.Ctx.Path(), in, c.Ctx.Request.Body()), true
 }
 
-// createOnce runs a create under the request's Idempotency-Key, if any.
+// CreateOnce runs a create under the request's Idempotency-Key, if any.
 // in is the decoded body (the request's fingerprint); build validates the request and returns the create command and the
 // secret its answer shows once; answer writes the answer of the created
 // (or, on a retry, the first created) record. A retry is answered from
@@ -71,7 +71,7 @@ func (c *Call) idempotencyKey(in any) (*catalog.IdempotencyKey, bool) {
 // so checks against current state (a name or an email taken, by the
 // first attempt) do not refuse it; else the create goes to Raft wrapped
 // in catalog.IdempotentCreate, which creates at most once per key.
-func createOnce[R any](c *Call, workspaceID string, in any, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
+func CreateOnce[R any](c *Call, workspaceID string, in any, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
 	k, ok := c.idempotencyKey(in)
 	if !ok {
 		return
@@ -79,7 +79,7 @@ func createOnce[R any](c *Call, workspaceID string, in any, build func() (catalo
 	if k != nil {
 		r, err := c.cat.KnownIdempotentCreate(workspaceID, k.Lookup, k.Fingerprint, c.Now())
 		if err != nil {
-			c.failErr(err)
+			c.FailErr(err)
 			return
 		}
 		if r != nil {
@@ -89,21 +89,21 @@ func createOnce[R any](c *Call, workspaceID string, in any, build func() (catalo
 	}
 	cmd, secret, err := build()
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	if k == nil {
-		if v, ok := c.apply(cmd); ok {
+		if v, ok := c.Apply(cmd); ok {
 			answer(v.(*R), secret)
 		}
 		return
 	}
 	wrapped, err := catalog.NewIdempotentCreate(workspaceID, k.Lookup, k.Fingerprint, k.Seal(secret), c.Now().UTC(), cmd)
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
-	v, ok := c.apply(wrapped)
+	v, ok := c.Apply(wrapped)
 	if !ok {
 		return
 	}

@@ -69,28 +69,28 @@ func (r *resource[R, In, V, L]) find(c *Call) *R {
 	if r.notFound == nil {
 		return inWorkspace(c, r.table(c.cat), r.param, r.what, r.owner)
 	}
-	w := c.workspace()
+	w := c.Workspace()
 	if w == nil {
 		return nil
 	}
 	rec := r.table(c.cat)[c.Param(r.param)]
 	if rec == nil || r.owner(rec) != w.ID {
-		c.failErr(r.notFound)
+		c.FailErr(r.notFound)
 		return nil
 	}
 	return rec
 }
 
 func (r *resource[R, In, V, L]) handleCreate(c *Call) {
-	w := c.workspace()
+	w := c.Workspace()
 	if w == nil {
 		return
 	}
 	var in In
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
-	createOnce(c, w.ID, &in, func() (catalog.Command, string, error) {
+	CreateOnce(c, w.ID, &in, func() (catalog.Command, string, error) {
 		rec, secret, err := r.build(c, &in, nil, w.ID)
 		if err != nil {
 			return nil, "", err
@@ -108,24 +108,24 @@ func (r *resource[R, In, V, L]) handleUpdate(c *Call) {
 		return
 	}
 	var in In
-	if !c.decode(&in) {
+	if !c.Decode(&in) {
 		return
 	}
 	rec, _, err := r.build(c, &in, cur, r.owner(cur))
 	if err != nil {
-		c.failErr(err)
+		c.FailErr(err)
 		return
 	}
 	if r.stamp != nil {
 		r.stamp(&rec, cur, c.Now().UTC())
 	}
-	if v, ok := c.apply(r.update(&in, rec)); ok {
+	if v, ok := c.Apply(r.update(&in, rec)); ok {
 		c.ok(r.view(c, v.(*R), ""))
 	}
 }
 
 func (r *resource[R, In, V, L]) handleList(c *Call) {
-	w := c.workspace()
+	w := c.Workspace()
 	if w == nil {
 		return
 	}
@@ -159,7 +159,7 @@ func (r *resource[R, In, V, L]) handleDelete(c *Call) {
 	if rec == nil {
 		return
 	}
-	v, ok := c.apply(r.delete(rec, c.Now().UTC()))
+	v, ok := c.Apply(r.delete(rec, c.Now().UTC()))
 	switch {
 	case !ok:
 	case r.deleted != nil:
@@ -194,7 +194,7 @@ func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 	}
 	var out []Route
 	if r.create != nil {
-		out = append(out, idempotentCreate(Route{Method: "POST", Path: r.path, Admin: true, ID: "create" + r.id, Tag: tag, Auth: a, Summary: sum("create", "Create a "+r.what+"."),
+		out = append(out, IdempotentCreate(Route{Method: "POST", Path: r.path, Admin: true, ID: "create" + r.id, Tag: tag, Auth: a, Summary: sum("create", "Create a "+r.what+"."),
 			Body: new(In), Status: 201, Result: new(V), Errors: append(append([]ErrorCode(nil), errs...), r.createErrors...), Handle: s.admin(r.handleCreate)}))
 	}
 	out = append(out, Route{Method: "GET", Path: r.path, Admin: true, ID: "list" + r.ids, Tag: tag, Auth: a, Summary: sum("list", "List a workspace's "+r.what+" records."),
@@ -219,9 +219,9 @@ func (r *resource[R, In, V, L]) routes(s *Server) []Route {
 	return out
 }
 
-// stamped is the id, creation and update time of a record being written:
+// Stamped is the id, creation and update time of a record being written:
 // new ones on create (cur nil), cur's id and creation time on update.
-func stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.Time) (string, time.Time, time.Time) {
+func Stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.Time) (string, time.Time, time.Time) {
 	if cur == nil {
 		return uuid.NewString(), now, now
 	}
@@ -229,28 +229,28 @@ func stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.
 	return id, created, now
 }
 
-// viewOf adapts a view that needs neither the call nor a secret.
-func viewOf[R, V any](view func(*R) *V) func(*Call, *R, string) *V {
+// ViewOf adapts a view that needs neither the call nor a secret.
+func ViewOf[R, V any](view func(*R) *V) func(*Call, *R, string) *V {
 	return func(_ *Call, r *R, _ string) *V { return view(r) }
 }
 
-// overlay sets *dst to src when a patch gives src (PATCH: a field left out
+// Overlay sets *dst to src when a patch gives src (PATCH: a field left out
 // keeps its value).
-func overlay[T any](dst **T, src *T) {
+func Overlay[T any](dst **T, src *T) {
 	if src != nil {
 		*dst = src
 	}
 }
 
-// defaultTo sets *dst to a copy of v when the input left it out.
-func defaultTo[T any](dst **T, v T) {
+// DefaultTo sets *dst to a copy of v when the input left it out.
+func DefaultTo[T any](dst **T, v T) {
 	if *dst == nil {
 		*dst = &v
 	}
 }
 
-// deref is *p, or T's zero value when p is nil.
-func deref[T any](p *T) T {
+// Deref is *p, or T's zero value when p is nil.
+func Deref[T any](p *T) T {
 	var zero T
 	if p == nil {
 		return zero

@@ -18,12 +18,12 @@ import (
 // "Second step"). An area exports its operations as an Area from its own
 // folder (for example risk/api); node/ builds the area's modules, calls
 // its adapter and hands the Areas to New in Config.Areas. The handlers of
-// those routes decode, authenticate and answer through the Call methods
-// below; the transport never imports the area.
-//
-// The methods here are the exported names of the ones the route files
-// still inside platform/http/ use; when those files have left too, the unexported
-// forms go.
+// those routes decode, authenticate and answer through the exported Call
+// methods and helpers of this package; the transport never imports the
+// area. Each is defined where its mechanism is (codec.go, errors.go,
+// auth.go, admin_call.go, …); the few here are the Area itself, helpers
+// with no other home, and one-line exported twins of methods the hot
+// path's files (call.go, server.go) call unexported.
 
 // Area is one product area's share of the route table.
 type Area struct {
@@ -42,13 +42,6 @@ type Area struct {
 	Schemes map[Auth]string
 }
 
-// Decode reads the JSON body strictly into v, answering the error itself
-// and returning false when the body is unacceptable.
-func (c *Call) Decode(v any) bool { return c.decode(v) }
-
-// IsJSON reports whether the request's Content-Type is JSON.
-func (c *Call) IsJSON() bool { return c.isJSON() }
-
 // OK answers v with the route's success status.
 func (c *Call) OK(v any) { c.ok(v) }
 
@@ -60,37 +53,6 @@ func (c *Call) NoContent() { c.noContent() }
 
 // Fail answers the ApiError of code.
 func (c *Call) Fail(code ErrorCode, msg string) { c.fail(code, msg) }
-
-// FailErr answers the ApiError of a domain error (errcode, catalog, an
-// unavailable cluster, or Invalid).
-func (c *Call) FailErr(err error) { c.failErr(err) }
-
-// Workspace resolves the {workspace_id} path parameter, answering 404
-// itself.
-func (c *Call) Workspace() *catalog.Workspace { return c.workspace() }
-
-// Apply replicates cmd through Raft and answers any error itself; ok
-// reports success.
-func (c *Call) Apply(cmd catalog.Command) (any, bool) { return c.apply(cmd) }
-
-// AuthSiteVerify authenticates scope site.verify: a scoped credential as
-// bearer, or a site secret in the body; appID is the site's id, or "" for a
-// workspace credential. It answers the error itself.
-func (c *Call) AuthSiteVerify(bodySecret string) (ws *catalog.Workspace, appID string, ok bool) {
-	return c.authSiteVerify(bodySecret)
-}
-
-// AuthServer authenticates a server operation with scope (see authServer).
-func (c *Call) AuthServer(bodySecret, scope string, allowSandbox bool) (ws *catalog.Workspace, appID string, sandbox, ok bool) {
-	return c.authServer(bodySecret, scope, allowSandbox)
-}
-
-// AdmitCredential applies the node's per-credential ingress limit to a
-// request an area authenticated itself (a signature), answering 429
-// itself.
-func (c *Call) AdmitCredential(credID, workspaceID string) bool {
-	return c.admitCredential(credID, workspaceID)
-}
 
 // Bearer is the token of an Authorization: Bearer header, or "".
 func (c *Call) Bearer() string { return c.bearer() }
@@ -185,7 +147,7 @@ func AsSiteCaller[In any, P interface {
 }](op func(c *Call, who Caller, in *In)) func(*Call) {
 	return func(c *Call) {
 		in := P(new(In))
-		if !c.decode(in) {
+		if !c.Decode(in) {
 			return
 		}
 		tc, ok := c.siteCaller(in.SiteSecret())
@@ -203,7 +165,7 @@ func AsMobileCaller[In, M any, P interface {
 }](op func(c *Call, who Caller, in *In)) func(*Call) {
 	return func(c *Call) {
 		in := P(new(M))
-		if !c.decode(in) {
+		if !c.Decode(in) {
 			return
 		}
 		if in.SiteSecret() != "" {
@@ -231,17 +193,6 @@ func AdminOnly(h func(*Call)) func(*Call) {
 	}
 }
 
-// Invalid is the error of an invalid request field (400 invalid-field).
-func Invalid(field, msg string) error { return invalid(field, msg) }
-
-// ModuleCode is the contract's ErrorCode of a module's sentinel.
-func ModuleCode(c *errcode.Code) ErrorCode { return moduleCode(c) }
-
-// WithModuleCodes is list plus the codes of mod it lacks.
-func WithModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
-	return withModuleCodes(list, mod)
-}
-
 // WithModuleErrors is WithModuleCodes for errors that may carry a module's
 // own words for a shared code (an errcode.Code's Detail): the route's
 // response lists the code with those words, while the ApiError schema
@@ -260,9 +211,6 @@ func WithModuleErrors(list []ErrorCode, errs ...error) []ErrorCode {
 
 // AdminErrors are the errors every admin operation can answer (a copy).
 func AdminErrors() []ErrorCode { return append([]ErrorCode(nil), adminErrors...) }
-
-// ValidName checks a record's name: required, 1 to 100 characters.
-func ValidName(field string, v *string) error { return validName(field, v) }
 
 // Resource is the generic admin CRUD of a workspace-owned record kind
 // (admin_resource.go), for areas outside platform/http/: each field is the
@@ -302,35 +250,6 @@ func (x *Resource[R, In, V, L]) Routes() []Route {
 		listCall: x.ListCall}
 	// routes uses its server only for s.admin, which is AdminOnly.
 	return r.routes(nil)
-}
-
-// Stamped is the id, creation and update time of a record being written:
-// new ones on create (cur nil), cur's id and creation time on update.
-func Stamped[R any](cur *R, idAndCreated func(*R) (string, time.Time), now time.Time) (string, time.Time, time.Time) {
-	return stamped(cur, idAndCreated, now)
-}
-
-// ViewOf adapts a view that needs neither the call nor a secret.
-func ViewOf[R, V any](view func(*R) *V) func(*Call, *R, string) *V { return viewOf(view) }
-
-// Overlay sets *dst to src when a patch gives src.
-func Overlay[T any](dst **T, src *T) { overlay(dst, src) }
-
-// DefaultTo sets *dst to a copy of v when the input left it out.
-func DefaultTo[T any](dst **T, v T) { defaultTo(dst, v) }
-
-// Deref is *p, or T's zero value when p is nil.
-func Deref[T any](p *T) T { return deref(p) }
-
-// IdempotentCreate documents a create route's Idempotency-Key header and
-// its errors (admin_idempotency.go).
-func IdempotentCreate(r Route) Route { return idempotentCreate(r) }
-
-// CreateOnce runs an admin create under the request's Idempotency-Key:
-// a retry answers the record the first attempt created
-// (admin_idempotency.go).
-func CreateOnce[R any](c *Call, workspaceID string, in any, build func() (catalog.Command, string, error), answer func(rec *R, secret string)) {
-	createOnce(c, workspaceID, in, build, answer)
 }
 
 // Find resolves {workspace_id} and the record's id, answering 404 itself

@@ -43,7 +43,7 @@ func (c *Call) siteCaller(bodySecret string) (trafficCaller, bool) {
 		c.fail(ErrUnauthorized, "the site secret is not valid")
 		return trafficCaller{}, false
 	}
-	if !c.admitCredential(site.ID, ws.ID) {
+	if !c.AdmitCredential(site.ID, ws.ID) {
 		return trafficCaller{}, false
 	}
 	return trafficCaller{ws: ws, appID: site.ID}, true
@@ -74,25 +74,25 @@ func (c *Call) mobileCaller(platform, appID string) (trafficCaller, bool) {
 		c.fail(ErrUnauthorized, "the mobile server secret is not valid")
 		return trafficCaller{}, false
 	}
-	if !c.admitCredential(app.ID, ws.ID) {
+	if !c.AdmitCredential(app.ID, ws.ID) {
 		return trafficCaller{}, false
 	}
 	return trafficCaller{ws: ws, appID: app.ID}, true
 }
 
-// authSiteVerify authenticates scope site.verify: a scoped credential as
+// AuthSiteVerify authenticates scope site.verify: a scoped credential as
 // bearer, or a site secret in the body. appID is the site's id, or "" for
 // a workspace credential.
-func (c *Call) authSiteVerify(bodySecret string) (ws *catalog.Workspace, appID string, ok bool) {
-	ws, appID, _, ok = c.authServer(bodySecret, "site.verify", false)
+func (c *Call) AuthSiteVerify(bodySecret string) (ws *catalog.Workspace, appID string, ok bool) {
+	ws, appID, _, ok = c.AuthServer(bodySecret, "site.verify", false)
 	return ws, appID, ok
 }
 
-// authServer authenticates a server operation: a scoped credential with
+// AuthServer authenticates a server operation: a scoped credential with
 // scope as bearer, or a site's private secret in the body. A sandbox site
 // secret passes only when allowSandbox (the operation then simulates);
 // sandbox reports that it did.
-func (c *Call) authServer(bodySecret, scope string, allowSandbox bool) (ws *catalog.Workspace, appID string, sandbox, ok bool) {
+func (c *Call) AuthServer(bodySecret, scope string, allowSandbox bool) (ws *catalog.Workspace, appID string, sandbox, ok bool) {
 	if tok := c.bearer(); tok != "" {
 		cr := c.cat.CredentialByToken(tok)
 		if cr == nil {
@@ -104,7 +104,7 @@ func (c *Call) authServer(bodySecret, scope string, allowSandbox bool) (ws *cata
 			return nil, "", false, false
 		}
 		ws = c.cat.Workspaces[cr.WorkspaceID]
-		if ws == nil || !c.admitCredential(cr.ID, cr.WorkspaceID) {
+		if ws == nil || !c.AdmitCredential(cr.ID, cr.WorkspaceID) {
 			if ws == nil {
 				c.fail(ErrUnauthorized, "the bearer credential is not valid")
 			}
@@ -126,7 +126,7 @@ func (c *Call) authServer(bodySecret, scope string, allowSandbox bool) (ws *cata
 		c.fail(ErrUnauthorized, "the secret is not valid")
 		return nil, "", false, false
 	}
-	if !c.admitCredential(site.ID, ws.ID) {
+	if !c.AdmitCredential(site.ID, ws.ID) {
 		return nil, "", false, false
 	}
 	return ws, site.ID, site.Sandbox(), true

@@ -64,8 +64,8 @@ func DecodeStrict(body []byte, v any) error {
 	return &decodeError{ErrMalformedJSON, err.Error()}
 }
 
-// isJSON reports whether the request's Content-Type is JSON.
-func (c *Call) isJSON() bool {
+// IsJSON reports whether the request's Content-Type is JSON.
+func (c *Call) IsJSON() bool {
 	ct := c.Ctx.Request.Header.ContentType()
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
@@ -74,10 +74,10 @@ func (c *Call) isJSON() bool {
 	return bytes.EqualFold(ct, []byte("application/json"))
 }
 
-// decode reads the JSON body into v, answering the error itself and
+// Decode reads the JSON body into v, answering the error itself and
 // returning false when the body is unacceptable.
-func (c *Call) decode(v any) bool {
-	if !c.isJSON() {
+func (c *Call) Decode(v any) bool {
+	if !c.IsJSON() {
 		c.fail(ErrUnsupportedType, "Content-Type must be application/json")
 		return false
 	}

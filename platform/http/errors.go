@@ -27,28 +27,28 @@ type ErrorCode struct {
 var (
 	ErrMalformedJSON   = ErrorCode{"malformed-json", 400, "The body is not one valid JSON object: syntax error, duplicate key, invalid UTF-8 or trailing data."}
 	ErrUnknownField    = ErrorCode{"unknown-field", 400, "The body has a member the operation does not define (names are case-sensitive)."}
-	ErrInvalidField    = moduleCode(errcode.ErrInvalidField)
+	ErrInvalidField    = ModuleCode(errcode.ErrInvalidField)
 	ErrUnsupportedType = ErrorCode{"unsupported-media-type", 415, "Content-Type is not one the operation accepts."}
 	ErrBodyTooLarge    = ErrorCode{"body-too-large", 413, "The request body exceeds the size limit."}
 	ErrHeadersTooLarge = ErrorCode{"headers-too-large", 431, "The request headers exceed the size limit."}
 	ErrBadRequest      = ErrorCode{"bad-request", 400, "The HTTP request or its body could not be parsed: malformed HTTP, a body that is not form-encoded, multipart or JSON where those are accepted, or a field sent twice."}
 	ErrUnauthorized    = ErrorCode{"unauthorized", 401, "Missing or invalid credential."}
 	ErrForbidden       = ErrorCode{"forbidden", 403, "The credential may not perform this operation."}
-	ErrNotFound        = moduleCode(errcode.ErrNotFound)
+	ErrNotFound        = ModuleCode(errcode.ErrNotFound)
 	ErrMethod          = ErrorCode{"method-not-allowed", 405, "The path exists but not with this method; see the Allow header."}
 	ErrConflict        = ErrorCode{"conflict", 409, "The change conflicts with current state: a name or registration already in use, a version changed meanwhile, or the workspace already holds the most records the collection allows per workspace: sites 500, mobile apps 100, credentials 100, concurrency constraints 200, dependencies 200, rate-limit and API Protection policies 200 each, agents 200, trust policies 64, journeys 64, webhook endpoints 16, branding profiles 16, console users 100)."}
 	ErrRateLimited     = ErrorCode{"rate-limit-exceeded", 429, "The caller is over the service's ingress limit; honour Retry-After."}
-	ErrUnavailable     = moduleCode(errcode.ErrUnavailable)
+	ErrUnavailable     = ModuleCode(errcode.ErrUnavailable)
 	// The secret errors of spec sections 7.2 and 7.3 (siteverify and the
 	// rate-limit check answer them in their own {success,error} shape).
 	ErrMissingSecret = ErrorCode{"missing-input-secret", 400, "No secret supplied (the body field secret, or Authorization: Bearer where the operation accepts it)."}
 	ErrInvalidSecret = ErrorCode{"invalid-input-secret", 400, "The secret is unknown, or a sandbox secret at a production endpoint (and the other way round)."}
-	ErrInternal      = moduleCode(errcode.ErrInternal)
+	ErrInternal      = ModuleCode(errcode.ErrInternal)
 
 	// Shared by the areas: a browser Origin no site allows, a mobile
 	// app's declared identity that is not its secret's (errcode's).
-	ErrInvalidOrigin      = moduleCode(errcode.ErrInvalidOrigin)
-	ErrInvalidAppIdentity = moduleCode(errcode.ErrInvalidAppIdentity)
+	ErrInvalidOrigin      = ModuleCode(errcode.ErrInvalidOrigin)
+	ErrInvalidAppIdentity = ModuleCode(errcode.ErrInvalidAppIdentity)
 )
 
 // contractErrors is every ApiError code the contract documents: the
@@ -56,8 +56,8 @@ var (
 func (s *Server) contractErrors() []ErrorCode {
 	// Human verification's codes (verify/api) sit where they were in
 	// apiErrors; the shared two are the kernel's when it is absent.
-	out := withModuleCodes(apiErrors, s.areaErrors("verify"))
-	out = withModuleCodes(out, []*errcode.Code{errcode.ErrInvalidOrigin, errcode.ErrInvalidAppIdentity})
+	out := WithModuleCodes(apiErrors, s.areaErrors("verify"))
+	out = WithModuleCodes(out, []*errcode.Code{errcode.ErrInvalidOrigin, errcode.ErrInvalidAppIdentity})
 	for _, mod := range [][]*errcode.Code{
 		s.areaErrors("traffic"),
 		s.areaErrors("identity/documents"),
@@ -72,11 +72,11 @@ func (s *Server) contractErrors() []ErrorCode {
 		s.areaErrors("identity/sessions"),
 		s.areaErrors("journeys"),
 	} {
-		out = withModuleCodes(out, mod)
+		out = WithModuleCodes(out, mod)
 	}
 	for _, a := range s.cfg.Areas {
 		if !placed[a.Name] {
-			out = withModuleCodes(out, a.Errors)
+			out = WithModuleCodes(out, a.Errors)
 		}
 	}
 	return out
@@ -111,8 +111,8 @@ func (c *Call) failStatus(status int, code, msg string) {
 	c.json(status, &APIError{Error: code, Message: msg, RequestID: c.RequestID()})
 }
 
-// failErr maps a domain error to its ApiError.
-func (c *Call) failErr(err error) {
+// FailErr maps a domain error to its ApiError.
+func (c *Call) FailErr(err error) {
 	var fe *fieldError
 	if code, msg, ok := errcode.From(err); ok {
 		if code.Kind == errcode.Internal {
@@ -146,7 +146,7 @@ type fieldError struct {
 
 func (e *fieldError) Error() string { return e.Field + ": " + e.Msg }
 
-func invalid(field, msg string) error { return &fieldError{Field: field, Msg: msg} }
+func Invalid(field, msg string) error { return &fieldError{Field: field, Msg: msg} }
 
 func setRetryAfter(h *fasthttp.ResponseHeader, seconds int64) {
 	if seconds < 1 {
@@ -189,20 +189,20 @@ func kindStatus(k errcode.Kind) int {
 	}
 }
 
-// withModuleCodes appends a module's codes to list, skipping codes already
+// WithModuleCodes appends a module's codes to list, skipping codes already
 // in it (the module's 503 is the shared service-unavailable).
-func withModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
+func WithModuleCodes(list []ErrorCode, mod []*errcode.Code) []ErrorCode {
 	out := append([]ErrorCode(nil), list...)
 	for _, m := range mod {
 		if !slices.ContainsFunc(out, func(e ErrorCode) bool { return e.Code == m.Code }) {
-			out = append(out, moduleCode(m))
+			out = append(out, ModuleCode(m))
 		}
 	}
 	return out
 }
 
-// moduleCode turns a module's sentinel into the contract's ErrorCode, so a
+// ModuleCode turns a module's sentinel into the contract's ErrorCode, so a
 // route can list it among its errors and apiErrors can document it.
-func moduleCode(c *errcode.Code) ErrorCode {
+func ModuleCode(c *errcode.Code) ErrorCode {
 	return ErrorCode{Code: c.Code, Status: kindStatus(c.Kind), Meaning: c.Meaning}
 }

@@ -128,12 +128,12 @@ func (in *ingress) allowIP(c *Call) bool {
 	return r.ok
 }
 
-// admitCredential applies the per-credential limit, after a handler has
+// AdmitCredential applies the per-credential limit, after a handler has
 // authenticated the caller. credID is the credential's catalog id (a site,
 // mobile app or scoped credential UUID), the same key in every module, so
 // one credential has one budget across all operations. The workspace's settings override the node's
 // defaults. False means 429 was written.
-func (c *Call) admitCredential(credID, workspaceID string) bool {
+func (c *Call) AdmitCredential(credID, workspaceID string) bool {
 	c.wsID = workspaceID // the request's span names it (trace.go)
 	rate, burst := c.s.cfg.IngressCredRate, c.s.cfg.IngressCredBurst
 	if w := c.cat.Workspaces[workspaceID]; w != nil && w.Settings.IngressPerSecond > 0 {
