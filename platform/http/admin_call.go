@@ -24,10 +24,6 @@ func NewSecret(prefix string) string {
 
 var adminErrors = []ErrorCode{ErrUnauthorized, ErrMalformedJSON, ErrUnknownField, ErrInvalidField, ErrUnsupportedType, ErrBodyTooLarge, ErrNotFound, ErrUnavailable}
 
-// admin wraps an admin handler with the admin token check (AdminOnly; it
-// needs no server, so a nil *Server may call it).
-func (s *Server) admin(h func(*Call)) func(*Call) { return AdminOnly(h) }
-
 // Apply replicates cmd and answers any error itself; ok reports success.
 func (c *Call) Apply(cmd catalog.Command) (any, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/valyala/fasthttp"
 
@@ -211,53 +210,6 @@ func WithModuleErrors(list []ErrorCode, errs ...error) []ErrorCode {
 
 // AdminErrors are the errors every admin operation can answer (a copy).
 func AdminErrors() []ErrorCode { return append([]ErrorCode(nil), adminErrors...) }
-
-// Resource is the generic admin CRUD of a workspace-owned record kind
-// (admin_resource.go), for areas outside platform/http/: each field is the
-// unexported one of the same name there.
-type Resource[R, In, V, L any] struct {
-	What, Path, Param, ID, IDs string
-
-	Tag, UpdateMethod, UpdateVerb                    string
-	Summary                                          map[string]string
-	Errors, CreateErrors, UpdateErrors, DeleteErrors []ErrorCode
-	NotFound                                         error
-	NoGet                                            bool
-	Deleted                                          func(r *R, result any) any
-	DeletedView                                      any
-
-	Table    func(*catalog.Catalog) map[string]*R
-	Owner    func(*R) string
-	Build    func(c *Call, in *In, cur *R, workspaceID string) (R, string, error)
-	Stamp    func(r, cur *R, now time.Time)
-	Create   func(R) catalog.Command
-	Update   func(in *In, r R) catalog.Command
-	Delete   func(r *R, now time.Time) catalog.Command
-	View     func(c *Call, r *R, secret string) *V
-	Get      func(c *Call, r *R) *V
-	SortID   func(*V) string
-	List     func([]V) *L
-	ListCall func(c *Call, views []V) *L
-}
-
-// Routes are the kind's admin operations.
-func (x *Resource[R, In, V, L]) Routes() []Route {
-	r := &resource[R, In, V, L]{what: x.What, path: x.Path, param: x.Param, id: x.ID, ids: x.IDs,
-		tag: x.Tag, updateMethod: x.UpdateMethod, updateVerb: x.UpdateVerb, summary: x.Summary, errors: x.Errors, createErrors: x.CreateErrors,
-		updateErrors: x.UpdateErrors, deleteErrors: x.DeleteErrors, notFound: x.NotFound, noGet: x.NoGet,
-		deleted: x.Deleted, deletedView: x.DeletedView, table: x.Table, owner: x.Owner, build: x.Build, stamp: x.Stamp,
-		create: x.Create, update: x.Update, delete: x.Delete, view: x.View, get: x.Get, sortID: x.SortID, list: x.List,
-		listCall: x.ListCall}
-	// routes uses its server only for s.admin, which is AdminOnly.
-	return r.routes(nil)
-}
-
-// Find resolves {workspace_id} and the record's id, answering 404 itself
-// (an extra operation beside the kind's CRUD, such as a policy's stats).
-func (x *Resource[R, In, V, L]) Find(c *Call) *R {
-	r := &resource[R, In, V, L]{what: x.What, param: x.Param, table: x.Table, owner: x.Owner, notFound: x.NotFound}
-	return r.find(c)
-}
 
 // The hot path's surface (the rate-limit check): the strict flat scanner,
 // the spec's {success,error} answers, a bearer view and pre-resolved
