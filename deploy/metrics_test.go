@@ -5,7 +5,6 @@ package deploy_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // metricRef finds the metric names an expression uses (the project's
@@ -51,13 +51,7 @@ var (
 // check) and returns every series /metrics exports.
 func scrape(t *testing.T) (series, []byte) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n, err := node.Start(ctx, node.Config{DataDir: t.TempDir(), HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", OpsAddr: "127.0.0.1:0", FastRaft: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close(context.Background()) })
+	n := nodetest.Start(t, func(c *node.Config) { c.OpsAddr = "127.0.0.1:0" }).N
 	call := func(path, bearer string, body any) map[string]any {
 		t.Helper()
 		b, _ := json.Marshal(body)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/platform/cluster/clustertest"
 )
 
@@ -22,9 +23,9 @@ type consoleClient struct {
 	hc   *nethttp.Client
 }
 
-func newConsoleClient(t *testing.T, tn *testNode) *consoleClient {
+func newConsoleClient(t *testing.T, tn *nodetest.Node) *consoleClient {
 	jar, _ := cookiejar.New(nil)
-	return &consoleClient{t: t, base: tn.n.APIURL(), hc: &nethttp.Client{Jar: jar,
+	return &consoleClient{t: t, base: tn.N.APIURL(), hc: &nethttp.Client{Jar: jar,
 		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }}}
 }
 
@@ -84,20 +85,20 @@ func (cc *consoleClient) loginForm(page string, fields url.Values) url.Values {
 // login is protected by trustd's own widget: a console workspace and a
 // site for 127.0.0.1 are created, and the node restarts with
 // ConsoleSiteID set (the operator's --console-site).
-func startConsoleNode(t *testing.T) *testNode {
+func startConsoleNode(t *testing.T) *nodetest.Node {
 	t.Helper()
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws, site struct {
 		WorkspaceID string `json:"workspace_id"`
 		SiteID      string `json:"site_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "operators"}, &ws)
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "console", "hostnames": []string{"127.0.0.1"}}, &site)
-	cfg := tn.cfg
-	tn.stop()
-	tn.n = nil
+	tn.MustCreate("/workspaces", map[string]any{"name": "operators"}, &ws)
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "console", "hostnames": []string{"127.0.0.1"}}, &site)
+	cfg := tn.Cfg
+	tn.Stop()
+	tn.N = nil
 	cfg.ConsoleSiteID = site.SiteID
-	return startNode(t, cfg)
+	return nodetest.StartConfig(t, cfg)
 }
 
 func (cc *consoleClient) login(token string) (int, string) {
@@ -125,11 +126,11 @@ func TestConsoleOnARealNode(t *testing.T) {
 
 	// The console's pages are not part of the API contract (the admin
 	// operations on console users, /console-users, are).
-	spec := tn.do("GET", "/v1/openapi.json", "", nil)
-	if spec.status != 200 || strings.Contains(string(spec.body), "/console/") || strings.Contains(string(spec.body), `"/console"`) {
+	spec := tn.Do("GET", "/v1/openapi.json", "", nil)
+	if spec.Status != 200 || strings.Contains(string(spec.Body), "/console/") || strings.Contains(string(spec.Body), `"/console"`) {
 		t.Fatal("/openapi.json mentions the console")
 	}
-	if pm := tn.do("GET", "/v1/postman-collection.json", "", nil); pm.status != 200 || strings.Contains(string(pm.body), "/console/") {
+	if pm := tn.Do("GET", "/v1/postman-collection.json", "", nil); pm.Status != 200 || strings.Contains(string(pm.Body), "/console/") {
 		t.Fatal("the Postman collection mentions the console")
 	}
 	if st, h, _ := cc.do("GET", "/console/", nil); st != 303 || h.Get("Location") != "/console/login" {
@@ -146,7 +147,7 @@ func TestConsoleOnARealNode(t *testing.T) {
 	if key == nil || !strings.Contains(page, `<script src="/v1/widget/api.js"`) {
 		t.Fatalf("production login page without the widget:\n%s", page)
 	}
-	if st, _, body := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.n.AdminToken()}}); st != 401 || !strings.Contains(body, "human check") {
+	if st, _, body := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.N.AdminToken()}}); st != 401 || !strings.Contains(body, "human check") {
 		t.Fatalf("login without the widget's token: %d", st)
 	}
 	other, err := clustertest.MintToken(cc.base, key[1], "http://127.0.0.1", "checkout")
@@ -154,7 +155,7 @@ func TestConsoleOnARealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, page = cc.do("GET", "/console/login", nil)
-	if st, _, _ := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.n.AdminToken()}, "service-response": {other}}); st != 401 {
+	if st, _, _ := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.N.AdminToken()}, "service-response": {other}}); st != 401 {
 		t.Fatalf("login with a token of another action: %d", st)
 	}
 	_, _, page = cc.do("GET", "/console/login", nil)
@@ -162,16 +163,16 @@ func TestConsoleOnARealNode(t *testing.T) {
 	cc.do("POST", "/console/login", used)
 	_, _, page = cc.do("GET", "/console/login", nil)
 	used.Set("csrf", cc.csrf(page))
-	used.Set("token", tn.n.AdminToken())
+	used.Set("token", tn.N.AdminToken())
 	if st, _, _ := cc.do("POST", "/console/login", used); st != 401 {
 		t.Fatalf("login with a redeemed widget token: %d", st)
 	}
-	_, csrf := cc.login(tn.n.AdminToken())
+	_, csrf := cc.login(tn.N.AdminToken())
 
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "console"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "console"}, &ws)
 	wsPage := "/console/workspaces/" + ws.WorkspaceID
 	if st, _, body := cc.do("GET", "/console/workspaces", nil); st != 200 || !strings.Contains(body, wsPage) {
 		t.Fatalf("workspaces page: %d", st)
@@ -194,7 +195,7 @@ func TestConsoleOnARealNode(t *testing.T) {
 			ChallengeMode string   `json:"challenge_mode"`
 		} `json:"sites"`
 	}
-	tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/sites", nil).decode(t, &sites)
+	tn.Admin("GET", "/workspaces/"+ws.WorkspaceID+"/sites", nil).Decode(t, &sites)
 	if len(sites.Sites) != 1 || len(sites.Sites[0].Hostnames) != 2 || sites.Sites[0].ChallengeMode != "visual" {
 		t.Fatalf("sites after the console created one: %+v", sites)
 	}
@@ -218,16 +219,16 @@ func TestConsoleOnARealNode(t *testing.T) {
 	var pol struct {
 		PolicyID string `json:"policy_id"`
 	}
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/rate-limit-policies", map[string]any{"name": "otp", "target": map[string]any{"type": "workspace"},
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/rate-limit-policies", map[string]any{"name": "otp", "target": map[string]any{"type": "workspace"},
 		"action_pattern": "otp.send", "scope": "workspace", "mode": "observe",
 		"bucket": map[string]any{"capacity": 1, "refill_amount": 1, "refill_interval_seconds": 3600}}, &pol)
 	for i := 0; i < 3; i++ {
-		if r := tn.do("POST", "/v1/rate-limit/check", rotated[1], map[string]any{"action": "otp.send"}); r.status != 200 {
-			t.Fatalf("check with the console's rotated secret: %d %s", r.status, r.body)
+		if r := tn.Do("POST", "/v1/rate-limit/check", rotated[1], map[string]any{"action": "otp.send"}); r.Status != 200 {
+			t.Fatalf("check with the console's rotated secret: %d %s", r.Status, r.Body)
 		}
 	}
-	if r := tn.do("POST", "/v1/rate-limit/check", secret[1], map[string]any{"action": "otp.send"}); r.status == 200 || r.errorCode(t) != "invalid-input-secret" {
-		t.Fatalf("check with the secret rotated away without grace: %d", r.status)
+	if r := tn.Do("POST", "/v1/rate-limit/check", secret[1], map[string]any{"action": "otp.send"}); r.Status == 200 || r.ErrorCode(t) != "invalid-input-secret" {
+		t.Fatalf("check with the secret rotated away without grace: %d", r.Status)
 	}
 	polPage := wsPage + "/policies"
 	st, _, body = cc.do("GET", polPage, nil)
@@ -248,12 +249,12 @@ func TestConsoleOnARealNode(t *testing.T) {
 		Mode              string `json:"mode"`
 		EnforcePercentage int    `json:"enforce_percentage"`
 	}
-	tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).decode(t, &got)
+	tn.Admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).Decode(t, &got)
 	if got.Mode != "throttle" || got.EnforcePercentage != 100 {
 		t.Fatalf("policy after promotion: %+v", got)
 	}
 	cc.do("POST", polPage+"/"+pol.PolicyID, url.Values{"csrf": {csrf}, "mode": {"enforce"}, "enforce_percentage": {"30"}})
-	tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).decode(t, &got)
+	tn.Admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).Decode(t, &got)
 	if got.Mode != "enforce" || got.EnforcePercentage != 30 {
 		t.Fatalf("policy after rollout change: %+v", got)
 	}
@@ -269,8 +270,8 @@ func TestConsoleOnARealNode(t *testing.T) {
 
 	// Without the session, the admin API is not opened by the console's
 	// in-process path: a plain admin call without a token is still 401.
-	if r := tn.do("GET", "/admin/v1/workspaces", "", nil); r.status != 401 {
-		t.Fatalf("admin API without a token after console use: %d", r.status)
+	if r := tn.Do("GET", "/admin/v1/workspaces", "", nil); r.Status != 401 {
+		t.Fatalf("admin API without a token after console use: %d", r.Status)
 	}
 	st, _, _ = cc.do("POST", "/console/logout", url.Values{"csrf": {csrf}})
 	if st != 303 {
@@ -279,7 +280,7 @@ func TestConsoleOnARealNode(t *testing.T) {
 	if st, _, _ := cc.do("POST", polPage+"/"+pol.PolicyID, url.Values{"csrf": {csrf}, "mode": {"observe"}}); st != 403 {
 		t.Fatalf("form after logout: %d, want 403", st)
 	}
-	tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).decode(t, &got)
+	tn.Admin("GET", "/workspaces/"+ws.WorkspaceID+"/rate-limit-policies/"+pol.PolicyID, nil).Decode(t, &got)
 	if got.Mode != "enforce" {
 		t.Fatal("a form posted after logout changed the policy")
 	}
@@ -289,17 +290,17 @@ func TestConsoleOnARealNode(t *testing.T) {
 // its console login closed (the admin API answers as ever); a dev node's
 // login carries no widget.
 func TestConsoleLoginModes(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	cc := newConsoleClient(t, tn)
 	_, _, page := cc.do("GET", "/console/login", nil)
 	if !strings.Contains(page, "Console login is closed on this node") || strings.Contains(page, "service-widget") {
 		t.Fatalf("production login page without a console site:\n%s", page)
 	}
-	if st, h, _ := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.n.AdminToken()}}); st != 503 || strings.Contains(h.Get("Set-Cookie"), "trustd_console=") && !strings.Contains(h.Get("Set-Cookie"), "trustd_console=;") {
+	if st, h, _ := cc.do("POST", "/console/login", url.Values{"csrf": {cc.csrf(page)}, "token": {tn.N.AdminToken()}}); st != 503 || strings.Contains(h.Get("Set-Cookie"), "trustd_console=") && !strings.Contains(h.Get("Set-Cookie"), "trustd_console=;") {
 		t.Fatalf("login without a console site: %d", st)
 	}
-	if r := tn.admin("GET", "/workspaces", nil); r.status != 200 {
-		t.Fatalf("admin API: %d", r.status)
+	if r := tn.Admin("GET", "/workspaces", nil); r.Status != 200 {
+		t.Fatalf("admin API: %d", r.Status)
 	}
 	// The cluster's request totals (one member here), checked against the
 	// contract like every answer of tn.admin.
@@ -311,19 +312,19 @@ func TestConsoleLoginModes(t *testing.T) {
 			Requests uint64 `json:"requests"`
 		} `json:"total"`
 	}
-	tn.admin("GET", "/cluster/metrics", nil).decode(t, &cm)
+	tn.Admin("GET", "/cluster/metrics", nil).Decode(t, &cm)
 	if cm.Members != 1 || cm.Answered != 1 || len(cm.Total) == 0 {
 		t.Fatalf("cluster metrics of one node: %+v", cm)
 	}
-	if r := tn.do("GET", "/admin/v1/cluster/metrics", "not-the-admin-token", nil); r.status != 401 {
-		t.Fatalf("cluster metrics with a wrong token: %d %s", r.status, r.body)
+	if r := tn.Do("GET", "/admin/v1/cluster/metrics", "not-the-admin-token", nil); r.Status != 401 {
+		t.Fatalf("cluster metrics with a wrong token: %d %s", r.Status, r.Body)
 	}
-	dev := mustStartNode(t, func(c *node.Config) { c.Dev = true })
+	dev := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
 	dc := newConsoleClient(t, dev)
 	if _, _, page := dc.do("GET", "/console/login", nil); strings.Contains(page, "service-widget") || strings.Contains(page, "/v1/widget/api.js") {
 		t.Fatal("the dev login page carries the widget")
 	}
-	if st, _ := dc.login(dev.n.AdminToken()); st != 200 {
+	if st, _ := dc.login(dev.N.AdminToken()); st != 200 {
 		t.Fatalf("dev login: %d", st)
 	}
 }

@@ -19,18 +19,19 @@ import (
 
 	"github.com/trustd/trustd/console"
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/verify/pow"
 )
 
 // newConsoleClientFrom is a console client whose connections leave from
 // the loopback address ip (any 127.0.0.0/8 address is local on Linux),
 // so one test plays many client addresses against one node.
-func newConsoleClientFrom(t *testing.T, tn *testNode, ip string) *consoleClient {
+func newConsoleClientFrom(t *testing.T, tn *nodetest.Node, ip string) *consoleClient {
 	jar, _ := cookiejar.New(nil)
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
 	tr := &nethttp.Transport{DialContext: d.DialContext, DisableKeepAlives: true}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &consoleClient{t: t, base: tn.n.APIURL(), hc: &nethttp.Client{Jar: jar, Transport: tr, Timeout: 20 * time.Second,
+	return &consoleClient{t: t, base: tn.N.APIURL(), hc: &nethttp.Client{Jar: jar, Transport: tr, Timeout: 20 * time.Second,
 		CheckRedirect: func(*nethttp.Request, []*nethttp.Request) error { return nethttp.ErrUseLastResponse }}}
 }
 
@@ -105,13 +106,13 @@ var userWidgetKey = regexp.MustCompile(`class="service-widget" id="widget-user" 
 // and action, the user signs in, and the token is spent. A single address
 // hammering the form is still refused 429 by its own limit.
 func TestConsoleLoginCannotBeLockedOut(t *testing.T) {
-	tn := mustStartNode(t, func(c *node.Config) { c.Dev = true })
+	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "team"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "team"}, &ws)
 	var user struct{}
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/console-users", map[string]any{"email": "ann@x.io", "role": "editor", "password": "ann's right password"}, &user)
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/console-users", map[string]any{"email": "ann@x.io", "role": "editor", "password": "ann's right password"}, &user)
 
 	statuses := map[int]int{}
 	for i := 0; i < 60; i++ {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // postFile posts a multipart form with one file in field "logo".
@@ -63,8 +64,8 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	e := startDevNode(t)
 	ws := e.dev.WorkspaceID
 	wsPage := "/console/workspaces/" + ws
-	cc := newConsoleClient(t, e.testNode)
-	_, csrf := cc.login(e.n.AdminToken())
+	cc := newConsoleClient(t, e.Node)
+	_, csrf := cc.login(e.N.AdminToken())
 
 	// Journeys: define, refuse a bad definition with the module's message, edit.
 	def := `{"name":"Step up","method":"human_verification","requested_assurance":"none","consent":{"required":false,"version":""},"requirements":{"identity":false,"liveness":false,"authorization":false,"operation_binding":false}}`
@@ -87,7 +88,7 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 		Name          string `json:"name"`
 		PolicyVersion int    `json:"policy_version"`
 	}
-	e.admin("GET", "/workspaces/"+ws+"/journeys/step.up", nil).decode(t, &j)
+	e.Admin("GET", "/workspaces/"+ws+"/journeys/step.up", nil).Decode(t, &j)
 	if st != 303 || j.Name != "Step up 2" || j.PolicyVersion != 2 {
 		t.Fatalf("edit journey: %d %+v", st, j)
 	}
@@ -96,13 +97,13 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	var start struct {
 		SessionToken string `json:"session_token"`
 	}
-	if r := e.post("/journeys/start", map[string]any{"journey_key": "step.up", "action": "pay"}); r.status != 200 {
-		t.Fatalf("start: %d %s", r.status, r.body)
+	if r := e.post("/journeys/start", map[string]any{"journey_key": "step.up", "action": "pay"}); r.Status != 200 {
+		t.Fatalf("start: %d %s", r.Status, r.Body)
 	} else {
-		r.decode(t, &start)
+		r.Decode(t, &start)
 	}
-	if r := e.post("/journeys/escalate", map[string]any{"session_token": start.SessionToken, "reason_code": "stuck"}); r.status != 200 {
-		t.Fatalf("escalate: %d %s", r.status, r.body)
+	if r := e.post("/journeys/escalate", map[string]any{"session_token": start.SessionToken, "reason_code": "stuck"}); r.Status != 200 {
+		t.Fatalf("escalate: %d %s", r.Status, r.Body)
 	}
 	st, _, body = cc.do("GET", wsPage+"/reviews", nil)
 	m := regexp.MustCompile(`id="case-([A-Za-z0-9_-]+)"`).FindStringSubmatch(body)
@@ -111,10 +112,10 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	}
 	caseID := m[1]
 	users := "/workspaces/" + ws + "/console-users"
-	e.mustCreate(users, map[string]any{"email": "rev@x.io", "role": "approver", "password": "approver password 1"}, &struct{}{})
-	e.mustCreate(users, map[string]any{"email": "ed@x.io", "role": "editor", "password": "editor password 12"}, &struct{}{})
+	e.MustCreate(users, map[string]any{"email": "rev@x.io", "role": "approver", "password": "approver password 1"}, &struct{}{})
+	e.MustCreate(users, map[string]any{"email": "ed@x.io", "role": "editor", "password": "editor password 12"}, &struct{}{})
 	login := func(email, pw string) (*consoleClient, string) {
-		c := newConsoleClient(t, e.testNode)
+		c := newConsoleClient(t, e.Node)
 		_, _, page := c.do("GET", "/console/login", nil)
 		if st, _, body := c.do("POST", "/console/login", c.loginForm(page, url.Values{"email": {email}, "password": {pw}})); st != 303 {
 			t.Fatalf("%s login: %d %s", email, st, body)
@@ -140,7 +141,7 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 		Note       string `json:"note"`
 		ResolvedBy string `json:"resolved_by"`
 	}
-	e.admin("GET", "/workspaces/"+ws+"/reviews/"+caseID, nil).decode(t, &kase)
+	e.Admin("GET", "/workspaces/"+ws+"/reviews/"+caseID, nil).Decode(t, &kase)
 	if kase.Status != "resolved" || kase.Decision != "rejected" || kase.ResolvedBy != "rev@x.io" || kase.Note != "operation not recognised" {
 		t.Fatalf("case after the console resolved it: %+v", kase)
 	}
@@ -170,7 +171,7 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 		t.Fatalf("profile page without a logo preview:\n%s", body)
 	}
 	logoURL := strings.ReplaceAll(src[1], "&amp;", "&")
-	resp, err := nethttp.Get(e.n.APIURL() + logoURL)
+	resp, err := nethttp.Get(e.N.APIURL() + logoURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,17 +186,17 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	var k struct {
 		ID string `json:"constraint_id"`
 	}
-	e.mustCreate("/workspaces/"+ws+"/concurrency-constraints", map[string]any{"name": "exports", "action_pattern": "export.*", "capacity": 3}, &k)
+	e.MustCreate("/workspaces/"+ws+"/concurrency-constraints", map[string]any{"name": "exports", "action_pattern": "export.*", "capacity": 3}, &k)
 	for i := 0; i < 2; i++ {
-		if r := e.post("/concurrency/acquire", map[string]any{"action": "export.report"}); r.status != 200 || !strings.Contains(string(r.body), `"acquired":true`) {
-			t.Fatalf("acquire: %d %s", r.status, r.body)
+		if r := e.post("/concurrency/acquire", map[string]any{"action": "export.report"}); r.Status != 200 || !strings.Contains(string(r.Body), `"acquired":true`) {
+			t.Fatalf("acquire: %d %s", r.Status, r.Body)
 		}
 	}
 	var hs struct {
 		Enumerable bool `json:"enumerable"`
 		InUse      int  `json:"in_use"`
 	}
-	e.admin("GET", "/workspaces/"+ws+"/concurrency-constraints/"+k.ID+"/holders", nil).decode(t, &hs)
+	e.Admin("GET", "/workspaces/"+ws+"/concurrency-constraints/"+k.ID+"/holders", nil).Decode(t, &hs)
 	if !hs.Enumerable || hs.InUse != 2 {
 		t.Fatalf("holders: %+v", hs)
 	}
@@ -204,12 +205,12 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	var other struct {
 		ID string `json:"workspace_id"`
 	}
-	e.mustCreate("/workspaces", map[string]any{"name": "other"}, &other)
-	if r := e.admin("GET", "/workspaces/"+other.ID+"/concurrency-constraints/"+k.ID+"/holders", nil); r.status != 404 {
-		t.Fatalf("holders through another workspace: %d %s", r.status, r.body)
+	e.MustCreate("/workspaces", map[string]any{"name": "other"}, &other)
+	if r := e.Admin("GET", "/workspaces/"+other.ID+"/concurrency-constraints/"+k.ID+"/holders", nil); r.Status != 404 {
+		t.Fatalf("holders through another workspace: %d %s", r.Status, r.Body)
 	}
-	if r := e.do("GET", "/admin/v1/workspaces/"+ws+"/concurrency-constraints/"+k.ID+"/holders", "", nil); r.status != 401 {
-		t.Fatalf("holders without the admin token: %d %s", r.status, r.body)
+	if r := e.Do("GET", "/admin/v1/workspaces/"+ws+"/concurrency-constraints/"+k.ID+"/holders", "", nil); r.Status != 401 {
+		t.Fatalf("holders without the admin token: %d %s", r.Status, r.Body)
 	}
 	if _, _, body := cc.do("GET", wsPage+"/concurrency", nil); !strings.Contains(body, "<td>exports</td><td>workspace</td><td>export.*</td><td>3</td><td>2</td><td>workspace: 2</td>") {
 		t.Fatalf("concurrency page:\n%s", body)
@@ -219,8 +220,8 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 	if _, _, body := cc.do("GET", wsPage+"/messaging", nil); !strings.Contains(body, "not configured") {
 		t.Fatalf("messaging page before settings:\n%s", body)
 	}
-	if r := e.admin("PUT", "/workspaces/"+ws+"/messaging/policy", map[string]any{"policy": map[string]any{"prefix_limit": 7}}); r.status != 200 {
-		t.Fatalf("messaging policy: %d %s", r.status, r.body)
+	if r := e.Admin("PUT", "/workspaces/"+ws+"/messaging/policy", map[string]any{"policy": map[string]any{"prefix_limit": 7}}); r.Status != 200 {
+		t.Fatalf("messaging policy: %d %s", r.Status, r.Body)
 	}
 	if _, _, body := cc.do("GET", wsPage+"/messaging", nil); !strings.Contains(body, "<code>prefix_limit</code></td><td>7</td><td>7</td>") {
 		t.Fatalf("messaging page after settings:\n%s", body)
@@ -229,21 +230,21 @@ func TestConsoleModulePagesOnARealNode(t *testing.T) {
 
 // devNode is a --dev node and its seeded credentials.
 type devNode struct {
-	*testNode
+	*nodetest.Node
 	dev *node.DevCredentials
 }
 
 func startDevNode(t *testing.T) *devNode {
 	t.Helper()
-	tn := mustStartNode(t, func(c *node.Config) { c.Dev = true })
-	return &devNode{testNode: tn, dev: tn.n.Dev()}
+	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
+	return &devNode{Node: tn, dev: tn.N.Dev()}
 }
 
 // post posts body to a public path with the dev site's secret.
-func (e *devNode) post(path string, body map[string]any) response {
-	e.t.Helper()
+func (e *devNode) post(path string, body map[string]any) nodetest.Response {
+	e.T.Helper()
 	if _, ok := body["secret"]; !ok {
 		body["secret"] = e.dev.Secret
 	}
-	return e.do("POST", "/v1"+path, "", body)
+	return e.Do("POST", "/v1"+path, "", body)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // TestConsoleUsersOnARealNode drives console users end to end on a real
@@ -21,7 +23,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	var ws struct {
 		WorkspaceID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "shop"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "shop"}, &ws)
 	base := "/workspaces/" + ws.WorkspaceID + "/console-users"
 
 	for _, tc := range []struct {
@@ -33,8 +35,8 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		{"an unknown role is refused", map[string]any{"email": "ann@x.io", "role": "owner", "password": "long enough pw"}, "invalid-role"},
 		{"a short password is refused", map[string]any{"email": "ann@x.io", "role": "viewer", "password": "short"}, "invalid-password"},
 	} {
-		if r := tn.admin("POST", base, tc.body); r.status != 400 || !strings.Contains(string(r.body), tc.code) {
-			t.Fatalf("%s: %d %s", tc.name, r.status, r.body)
+		if r := tn.Admin("POST", base, tc.body); r.Status != 400 || !strings.Contains(string(r.Body), tc.code) {
+			t.Fatalf("%s: %d %s", tc.name, r.Status, r.Body)
 		}
 	}
 	var viewer, approver struct {
@@ -42,19 +44,19 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		SignInURL string `json:"sign_in_url"`
 		HasPw     bool   `json:"has_password"`
 	}
-	tn.mustCreate(base, map[string]any{"email": "Ann@X.io", "role": "viewer", "password": "viewer password 1"}, &viewer)
+	tn.MustCreate(base, map[string]any{"email": "Ann@X.io", "role": "viewer", "password": "viewer password 1"}, &viewer)
 	if !viewer.HasPw || viewer.SignInURL != "" {
 		t.Fatalf("viewer created with a password: %+v", viewer)
 	}
-	if r := tn.admin("POST", base, map[string]any{"email": "ann@x.io", "role": "editor", "password": "x password 123"}); r.status != 409 {
-		t.Fatalf("duplicate email (any case): %d, want 409", r.status)
+	if r := tn.Admin("POST", base, map[string]any{"email": "ann@x.io", "role": "editor", "password": "x password 123"}); r.Status != 409 {
+		t.Fatalf("duplicate email (any case): %d, want 409", r.Status)
 	}
-	tn.mustCreate(base, map[string]any{"email": "bo@x.io", "role": "approver"}, &approver)
+	tn.MustCreate(base, map[string]any{"email": "bo@x.io", "role": "approver"}, &approver)
 	if approver.HasPw || !strings.Contains(approver.SignInURL, "/console/link?t=") {
 		t.Fatalf("approver without a password gets a one-time link: %+v", approver)
 	}
-	if r := tn.admin("GET", base, nil); r.status != 200 || strings.Contains(string(r.body), "argon2") || strings.Contains(string(r.body), "hash") {
-		t.Fatalf("the list must never show a password hash: %s", r.body)
+	if r := tn.Admin("GET", base, nil); r.Status != 200 || strings.Contains(string(r.Body), "argon2") || strings.Contains(string(r.Body), "hash") {
+		t.Fatalf("the list must never show a password hash: %s", r.Body)
 	}
 
 	// The viewer logs in with the password and may read, not write.
@@ -72,7 +74,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	if st, _, _ := cc.do("POST", "/console/workspaces/"+ws.WorkspaceID+"/sites", url.Values{"csrf": {csrf}, "name": {"x"}, "hostnames": {"a.example"}}); st != 403 {
 		t.Fatalf("viewer create site: %d, want 403", st)
 	}
-	if r := tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/sites", nil); strings.Contains(string(r.body), `"name":"x"`) {
+	if r := tn.Admin("GET", "/workspaces/"+ws.WorkspaceID+"/sites", nil); strings.Contains(string(r.Body), `"name":"x"`) {
 		t.Fatal("a viewer's refused form created a site")
 	}
 	if st, _, _ := cc.do("GET", "/console/cluster", nil); st != 403 {
@@ -81,8 +83,8 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 
 	// Promote the viewer to editor: the open session sees it at once, and
 	// its change is audited under the user's name.
-	if r := tn.admin("PATCH", base+"/"+viewer.ID, map[string]any{"role": "editor"}); r.status != 200 {
-		t.Fatalf("promote: %d %s", r.status, r.body)
+	if r := tn.Admin("PATCH", base+"/"+viewer.ID, map[string]any{"role": "editor"}); r.Status != 200 {
+		t.Fatalf("promote: %d %s", r.Status, r.Body)
 	}
 	if st, _, b := cc.do("POST", "/console/workspaces/"+ws.WorkspaceID+"/sites", url.Values{"csrf": {csrf}, "name": {"by-ann"}, "hostnames": {"a.example"}}); st != 201 {
 		t.Fatalf("editor create site: %d %s", st, b)
@@ -102,7 +104,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		ID     string `json:"agent_id"`
 		Secret string `json:"secret"`
 	}
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/agents", map[string]any{
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/agents", map[string]any{
 		"name": "billing-bot", "allowed_actions": []string{"refund.*"}, "allowed_scopes": []string{"billing"},
 		"approval_rules": []map[string]any{{"action": "refund.*"}},
 	}, &ag)
@@ -112,9 +114,9 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	}
 	r := signAgentRequest(tn, ag.ID, ag.Secret, "/v1/agents/decision",
 		`{"request_id":"r1","action":"refund.issue","scope":"billing","resource_id":"inv-1","subject_id":"cust-1","summary":"refund 10 EUR"}`)
-	r.decode(t, &dec)
+	r.Decode(t, &dec)
 	if dec.Decision != "approval_required" || dec.ApprovalID == "" {
-		t.Fatalf("agent decision: %s", r.body)
+		t.Fatalf("agent decision: %s", r.Body)
 	}
 	approve := "/console/workspaces/" + ws.WorkspaceID + "/approvals/" + dec.ApprovalID + "/approve"
 	if st, _, _ := cc.do("POST", approve, url.Values{"csrf": {csrf}}); st != 403 {
@@ -127,8 +129,8 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	if st, _, b := cl.do("POST", approve, url.Values{"csrf": {cl.csrf(body)}}); st != 200 || !strings.Contains(b, "Request approved.") {
 		t.Fatalf("approver approves: %d %s", st, b)
 	}
-	if r := tn.admin("GET", "/workspaces/"+ws.WorkspaceID+"/approvals", nil); !strings.Contains(string(r.body), `"status":"approved"`) || !strings.Contains(string(r.body), `"decided_by":"bo@x.io"`) {
-		t.Fatalf("approval after the console decision: %s", r.body)
+	if r := tn.Admin("GET", "/workspaces/"+ws.WorkspaceID+"/approvals", nil); !strings.Contains(string(r.Body), `"status":"approved"`) || !strings.Contains(string(r.Body), `"decided_by":"bo@x.io"`) {
+		t.Fatalf("approval after the console decision: %s", r.Body)
 	}
 	c2 := newConsoleClient(t, tn)
 	_, _, page = c2.do("GET", u.RequestURI(), nil)
@@ -137,8 +139,8 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	}
 
 	// Deleting the user ends their session at its next request.
-	if r := tn.admin("DELETE", base+"/"+approver.ID, nil); r.status != 204 {
-		t.Fatalf("delete: %d", r.status)
+	if r := tn.Admin("DELETE", base+"/"+approver.ID, nil); r.Status != 204 {
+		t.Fatalf("delete: %d", r.Status)
 	}
 	if st, h, _ := cl.do("GET", "/console/workspaces/"+ws.WorkspaceID+"/approvals", nil); st != 303 || h.Get("Location") != "/console/login" {
 		t.Fatalf("deleted user's session: %d", st)
@@ -146,7 +148,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 
 	// Ann changes her own password in the console: the current one is
 	// checked, the new one set through the admin PATCH (argon2id).
-	before := tn.n.Store().Catalog().ConsoleUserByEmail("ann@x.io").PasswordHash
+	before := tn.N.Store().Catalog().ConsoleUserByEmail("ann@x.io").PasswordHash
 	st, _, body = cc.do("GET", "/console/password", nil)
 	if st != 200 {
 		t.Fatalf("password page: %d", st)
@@ -155,7 +157,7 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 		"new_password": {"ann's new password"}, "confirm_password": {"ann's new password"}}); st != 200 || !strings.Contains(b, "Your password was changed.") {
 		t.Fatalf("password change: %d %s", st, b)
 	}
-	if after := tn.n.Store().Catalog().ConsoleUserByEmail("ann@x.io").PasswordHash; after == before || !strings.HasPrefix(after, "$argon2id$") {
+	if after := tn.N.Store().Catalog().ConsoleUserByEmail("ann@x.io").PasswordHash; after == before || !strings.HasPrefix(after, "$argon2id$") {
 		t.Fatal("the password hash did not change")
 	}
 
@@ -179,11 +181,11 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	}
 
 	// The audit log: admin API writes and console actions, who and what.
-	r = tn.admin("GET", "/audit?workspace_id="+ws.WorkspaceID, nil)
-	if r.status != 200 {
-		t.Fatalf("audit: %d %s", r.status, r.body)
+	r = tn.Admin("GET", "/audit?workspace_id="+ws.WorkspaceID, nil)
+	if r.Status != 200 {
+		t.Fatalf("audit: %d %s", r.Status, r.Body)
 	}
-	log := string(r.body)
+	log := string(r.Body)
 	for _, want := range []string{`"actor":"admin-token","via":"api","operation":"createConsoleUser"`,
 		`"operation":"updateConsoleUser"`, `"operation":"deleteConsoleUser"`,
 		`"actor":"console:ann@x.io (editor)","via":"console","operation":"createSite"`,
@@ -197,22 +199,22 @@ func TestConsoleUsersOnARealNode(t *testing.T) {
 	if strings.Contains(log, "listConsoleUsers") || strings.Contains(log, "password") {
 		t.Error("the audit log records reads or request bodies")
 	}
-	if r := tn.admin("GET", "/passwords/status", nil); r.status != 200 || !strings.Contains(string(r.body), `"mode":"sha1"`) || !strings.Contains(string(r.body), `"hashes":`) {
-		t.Fatalf("password corpus status: %d %s", r.status, r.body)
+	if r := tn.Admin("GET", "/passwords/status", nil); r.Status != 200 || !strings.Contains(string(r.Body), `"mode":"sha1"`) || !strings.Contains(string(r.Body), `"hashes":`) {
+		t.Fatalf("password corpus status: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("GET", "/audit?limit=0", nil); r.status != 400 {
-		t.Fatalf("audit limit=0: %d, want 400", r.status)
+	if r := tn.Admin("GET", "/audit?limit=0", nil); r.Status != 400 {
+		t.Fatalf("audit limit=0: %d, want 400", r.Status)
 	}
 }
 
 // signAgentRequest posts body signed with the agent's HMAC secret as the
 // contract's agent_signature scheme describes it (this package does not
 // import Agent Trust: its adapter is handed in by node/).
-func signAgentRequest(tn *testNode, agentID, secret, path, body string) response {
+func signAgentRequest(tn *nodetest.Node, agentID, secret, path, body string) nodetest.Response {
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	nonce := "console-nonce-" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(ts + "\n" + nonce + "\n" + body))
-	return tn.do("POST", path, "", body, "X-Service-Agent", agentID, "X-Service-Timestamp", ts, "X-Service-Nonce", nonce,
+	return tn.Do("POST", path, "", body, "X-Service-Agent", agentID, "X-Service-Timestamp", ts, "X-Service-Nonce", nonce,
 		"X-Service-Signature", "v1="+hex.EncodeToString(mac.Sum(nil)))
 }

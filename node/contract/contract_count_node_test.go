@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // specOperations are the operations the specification names or implies
@@ -53,11 +55,11 @@ var specOperations = []string{
 // and the user guide states the number of public operations a node
 // serves.
 func TestTheContractHasTheSpecOperationsAndTheGuideItsCount(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var doc struct {
 		Paths map[string]map[string]any `json:"paths"`
 	}
-	tn.do("GET", "/v1/openapi.json", "", nil).decode(t, &doc)
+	tn.Do("GET", "/v1/openapi.json", "", nil).Decode(t, &doc)
 	have := map[string]bool{}
 	public := 0
 	for p, ops := range doc.Paths {

@@ -7,45 +7,47 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // TestServiceInfoLinksTheContractsAndTheGuide: GET /v1 links the
 // contracts, the Postman collection, the changelog and the user guide, and
 // each link answers.
 func TestServiceInfoLinksTheContractsAndTheGuide(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var info struct {
 		Links map[string]string `json:"links"`
 	}
-	tn.do("GET", "/v1", "", nil).decode(t, &info)
+	tn.Do("GET", "/v1", "", nil).Decode(t, &info)
 	for _, k := range []string{"openapi", "openapi_3_0", "postman_collection", "changelog", "docs"} {
 		link := info.Links[k]
 		if link == "" {
 			t.Fatalf("no %s link: %v", k, info.Links)
 		}
 		path := link[strings.Index(link, "/v1/"):]
-		if r := tn.do("GET", path, "", nil); r.status != 200 || len(r.body) < 100 {
-			t.Fatalf("%s (%s): %d", k, link, r.status)
+		if r := tn.Do("GET", path, "", nil); r.Status != 200 || len(r.Body) < 100 {
+			t.Fatalf("%s (%s): %d", k, link, r.Status)
 		}
 	}
 	guide, err := os.ReadFile("../../docs/README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := tn.do("GET", "/v1/docs/README.md", "", nil); !bytes.Equal(r.body, guide) {
+	if r := tn.Do("GET", "/v1/docs/README.md", "", nil); !bytes.Equal(r.Body, guide) {
 		t.Fatal("GET /v1/docs/README.md is not docs/README.md")
 	}
 	for _, p := range []string{"/v1/docs/nope.md", "/v1/docs/..%2Fgo.mod", "/v1/docs/docs.go"} {
-		if r := tn.do("GET", p, "", nil); r.status != 404 {
-			t.Fatalf("%s: %d %s", p, r.status, r.body)
+		if r := tn.Do("GET", p, "", nil); r.Status != 404 {
+			t.Fatalf("%s: %d %s", p, r.Status, r.Body)
 		}
 	}
 }
 
 // TestFaviconIsServed: browsers ask every origin for /favicon.ico.
 func TestFaviconIsServed(t *testing.T) {
-	tn := mustStartNode(t)
-	resp, err := nethttp.Get(tn.n.APIURL() + "/favicon.ico")
+	tn := nodetest.Start(t)
+	resp, err := nethttp.Get(tn.N.APIURL() + "/favicon.ico")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,23 +11,24 @@ import (
 	"github.com/pb33f/libopenapi"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 func TestCommonHeadersOnEveryJSONAnswer(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	for _, path := range []string{"/v1/", "/v1/changelog.json", "/v1/nope", "/admin/v1/workspaces"} {
-		r := tn.do("GET", path, "", nil)
+		r := tn.Do("GET", path, "", nil)
 		for _, h := range []string{"X-Request-Id", "X-Service-API-Base", "X-Service-API-Version", "X-Service-Contract-Version"} {
-			if r.header.Get(h) == "" {
+			if r.Header.Get(h) == "" {
 				t.Errorf("GET %s: missing %s", path, h)
 			}
 		}
-		if !strings.HasSuffix(r.header.Get("X-Service-API-Base"), "/v1") || r.header.Get("X-Service-API-Version") != "v1" {
-			t.Errorf("GET %s: base %q version %q", path, r.header.Get("X-Service-API-Base"), r.header.Get("X-Service-API-Version"))
+		if !strings.HasSuffix(r.Header.Get("X-Service-API-Base"), "/v1") || r.Header.Get("X-Service-API-Version") != "v1" {
+			t.Errorf("GET %s: base %q version %q", path, r.Header.Get("X-Service-API-Base"), r.Header.Get("X-Service-API-Version"))
 		}
 	}
-	r := tn.do("GET", "/v1/", "", nil, "X-Request-Id", "caller-id-1")
-	if r.header.Get("X-Request-Id") != "caller-id-1" {
+	r := tn.Do("GET", "/v1/", "", nil, "X-Request-Id", "caller-id-1")
+	if r.Header.Get("X-Request-Id") != "caller-id-1" {
 		t.Fatal("a caller's X-Request-Id is kept for correlation")
 	}
 	var info struct {
@@ -35,70 +36,70 @@ func TestCommonHeadersOnEveryJSONAnswer(t *testing.T) {
 		Version string `json:"version"`
 		Status  string `json:"status"`
 	}
-	r.decode(t, &info)
-	if r.status != 200 || info.Service != "trustd" || info.Version != "v1" || info.Status != "ok" {
-		t.Fatalf("GET /v1/ = %d %s", r.status, r.body)
+	r.Decode(t, &info)
+	if r.Status != 200 || info.Service != "trustd" || info.Version != "v1" || info.Status != "ok" {
+		t.Fatalf("GET /v1/ = %d %s", r.Status, r.Body)
 	}
 }
 
 func TestUnknownPathAndWrongMethod(t *testing.T) {
-	tn := mustStartNode(t)
-	r := tn.do("GET", "/v1/no/such/thing", "", nil)
-	if r.status != 404 || r.errorCode(t) != "not-found" || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("unknown path = %d %s", r.status, r.body)
+	tn := nodetest.Start(t)
+	r := tn.Do("GET", "/v1/no/such/thing", "", nil)
+	if r.Status != 404 || r.ErrorCode(t) != "not-found" || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("unknown path = %d %s", r.Status, r.Body)
 	}
-	r = tn.do("DELETE", "/v1/changelog.json", "", nil)
-	if r.status != 405 || r.errorCode(t) != "method-not-allowed" || r.header.Get("Allow") != "GET" {
-		t.Fatalf("wrong method = %d Allow=%q %s", r.status, r.header.Get("Allow"), r.body)
+	r = tn.Do("DELETE", "/v1/changelog.json", "", nil)
+	if r.Status != 405 || r.ErrorCode(t) != "method-not-allowed" || r.Header.Get("Allow") != "GET" {
+		t.Fatalf("wrong method = %d Allow=%q %s", r.Status, r.Header.Get("Allow"), r.Body)
 	}
-	r = tn.do("PUT", "/admin/v1/workspaces/abc", tn.n.AdminToken(), nil)
-	allow := r.header.Get("Allow")
-	if r.status != 405 || !strings.Contains(allow, "GET") || !strings.Contains(allow, "PATCH") || !strings.Contains(allow, "DELETE") {
-		t.Fatalf("wrong method on a parameterised path = %d Allow=%q", r.status, allow)
+	r = tn.Do("PUT", "/admin/v1/workspaces/abc", tn.N.AdminToken(), nil)
+	allow := r.Header.Get("Allow")
+	if r.Status != 405 || !strings.Contains(allow, "GET") || !strings.Contains(allow, "PATCH") || !strings.Contains(allow, "DELETE") {
+		t.Fatalf("wrong method on a parameterised path = %d Allow=%q", r.Status, allow)
 	}
-	if r := tn.do("GET", "/admin/workspaces", "", nil); r.status != 404 {
-		t.Fatalf("admin operations have no legacy base: %d", r.status)
+	if r := tn.Do("GET", "/admin/workspaces", "", nil); r.Status != 404 {
+		t.Fatalf("admin operations have no legacy base: %d", r.Status)
 	}
 }
 
 func TestLegacyBaseServesTheSameOperationsWithMigrationHeaders(t *testing.T) {
-	tn := mustStartNode(t)
-	canonical := tn.do("GET", "/v1/changelog.json", "", nil)
-	legacy := tn.do("GET", "/changelog.json", "", nil)
-	if legacy.status != 200 || string(legacy.body) != string(canonical.body) {
-		t.Fatalf("legacy = %d, differs from canonical", legacy.status)
+	tn := nodetest.Start(t)
+	canonical := tn.Do("GET", "/v1/changelog.json", "", nil)
+	legacy := tn.Do("GET", "/changelog.json", "", nil)
+	if legacy.Status != 200 || string(legacy.Body) != string(canonical.Body) {
+		t.Fatalf("legacy = %d, differs from canonical", legacy.Status)
 	}
-	if canonical.header.Get("Deprecation") != "" {
+	if canonical.Header.Get("Deprecation") != "" {
 		t.Fatal("the canonical base is not deprecated")
 	}
-	if legacy.header.Get("Deprecation") == "" || legacy.header.Get("Sunset") != "" {
-		t.Fatalf("legacy headers: Deprecation=%q Sunset=%q", legacy.header.Get("Deprecation"), legacy.header.Get("Sunset"))
+	if legacy.Header.Get("Deprecation") == "" || legacy.Header.Get("Sunset") != "" {
+		t.Fatalf("legacy headers: Deprecation=%q Sunset=%q", legacy.Header.Get("Deprecation"), legacy.Header.Get("Sunset"))
 	}
-	want := "<" + tn.n.APIURL() + "/v1/changelog.json>; rel=\"successor-version\""
-	if got := legacy.header.Get("Link"); got != want {
+	want := "<" + tn.N.APIURL() + "/v1/changelog.json>; rel=\"successor-version\""
+	if got := legacy.Header.Get("Link"); got != want {
 		t.Fatalf("Link = %q, want %q", got, want)
 	}
-	if r := tn.do("GET", "/", "", nil); r.status != 200 || r.header.Get("Deprecation") == "" {
-		t.Fatalf("legacy GET / = %d", r.status)
+	if r := tn.Do("GET", "/", "", nil); r.Status != 200 || r.Header.Get("Deprecation") == "" {
+		t.Fatalf("legacy GET / = %d", r.Status)
 	}
 }
 
 func TestBodyLimit(t *testing.T) {
-	tn := mustStartNode(t, func(c *node.Config) { c.MaxBodyBytes = 1024 })
+	tn := nodetest.Start(t, func(c *node.Config) { c.MaxBodyBytes = 1024 })
 	big := `{"name":"` + strings.Repeat("a", 4096) + `"}`
-	r := tn.do("POST", "/admin/v1/workspaces", tn.n.AdminToken(), big)
-	if r.status != 413 || r.errorCode(t) != "body-too-large" || r.header.Get("X-Request-Id") == "" {
-		t.Fatalf("oversized body = %d %s", r.status, r.body)
+	r := tn.Do("POST", "/admin/v1/workspaces", tn.N.AdminToken(), big)
+	if r.Status != 413 || r.ErrorCode(t) != "body-too-large" || r.Header.Get("X-Request-Id") == "" {
+		t.Fatalf("oversized body = %d %s", r.Status, r.Body)
 	}
 }
 
 func TestIngressLimitPerClientIP(t *testing.T) {
-	tn := mustStartNode(t, func(c *node.Config) { c.IngressIPRate = 5 })
-	var last response
+	tn := nodetest.Start(t, func(c *node.Config) { c.IngressIPRate = 5 })
+	var last nodetest.Response
 	limited := 0
 	for i := 0; i < 20; i++ {
-		last = tn.do("GET", "/v1/", "", nil)
-		if last.status == 429 {
+		last = tn.Do("GET", "/v1/", "", nil)
+		if last.Status == 429 {
 			limited++
 			break
 		}
@@ -106,26 +107,26 @@ func TestIngressLimitPerClientIP(t *testing.T) {
 	if limited == 0 {
 		t.Fatal("20 requests at a limit of 5/s burst 5 were never limited")
 	}
-	if last.errorCode(t) != "rate-limit-exceeded" {
-		t.Fatalf("429 body = %s", last.body)
+	if last.ErrorCode(t) != "rate-limit-exceeded" {
+		t.Fatalf("429 body = %s", last.Body)
 	}
 	for _, h := range []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
-		if last.header.Get(h) == "" {
+		if last.Header.Get(h) == "" {
 			t.Errorf("429 lacks %s", h)
 		}
 	}
-	if last.header.Get("X-RateLimit-Limit") != "5" || last.header.Get("X-RateLimit-Remaining") != "0" {
-		t.Errorf("limit headers: %v", last.header)
+	if last.Header.Get("X-RateLimit-Limit") != "5" || last.Header.Get("X-RateLimit-Remaining") != "0" {
+		t.Errorf("limit headers: %v", last.Header)
 	}
 }
 
 func TestOpenAPIIsValidAndMatchesTheRouter(t *testing.T) {
-	tn := mustStartNode(t)
-	r := tn.do("GET", "/v1/openapi.json", "", nil)
-	if r.status != 200 {
-		t.Fatalf("GET openapi = %d", r.status)
+	tn := nodetest.Start(t)
+	r := tn.Do("GET", "/v1/openapi.json", "", nil)
+	if r.Status != 200 {
+		t.Fatalf("GET openapi = %d", r.Status)
 	}
-	doc, err := libopenapi.NewDocument(r.body)
+	doc, err := libopenapi.NewDocument(r.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestOpenAPIIsValidAndMatchesTheRouter(t *testing.T) {
 			Responses   map[string]any `json:"responses"`
 		} `json:"paths"`
 	}
-	if err := json.Unmarshal(r.body, &raw, json.RejectUnknownMembers(false)); err != nil {
+	if err := json.Unmarshal(r.Body, &raw, json.RejectUnknownMembers(false)); err != nil {
 		t.Fatal(err)
 	}
 	ops := 0
@@ -157,9 +158,9 @@ func TestOpenAPIIsValidAndMatchesTheRouter(t *testing.T) {
 			// answers 404 for it, nor 405 for its documented method.
 			concrete := strings.NewReplacer("{workspace_id}", "x", "{site_id}", "x", "{mobile_app_id}", "x", "{credential_id}", "x").Replace(path)
 			concrete = fillParams(concrete)
-			got := tn.do(strings.ToUpper(method), concrete, "", nil)
-			if got.status == 405 || (got.status == 404 && got.errorCode(t) == "not-found" && !strings.Contains(path, "{")) {
-				t.Errorf("%s %s is in the contract but the router answers %d %s", method, path, got.status, got.body)
+			got := tn.Do(strings.ToUpper(method), concrete, "", nil)
+			if got.Status == 405 || (got.Status == 404 && got.ErrorCode(t) == "not-found" && !strings.Contains(path, "{")) {
+				t.Errorf("%s %s is in the contract but the router answers %d %s", method, path, got.Status, got.Body)
 			}
 		}
 	}
@@ -167,7 +168,7 @@ func TestOpenAPIIsValidAndMatchesTheRouter(t *testing.T) {
 		t.Fatalf("only %d operations in the contract", ops)
 	}
 	// And the reverse: an operation missing from the contract fails here.
-	col := tn.do("GET", "/v1/postman-collection.json", "", nil)
+	col := tn.Do("GET", "/v1/postman-collection.json", "", nil)
 	var pm struct {
 		Info struct {
 			Schema string `json:"schema"`
@@ -178,7 +179,7 @@ func TestOpenAPIIsValidAndMatchesTheRouter(t *testing.T) {
 			} `json:"item"`
 		} `json:"item"`
 	}
-	col.decode(t, &pm)
+	col.Decode(t, &pm)
 	n := 0
 	for _, f := range pm.Item {
 		n += len(f.Item)
@@ -204,26 +205,26 @@ func fillParams(p string) string {
 }
 
 func TestOneCredentialHasOneIngressBudgetAcrossOperations(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "acme", "ingress_per_second": 1, "ingress_burst": 2}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "acme", "ingress_per_second": 1, "ingress_burst": 2}, &ws)
 	var site siteView
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "s", "hostnames": []string{"a.example"}}, &site)
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "s", "hostnames": []string{"a.example"}}, &site)
 	for i := 0; i < 2; i++ {
-		r := tn.do("POST", "/v1/rate-limit/check", site.Secret, map[string]any{"action": "login"})
-		if r.status != 200 {
-			t.Fatalf("check %d = %d %s", i, r.status, r.body)
+		r := tn.Do("POST", "/v1/rate-limit/check", site.Secret, map[string]any{"action": "login"})
+		if r.Status != 200 {
+			t.Fatalf("check %d = %d %s", i, r.Status, r.Body)
 		}
 	}
-	r := tn.do("POST", "/v1/concurrency/acquire", site.Secret, map[string]any{"action": "login"})
-	if r.status != 429 || r.errorCode(t) != "rate-limit-exceeded" || r.header.Get("Retry-After") == "" {
-		t.Fatalf("a third call with the same secret, to another module = %d %s; the budget is per credential", r.status, r.body)
+	r := tn.Do("POST", "/v1/concurrency/acquire", site.Secret, map[string]any{"action": "login"})
+	if r.Status != 429 || r.ErrorCode(t) != "rate-limit-exceeded" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("a third call with the same secret, to another module = %d %s; the budget is per credential", r.Status, r.Body)
 	}
 }
 
 func TestTransportErrorsAnswerJSON(t *testing.T) {
-	tn := mustStartNode(t)
-	addr := strings.TrimPrefix(tn.n.APIURL(), "http://")
+	tn := nodetest.Start(t)
+	addr := strings.TrimPrefix(tn.N.APIURL(), "http://")
 	raw := func(req string) string {
 		t.Helper()
 		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
@@ -261,22 +262,22 @@ func TestTransportErrorsAnswerJSON(t *testing.T) {
 			}
 		})
 	}
-	doc := tn.do("GET", "/v1/openapi.json", "", nil)
-	if !strings.Contains(string(doc.body), "headers-too-large (431)") {
+	doc := tn.Do("GET", "/v1/openapi.json", "", nil)
+	if !strings.Contains(string(doc.Body), "headers-too-large (431)") {
 		t.Fatal("the contract's ApiError schema lists every code")
 	}
 }
 
 func TestContractHeadersAndTheOpenAPI30Document(t *testing.T) {
-	tn := mustStartNode(t)
-	r := tn.do("GET", "/v1/", "", nil)
-	if got := r.header.Get("X-Service-Contract-Version"); got != "2026-08-08.3" {
+	tn := nodetest.Start(t)
+	r := tn.Do("GET", "/v1/", "", nil)
+	if got := r.Header.Get("X-Service-Contract-Version"); got != "2026-08-08.3" {
 		t.Fatalf("X-Service-Contract-Version = %q, want exactly the spec's revision", got)
 	}
-	if r.header.Get("X-Service-Build") == "" {
+	if r.Header.Get("X-Service-Build") == "" {
 		t.Fatal("the build is not named in X-Service-Build")
 	}
-	doc := tn.do("GET", "/v1/openapi-3.0.json", "", nil)
+	doc := tn.Do("GET", "/v1/openapi-3.0.json", "", nil)
 	var d struct {
 		OpenAPI    string `json:"openapi"`
 		Components struct {
@@ -286,7 +287,7 @@ func TestContractHeadersAndTheOpenAPI30Document(t *testing.T) {
 			Security []map[string]any `json:"security"`
 		} `json:"paths"`
 	}
-	doc.decode(t, &d)
+	doc.Decode(t, &d)
 	if d.OpenAPI != "3.0.3" || d.Components.Schemas["ApiError"] == nil {
 		t.Fatalf("openapi-3.0.json: version %q, ApiError present %v", d.OpenAPI, d.Components.Schemas["ApiError"] != nil)
 	}
@@ -296,7 +297,7 @@ func TestContractHeadersAndTheOpenAPI30Document(t *testing.T) {
 	if _, ok := d.Paths["/v1/"]; ok {
 		t.Fatal("a path with a trailing slash is declared")
 	}
-	if strings.Contains(string(doc.body), `"type":["`) {
+	if strings.Contains(string(doc.Body), `"type":["`) {
 		t.Fatal("the 3.0 document still has 3.1 type lists")
 	}
 }

@@ -2,7 +2,9 @@
 // a temporary data directory, for the node tests of any area, and gives a
 // small client for it. Every answer to a documented operation is checked
 // against the node's own /openapi.json, so a test that provokes an answer
-// the contract does not describe fails. It is imported by tests only.
+// the contract does not describe fails. It is the one such helper: the
+// node tests of node/contract, of every area and of deploy/ use it as is,
+// with no wrapper of their own. It is imported by tests only.
 package nodetest
 
 import (

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/verify/pow"
 )
 
@@ -22,7 +23,7 @@ var browserLike = []string{"User-Agent", "Mozilla/5.0 (X11; Linux x86_64; rv:128
 // token is bound to the test client's address, 127.0.0.1) with signals;
 // a person's visit sends browserLike headers and takes a moment on the
 // page (the server measures the dwell between challenge and redeem).
-func scoreToken(t *testing.T, tn *testNode, siteKey string, signals map[string]any, person bool) string {
+func scoreToken(t *testing.T, tn *nodetest.Node, siteKey string, signals map[string]any, person bool) string {
 	t.Helper()
 	origin := []string{"Origin", "http://127.0.0.1"}
 	if person {
@@ -36,11 +37,11 @@ func scoreToken(t *testing.T, tn *testNode, siteKey string, signals map[string]a
 			Difficulty int    `json:"difficulty"`
 		} `json:"pow"`
 	}
-	r := tn.do("POST", "/v1/challenge", "", map[string]string{"sitekey": siteKey, "action": "signup"}, origin...)
-	if r.status != 200 {
-		t.Fatalf("challenge: %d %s", r.status, r.body)
+	r := tn.Do("POST", "/v1/challenge", "", map[string]string{"sitekey": siteKey, "action": "signup"}, origin...)
+	if r.Status != 200 {
+		t.Fatalf("challenge: %d %s", r.Status, r.Body)
 	}
-	r.decode(t, &ch)
+	r.Decode(t, &ch)
 	salt, _ := base64.RawURLEncoding.DecodeString(ch.Pow.Salt)
 	nonce, ok := pow.Solve(salt, ch.Pow.Iterations, ch.Pow.Difficulty, 1<<24)
 	if !ok {
@@ -55,11 +56,11 @@ func scoreToken(t *testing.T, tn *testNode, siteKey string, signals map[string]a
 		// condition.
 		time.Sleep(500 * time.Millisecond)
 	}
-	r = tn.do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce, "signals": signals}, origin...)
-	if r.status != 200 {
-		t.Fatalf("redeem: %d %s", r.status, r.body)
+	r = tn.Do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce, "signals": signals}, origin...)
+	if r.Status != 200 {
+		t.Fatalf("redeem: %d %s", r.Status, r.Body)
 	}
-	r.decode(t, &red)
+	r.Decode(t, &red)
 	return red.Token
 }
 
@@ -76,16 +77,16 @@ func TestRecaptchaV3BackendBehindAProxyWithBetterAuth(t *testing.T) {
 	if _, err := os.Stat(dir + "/node_modules/better-auth/package.json"); err != nil {
 		t.Skip("better-auth is not installed: run verify/examples/recaptcha/setup.sh (test.sh does)")
 	}
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws struct {
 		ID string `json:"workspace_id"`
 	}
-	tn.mustCreate("/workspaces", map[string]any{"name": "v3"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "v3"}, &ws)
 	var site struct {
 		SiteKey string `json:"site_key"`
 		Secret  string `json:"secret"`
 	}
-	tn.mustCreate("/workspaces/"+ws.ID+"/sites", map[string]any{"name": "v3", "hostnames": []string{"127.0.0.1"},
+	tn.MustCreate("/workspaces/"+ws.ID+"/sites", map[string]any{"name": "v3", "hostnames": []string{"127.0.0.1"},
 		"challenge_mode": "score_based", "challenge_difficulty": 1}, &site)
 	human := map[string]any{"interaction": true, "elapsed_ms": 1500, "pointer_moves": 12, "visible": true}
 	bot := map[string]any{"interaction": false, "elapsed_ms": 40, "pointer_moves": 0, "visible": true, "webdriver": true, "headless": true}
@@ -93,7 +94,7 @@ func TestRecaptchaV3BackendBehindAProxyWithBetterAuth(t *testing.T) {
 	signup := func(token, forwardedFor string) (int, string) {
 		t.Helper()
 		cmd := exec.Command("node", dir+"/signup.mjs")
-		cmd.Env = append(os.Environ(), "VERIFY_URL="+tn.n.APIURL()+"/v1/recaptcha/api/siteverify", "SECRET="+site.Secret,
+		cmd.Env = append(os.Environ(), "VERIFY_URL="+tn.N.APIURL()+"/v1/recaptcha/api/siteverify", "SECRET="+site.Secret,
 			"TOKEN="+token, "FORWARDED_FOR="+forwardedFor)
 		b, err := cmd.CombinedOutput()
 		if err != nil {
@@ -112,15 +113,15 @@ func TestRecaptchaV3BackendBehindAProxyWithBetterAuth(t *testing.T) {
 	// token of the same kind, as the library would).
 	score := func(signals map[string]any, person bool) float64 {
 		t.Helper()
-		r := tn.do("POST", "/v1/recaptcha/api/siteverify", "", "secret="+site.Secret+"&remoteip=198.51.100.99&response="+scoreToken(t, tn, site.SiteKey, signals, person),
+		r := tn.Do("POST", "/v1/recaptcha/api/siteverify", "", "secret="+site.Secret+"&remoteip=198.51.100.99&response="+scoreToken(t, tn, site.SiteKey, signals, person),
 			"Content-Type", "application/x-www-form-urlencoded")
 		var v struct {
 			Success bool    `json:"success"`
 			Score   float64 `json:"score"`
 		}
-		r.decode(t, &v)
+		r.Decode(t, &v)
 		if !v.Success {
-			t.Fatalf("dialect: %s", r.body)
+			t.Fatalf("dialect: %s", r.Body)
 		}
 		return v.Score
 	}

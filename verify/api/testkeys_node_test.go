@@ -5,22 +5,23 @@ import (
 	"testing"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 )
 
 // Cloudflare's published Turnstile test secrets behave as documented on a
 // --dev node and at the sandbox endpoints, never at a production node's
 // /siteverify.
 func TestTurnstileTestSecretsWorkInDevAndTheSandboxOnly(t *testing.T) {
-	dev := mustStartNode(t, func(c *node.Config) { c.Dev = true })
-	prod := mustStartNode(t)
-	post := func(tn *testNode, path, secret string) map[string]any {
+	dev := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
+	prod := nodetest.Start(t)
+	post := func(tn *nodetest.Node, path, secret string) map[string]any {
 		t.Helper()
-		r := tn.do("POST", path, "", map[string]any{"secret": secret, "response": "XXXX.DUMMY.TOKEN.XXXX"})
-		if r.status != 200 {
-			t.Fatalf("%s with %s: %d %s", path, secret, r.status, r.body)
+		r := tn.Do("POST", path, "", map[string]any{"secret": secret, "response": "XXXX.DUMMY.TOKEN.XXXX"})
+		if r.Status != 200 {
+			t.Fatalf("%s with %s: %d %s", path, secret, r.Status, r.Body)
 		}
 		var m map[string]any
-		r.decode(t, &m)
+		r.Decode(t, &m)
 		return m
 	}
 	tests := []struct {
@@ -44,8 +45,8 @@ func TestTurnstileTestSecretsWorkInDevAndTheSandboxOnly(t *testing.T) {
 	if m := post(prod, "/v1/sandbox/siteverify", tests[0].secret); m["success"] != true {
 		t.Fatalf("production sandbox with the passing test secret: %v", m)
 	}
-	if r := prod.do("POST", "/v1/siteverify", "", map[string]any{"secret": tests[0].secret, "response": "XXXX.DUMMY.TOKEN.XXXX"}); r.status != 400 || r.errorCode(t) != "invalid-input-secret" {
-		t.Fatalf("production /siteverify with a test secret: %d %s, want invalid-input-secret", r.status, r.body)
+	if r := prod.Do("POST", "/v1/siteverify", "", map[string]any{"secret": tests[0].secret, "response": "XXXX.DUMMY.TOKEN.XXXX"}); r.Status != 400 || r.ErrorCode(t) != "invalid-input-secret" {
+		t.Fatalf("production /siteverify with a test secret: %d %s, want invalid-input-secret", r.Status, r.Body)
 	}
 	if m := post(prod, "/v1/turnstile/v0/siteverify", tests[0].secret); m["success"] != false {
 		t.Fatalf("production Turnstile dialect with a test secret: %v", m)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/verify/pow"
 )
 
@@ -45,7 +46,7 @@ func call(t *testing.T, method, u string, headers map[string]string, body string
 // backend exchange over real HTTP against a real node, including 200
 // parallel exchanges of one token.
 func TestHumanVerificationThroughANode(t *testing.T) {
-	n := mustStartNode(t).n
+	n := nodetest.Start(t).N
 	api := n.APIURL()
 	admin := map[string]string{"Authorization": "Bearer " + n.AdminToken(), "Content-Type": "application/json"}
 	var ws struct {

@@ -14,14 +14,14 @@ import (
 )
 
 func TestWidgetFilesAreServedCacheable(t *testing.T) {
-	tn := mustStartNode(t)
-	plain := tn.do("GET", "/v1/widget/api.js", "", nil, "Accept-Encoding", "identity")
-	if plain.status != 200 {
-		t.Fatalf("GET api.js = %d %s", plain.status, plain.body)
+	tn := nodetest.Start(t)
+	plain := tn.Do("GET", "/v1/widget/api.js", "", nil, "Accept-Encoding", "identity")
+	if plain.Status != 200 {
+		t.Fatalf("GET api.js = %d %s", plain.Status, plain.Body)
 	}
-	version := plain.header.Get("X-Widget-Version")
-	etag := plain.header.Get("ETag")
-	css := tn.do("GET", "/v1/widget/api.css", "", nil, "Accept-Encoding", "identity")
+	version := plain.Header.Get("X-Widget-Version")
+	etag := plain.Header.Get("ETag")
+	css := tn.Do("GET", "/v1/widget/api.css", "", nil, "Accept-Encoding", "identity")
 
 	tests := []struct {
 		name         string
@@ -57,45 +57,45 @@ func TestWidgetFilesAreServedCacheable(t *testing.T) {
 			if !tc.gzip {
 				headers = append([]string{"Accept-Encoding", "identity"}, headers...)
 			}
-			r := tn.do("GET", tc.path, "", nil, headers...)
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d", r.status, tc.status)
+			r := tn.Do("GET", tc.path, "", nil, headers...)
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d", r.Status, tc.status)
 			}
-			if got := r.header.Get("Cache-Control"); got != tc.cacheControl {
+			if got := r.Header.Get("Cache-Control"); got != tc.cacheControl {
 				t.Errorf("Cache-Control %q, want %q", got, tc.cacheControl)
 			}
-			if r.header.Get("ETag") == "" || r.header.Get("Vary") != "Accept-Encoding" {
-				t.Errorf("ETag %q Vary %q", r.header.Get("ETag"), r.header.Get("Vary"))
+			if r.Header.Get("ETag") == "" || r.Header.Get("Vary") != "Accept-Encoding" {
+				t.Errorf("ETag %q Vary %q", r.Header.Get("ETag"), r.Header.Get("Vary"))
 			}
 			if tc.status == 304 {
-				if len(r.body) != 0 {
-					t.Errorf("304 with a %d-byte body", len(r.body))
+				if len(r.Body) != 0 {
+					t.Errorf("304 with a %d-byte body", len(r.Body))
 				}
 				return
 			}
-			if got := r.header.Get("Content-Type"); got != tc.contentType {
+			if got := r.Header.Get("Content-Type"); got != tc.contentType {
 				t.Errorf("Content-Type %q, want %q", got, tc.contentType)
 			}
-			if r.header.Get("X-Content-Type-Options") != "nosniff" || r.header.Get("Access-Control-Allow-Origin") != "*" {
-				t.Errorf("missing nosniff or CORS: %v", r.header)
+			if r.Header.Get("X-Content-Type-Options") != "nosniff" || r.Header.Get("Access-Control-Allow-Origin") != "*" {
+				t.Errorf("missing nosniff or CORS: %v", r.Header)
 			}
-			body := r.body
+			body := r.Body
 			if tc.gzip {
-				if r.header.Get("Content-Encoding") != "gzip" {
-					t.Fatalf("Content-Encoding %q", r.header.Get("Content-Encoding"))
+				if r.Header.Get("Content-Encoding") != "gzip" {
+					t.Fatalf("Content-Encoding %q", r.Header.Get("Content-Encoding"))
 				}
-				zr, err := gzip.NewReader(bytes.NewReader(r.body))
+				zr, err := gzip.NewReader(bytes.NewReader(r.Body))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if body, err = io.ReadAll(zr); err != nil {
 					t.Fatal(err)
 				}
-				t.Logf("api.js: %d bytes, %d gzipped", len(body), len(r.body))
+				t.Logf("api.js: %d bytes, %d gzipped", len(body), len(r.Body))
 			}
-			want := plain.body
+			want := plain.Body
 			if strings.HasSuffix(tc.path, ".css") {
-				want = css.body
+				want = css.Body
 			}
 			if !bytes.Equal(body, want) {
 				t.Error("the body differs from the plain answer")
@@ -104,13 +104,13 @@ func TestWidgetFilesAreServedCacheable(t *testing.T) {
 	}
 
 	t.Run("the script loads exactly the served stylesheet version", func(t *testing.T) {
-		cssVersion := css.header.Get("X-Widget-Version")
-		if !bytes.Contains(plain.body, []byte("var CSS_VERSION = '"+cssVersion+"'")) {
+		cssVersion := css.Header.Get("X-Widget-Version")
+		if !bytes.Contains(plain.Body, []byte("var CSS_VERSION = '"+cssVersion+"'")) {
 			t.Fatalf("api.js does not carry the stylesheet version %s", cssVersion)
 		}
 	})
 	t.Run("the contract lists both files with their content types", func(t *testing.T) {
-		doc := string(tn.do("GET", "/v1/openapi.json", "", nil).body)
+		doc := string(tn.Do("GET", "/v1/openapi.json", "", nil).Body)
 		for _, want := range []string{`"operationId":"getWidgetScript"`, `"application/javascript"`, `"operationId":"getWidgetStylesheet"`, `"text/css"`} {
 			if !strings.Contains(doc, want) {
 				t.Errorf("openapi.json lacks %s", want)
@@ -121,8 +121,8 @@ func TestWidgetFilesAreServedCacheable(t *testing.T) {
 		}
 	})
 	t.Run("without --dev there is no demo", func(t *testing.T) {
-		if r := tn.do("GET", "/v1/demo", "", nil); r.status != 404 {
-			t.Fatalf("GET /v1/demo = %d", r.status)
+		if r := tn.Do("GET", "/v1/demo", "", nil); r.Status != 404 {
+			t.Fatalf("GET /v1/demo = %d", r.Status)
 		}
 	})
 }
@@ -130,19 +130,19 @@ func TestWidgetFilesAreServedCacheable(t *testing.T) {
 var nonceAttr = regexp.MustCompile(`<(script|style)\b[^>]*>`)
 
 func TestDemoPageIsCSPCleanAndVerifiesThroughSiteverify(t *testing.T) {
-	tn := mustStartNode(t, func(c *node.Config) { c.Dev = true })
-	dev := tn.n.Dev()
-	page := tn.do("GET", "/v1/demo?theme=dark&language=de&size=nonsense", "", nil)
-	if page.status != 200 || !strings.HasPrefix(page.header.Get("Content-Type"), "text/html") {
-		t.Fatalf("GET /v1/demo = %d %s", page.status, page.header.Get("Content-Type"))
+	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
+	dev := tn.N.Dev()
+	page := tn.Do("GET", "/v1/demo?theme=dark&language=de&size=nonsense", "", nil)
+	if page.Status != 200 || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /v1/demo = %d %s", page.Status, page.Header.Get("Content-Type"))
 	}
-	csp := page.header.Get("Content-Security-Policy")
+	csp := page.Header.Get("Content-Security-Policy")
 	m := regexp.MustCompile(`script-src 'nonce-([A-Za-z0-9_-]{24})' 'strict-dynamic'`).FindStringSubmatch(csp)
 	if m == nil || strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Fatalf("CSP is not strict: %q", csp)
 	}
 	nonce := m[1]
-	html := string(page.body)
+	html := string(page.Body)
 	tags := nonceAttr.FindAllString(html, -1)
 	if len(tags) < 3 {
 		t.Fatalf("expected the style, the widget script and the callbacks script, found %q", tags)
@@ -163,21 +163,21 @@ func TestDemoPageIsCSPCleanAndVerifiesThroughSiteverify(t *testing.T) {
 	if strings.Contains(html, dev.Secret) {
 		t.Fatal("the demo page leaks the site secret")
 	}
-	again := tn.do("GET", "/v1/demo", "", nil)
-	if again.header.Get("Content-Security-Policy") == csp {
+	again := tn.Do("GET", "/v1/demo", "", nil)
+	if again.Header.Get("Content-Security-Policy") == csp {
 		t.Error("the nonce is the same on two answers")
 	}
 
 	form := url.Values{"username": {"ada"}, "password": {"x"}, "service-response": {"not-a-token"}}
-	r := tn.do("POST", "/v1/demo/login", "", nil, "Content-Type", "application/x-www-form-urlencoded")
-	if r.status != 400 {
-		t.Fatalf("a login without a body = %d %s", r.status, r.body)
+	r := tn.Do("POST", "/v1/demo/login", "", nil, "Content-Type", "application/x-www-form-urlencoded")
+	if r.Status != 400 {
+		t.Fatalf("a login without a body = %d %s", r.Status, r.Body)
 	}
-	r = tn.doForm("/v1/demo/login", form)
-	if r.status != 200 || r.header.Get("Content-Security-Policy") == "" {
-		t.Fatalf("POST /v1/demo/login = %d, CSP %q", r.status, r.header.Get("Content-Security-Policy"))
+	r = doForm(tn, "/v1/demo/login", form)
+	if r.Status != 200 || r.Header.Get("Content-Security-Policy") == "" {
+		t.Fatalf("POST /v1/demo/login = %d, CSP %q", r.Status, r.Header.Get("Content-Security-Policy"))
 	}
-	res := string(r.body)
+	res := string(r.Body)
 	for _, want := range []string{"Sign-in refused", `id="siteverify-result"`, "&#34;success&#34;: false", "invalid-input-response"} {
 		if !strings.Contains(res, want) {
 			t.Errorf("result page lacks %s:\n%s", want, res)
@@ -186,28 +186,28 @@ func TestDemoPageIsCSPCleanAndVerifiesThroughSiteverify(t *testing.T) {
 
 	// A real token, got as the widget gets one, signs in once.
 	tok := widgetToken(t, tn, dev.SiteKey, "login")
-	r = tn.doForm("/v1/demo/login", url.Values{"username": {"ada"}, "service-response": {tok}})
-	res = string(r.body)
+	r = doForm(tn, "/v1/demo/login", url.Values{"username": {"ada"}, "service-response": {tok}})
+	res = string(r.Body)
 	for _, want := range []string{"&#34;success&#34;: true", "&#34;action&#34;: &#34;login&#34;", "&#34;hostname&#34;: &#34;127.0.0.1&#34;", `<li class="ok">success is exactly true</li>`} {
 		if !strings.Contains(res, want) {
 			t.Errorf("result page lacks %s:\n%s", want, res)
 		}
 	}
-	r = tn.doForm("/v1/demo/login", url.Values{"username": {"ada"}, "service-response": {tok}})
-	if !strings.Contains(string(r.body), "timeout-or-duplicate") || !strings.Contains(string(r.body), "Sign-in refused") {
-		t.Errorf("a replayed token is not refused:\n%s", r.body)
+	r = doForm(tn, "/v1/demo/login", url.Values{"username": {"ada"}, "service-response": {tok}})
+	if !strings.Contains(string(r.Body), "timeout-or-duplicate") || !strings.Contains(string(r.Body), "Sign-in refused") {
+		t.Errorf("a replayed token is not refused:\n%s", r.Body)
 	}
 }
 
 // widgetToken does what the widget does: get a challenge for the site as
 // a page on 127.0.0.1, solve its proof of work, redeem it.
-func widgetToken(t *testing.T, tn *testNode, siteKey, action string) string {
+func widgetToken(t *testing.T, tn *nodetest.Node, siteKey, action string) string {
 	t.Helper()
-	return nodetest.WidgetToken(t, tn.tn, siteKey, action)
+	return nodetest.WidgetToken(t, tn, siteKey, action)
 }
 
 // doForm posts a form-encoded body.
-func (tn *testNode) doForm(path string, form url.Values) response {
-	tn.t.Helper()
-	return tn.do("POST", path, "", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
+func doForm(tn *nodetest.Node, path string, form url.Values) nodetest.Response {
+	tn.T.Helper()
+	return tn.Do("POST", path, "", form.Encode(), "Content-Type", "application/x-www-form-urlencoded")
 }

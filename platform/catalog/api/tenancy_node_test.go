@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/trustd/trustd/node"
+	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/platform/catalog"
 )
 
@@ -26,55 +27,55 @@ type siteView struct {
 }
 
 func TestAdminWorkspaceLifecycle(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "acme", "default_mode": "observe"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "acme", "default_mode": "observe"}, &ws)
 	if ws.Name != "acme" || ws.Settings.DefaultMode != "observe" || !ws.Settings.RateLimitingEnabled {
 		t.Fatalf("created workspace = %+v", ws)
 	}
-	r := tn.admin("PATCH", "/workspaces/"+ws.WorkspaceID, map[string]any{"rate_limiting_enabled": false, "name": "acme2"})
+	r := tn.Admin("PATCH", "/workspaces/"+ws.WorkspaceID, map[string]any{"rate_limiting_enabled": false, "name": "acme2"})
 	var patched wsView
-	r.decode(t, &patched)
-	if r.status != 200 || patched.Name != "acme2" || patched.Settings.RateLimitingEnabled || patched.Settings.DefaultMode != "observe" {
-		t.Fatalf("PATCH = %d %s", r.status, r.body)
+	r.Decode(t, &patched)
+	if r.Status != 200 || patched.Name != "acme2" || patched.Settings.RateLimitingEnabled || patched.Settings.DefaultMode != "observe" {
+		t.Fatalf("PATCH = %d %s", r.Status, r.Body)
 	}
-	r = tn.admin("GET", "/workspaces", nil)
-	if r.status != 200 || !strings.Contains(string(r.body), ws.WorkspaceID) {
-		t.Fatalf("list = %d %s", r.status, r.body)
+	r = tn.Admin("GET", "/workspaces", nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), ws.WorkspaceID) {
+		t.Fatalf("list = %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("DELETE", "/workspaces/"+ws.WorkspaceID, nil); r.status != 204 {
-		t.Fatalf("DELETE = %d %s", r.status, r.body)
+	if r := tn.Admin("DELETE", "/workspaces/"+ws.WorkspaceID, nil); r.Status != 204 {
+		t.Fatalf("DELETE = %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("GET", "/workspaces/"+ws.WorkspaceID, nil); r.status != 404 || r.errorCode(t) != "not-found" {
-		t.Fatalf("GET deleted = %d %s", r.status, r.body)
+	if r := tn.Admin("GET", "/workspaces/"+ws.WorkspaceID, nil); r.Status != 404 || r.ErrorCode(t) != "not-found" {
+		t.Fatalf("GET deleted = %d %s", r.Status, r.Body)
 	}
 }
 
 func TestAdminSitesAppsCredentials(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
 	base := "/workspaces/" + ws.WorkspaceID
 	var site siteView
-	tn.mustCreate(base+"/sites", map[string]any{"name": "shop", "hostnames": []string{"Shop.Example.com"}}, &site)
+	tn.MustCreate(base+"/sites", map[string]any{"name": "shop", "hostnames": []string{"Shop.Example.com"}}, &site)
 	if site.Secret == "" || !strings.HasPrefix(site.Secret, "sk_live_") || site.Hostnames[0] != "shop.example.com" {
 		t.Fatalf("created site = %+v", site)
 	}
-	r := tn.admin("GET", base+"/sites/"+site.SiteID, nil)
-	if r.status != 200 || strings.Contains(string(r.body), site.Secret) || strings.Contains(string(r.body), `"secret"`) {
-		t.Fatalf("GET site must not reveal the secret: %s", r.body)
+	r := tn.Admin("GET", base+"/sites/"+site.SiteID, nil)
+	if r.Status != 200 || strings.Contains(string(r.Body), site.Secret) || strings.Contains(string(r.Body), `"secret"`) {
+		t.Fatalf("GET site must not reveal the secret: %s", r.Body)
 	}
-	r = tn.admin("PATCH", base+"/sites/"+site.SiteID, map[string]any{"challenge_mode": "score_enforced", "score_threshold": 0.7})
-	if r.status != 200 || !strings.Contains(string(r.body), `"score_enforced"`) {
-		t.Fatalf("PATCH site = %d %s", r.status, r.body)
+	r = tn.Admin("PATCH", base+"/sites/"+site.SiteID, map[string]any{"challenge_mode": "score_enforced", "score_threshold": 0.7})
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"score_enforced"`) {
+		t.Fatalf("PATCH site = %d %s", r.Status, r.Body)
 	}
-	r = tn.admin("POST", base+"/sites/"+site.SiteID+"/rotate-secret", map[string]any{"grace_period_seconds": 60})
+	r = tn.Admin("POST", base+"/sites/"+site.SiteID+"/rotate-secret", map[string]any{"grace_period_seconds": 60})
 	var rotated siteView
-	r.decode(t, &rotated)
-	if r.status != 200 || rotated.Secret == "" || rotated.Secret == site.Secret || !strings.Contains(string(r.body), "previous_secret_valid_until") {
-		t.Fatalf("rotate = %d %s", r.status, r.body)
+	r.Decode(t, &rotated)
+	if r.Status != 200 || rotated.Secret == "" || rotated.Secret == site.Secret || !strings.Contains(string(r.Body), "previous_secret_valid_until") {
+		t.Fatalf("rotate = %d %s", r.Status, r.Body)
 	}
-	cat := tn.n.Store().Catalog()
+	cat := tn.N.Store().Catalog()
 	now := cat.Sites[site.SiteID].CreatedAt
 	if cat.SiteBySecret(site.Secret, now) == nil || cat.SiteBySecret(rotated.Secret, now) == nil {
 		t.Fatal("both the old (in grace) and the new secret must authenticate")
@@ -83,42 +84,42 @@ func TestAdminSitesAppsCredentials(t *testing.T) {
 		MobileAppID  string `json:"mobile_app_id"`
 		MobileSecret string `json:"mobile_secret"`
 	}
-	tn.mustCreate(base+"/mobile-apps", map[string]any{"name": "app", "platform": "ios", "app_id": "com.acme.app"}, &app)
+	tn.MustCreate(base+"/mobile-apps", map[string]any{"name": "app", "platform": "ios", "app_id": "com.acme.app"}, &app)
 	if app.MobileSecret == "" {
 		t.Fatal("mobile secret missing from the create answer")
 	}
-	if r := tn.admin("POST", base+"/mobile-apps", map[string]any{"name": "dup", "platform": "ios", "app_id": "com.acme.app"}); r.status != 409 {
-		t.Fatalf("duplicate app = %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base+"/mobile-apps", map[string]any{"name": "dup", "platform": "ios", "app_id": "com.acme.app"}); r.Status != 409 {
+		t.Fatalf("duplicate app = %d %s", r.Status, r.Body)
 	}
 	var cred struct {
 		CredentialID string   `json:"credential_id"`
 		Credential   string   `json:"credential"`
 		Scopes       []string `json:"scopes"`
 	}
-	tn.mustCreate(base+"/credentials", map[string]any{"name": "backend", "scopes": []string{"site.verify"}}, &cred)
+	tn.MustCreate(base+"/credentials", map[string]any{"name": "backend", "scopes": []string{"site.verify"}}, &cred)
 	if cred.Credential == "" || len(cred.Scopes) != 1 {
 		t.Fatalf("credential = %+v", cred)
 	}
 	for _, path := range []string{base + "/sites", base + "/mobile-apps", base + "/credentials"} {
-		r := tn.admin("GET", path, nil)
-		if r.status != 200 || strings.Contains(string(r.body), "sk_live_") || strings.Contains(string(r.body), "ms_") || strings.Contains(string(r.body), "cred_") {
-			t.Fatalf("GET %s = %d, and lists must never show secrets: %s", path, r.status, r.body)
+		r := tn.Admin("GET", path, nil)
+		if r.Status != 200 || strings.Contains(string(r.Body), "sk_live_") || strings.Contains(string(r.Body), "ms_") || strings.Contains(string(r.Body), "cred_") {
+			t.Fatalf("GET %s = %d, and lists must never show secrets: %s", path, r.Status, r.Body)
 		}
 	}
 	for _, path := range []string{base + "/mobile-apps/" + app.MobileAppID, base + "/credentials/" + cred.CredentialID, base + "/sites/" + site.SiteID} {
-		if r := tn.admin("DELETE", path, nil); r.status != 204 {
-			t.Fatalf("DELETE %s = %d %s", path, r.status, r.body)
+		if r := tn.Admin("DELETE", path, nil); r.Status != 204 {
+			t.Fatalf("DELETE %s = %d %s", path, r.Status, r.Body)
 		}
-		if r := tn.admin("DELETE", path, nil); r.status != 404 {
-			t.Fatalf("second DELETE %s = %d %s", path, r.status, r.body)
+		if r := tn.Admin("DELETE", path, nil); r.Status != 404 {
+			t.Fatalf("second DELETE %s = %d %s", path, r.Status, r.Body)
 		}
 	}
 }
 
 func TestAdminErrors(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
 	base := "/workspaces/" + ws.WorkspaceID
 	tests := []struct {
 		name   string
@@ -162,47 +163,47 @@ func TestAdminErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			token := tn.n.AdminToken()
+			token := tn.N.AdminToken()
 			if tc.token == "-" {
 				token = ""
 			} else if tc.token != "" {
 				token = tc.token
 			}
-			r := tn.do(tc.method, "/admin/v1"+tc.path, token, tc.body)
-			if r.status != tc.status || r.errorCode(t) != tc.code {
-				t.Fatalf("%s %s = %d %s, want %d %s", tc.method, tc.path, r.status, r.body, tc.status, tc.code)
+			r := tn.Do(tc.method, "/admin/v1"+tc.path, token, tc.body)
+			if r.Status != tc.status || r.ErrorCode(t) != tc.code {
+				t.Fatalf("%s %s = %d %s, want %d %s", tc.method, tc.path, r.Status, r.Body, tc.status, tc.code)
 			}
-			if r.header.Get("X-Request-Id") == "" {
+			if r.Header.Get("X-Request-Id") == "" {
 				t.Fatal("error answers carry X-Request-Id too")
 			}
 		})
 	}
-	r := tn.do("POST", "/admin/v1/workspaces", tn.n.AdminToken(), nil, "Content-Type", "text/plain")
-	if r.status != 415 || r.errorCode(t) != "unsupported-media-type" {
-		t.Fatalf("text/plain body = %d %s", r.status, r.body)
+	r := tn.Do("POST", "/admin/v1/workspaces", tn.N.AdminToken(), nil, "Content-Type", "text/plain")
+	if r.Status != 415 || r.ErrorCode(t) != "unsupported-media-type" {
+		t.Fatalf("text/plain body = %d %s", r.Status, r.Body)
 	}
 }
 
 func TestRestartKeepsEverything(t *testing.T) {
 	dir := t.TempDir()
 	cfg := node.Config{DataDir: dir, HTTPAddr: "127.0.0.1:0", RaftAddr: "127.0.0.1:0", FastRaft: true, Dev: true}
-	tn := startNode(t, cfg)
-	dev := *tn.n.Dev()
-	token := tn.n.AdminToken()
+	tn := nodetest.StartConfig(t, cfg)
+	dev := *tn.N.Dev()
+	token := tn.N.AdminToken()
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "kept", "adaptive_cost_enabled": true}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "kept", "adaptive_cost_enabled": true}, &ws)
 	var site siteView
-	tn.mustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "s", "hostnames": []string{"kept.example"}, "challenge_mode": "visual"}, &site)
-	tn.stop()
+	tn.MustCreate("/workspaces/"+ws.WorkspaceID+"/sites", map[string]any{"name": "s", "hostnames": []string{"kept.example"}, "challenge_mode": "visual"}, &site)
+	tn.Stop()
 
-	tn2 := startNode(t, cfg)
-	if tn2.n.AdminToken() != token {
+	tn2 := nodetest.StartConfig(t, cfg)
+	if tn2.N.AdminToken() != token {
 		t.Fatal("the admin token changed across a restart")
 	}
-	if d := tn2.n.Dev(); d == nil || d.WorkspaceID != dev.WorkspaceID || d.Secret != dev.Secret {
+	if d := tn2.N.Dev(); d == nil || d.WorkspaceID != dev.WorkspaceID || d.Secret != dev.Secret {
 		t.Fatalf("--dev reseeded on restart: %+v vs %+v", d, dev)
 	}
-	cat := tn2.n.Store().Catalog()
+	cat := tn2.N.Store().Catalog()
 	if len(cat.Workspaces) != 2 {
 		t.Fatalf("workspaces after restart = %d, want 2 (dev + kept)", len(cat.Workspaces))
 	}
@@ -217,8 +218,8 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if cat.SigningKey("live") == nil || cat.SigningKey("sandbox") == nil {
 		t.Fatal("signing keys lost")
 	}
-	if r := tn2.admin("GET", "/workspaces/"+ws.WorkspaceID, nil); r.status != 200 {
-		t.Fatalf("GET after restart = %d", r.status)
+	if r := tn2.Admin("GET", "/workspaces/"+ws.WorkspaceID, nil); r.Status != 200 {
+		t.Fatalf("GET after restart = %d", r.Status)
 	}
 }
 
@@ -226,24 +227,24 @@ func TestRestartKeepsEverything(t *testing.T) {
 // catalog.MaxCredentialsPerWorkspace is 409 conflict, and a delete makes
 // room again.
 func TestAWorkspaceCannotCreateCredentialsPastItsCap(t *testing.T) {
-	tn := mustStartNode(t)
+	tn := nodetest.Start(t)
 	var ws wsView
-	tn.mustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
+	tn.MustCreate("/workspaces", map[string]any{"name": "acme"}, &ws)
 	base := "/workspaces/" + ws.WorkspaceID + "/credentials"
 	var first struct {
 		ID string `json:"credential_id"`
 	}
 	for i := 0; i < catalog.MaxCredentialsPerWorkspace; i++ {
-		tn.mustCreate(base, map[string]any{"name": fmt.Sprint("c", i), "scopes": []string{"site.verify"}}, &first)
+		tn.MustCreate(base, map[string]any{"name": fmt.Sprint("c", i), "scopes": []string{"site.verify"}}, &first)
 	}
-	r := tn.admin("POST", base, map[string]any{"name": "one too many", "scopes": []string{"site.verify"}})
-	if r.status != 409 || r.errorCode(t) != "conflict" {
-		t.Fatalf("credential %d: %d %s", catalog.MaxCredentialsPerWorkspace+1, r.status, r.body)
+	r := tn.Admin("POST", base, map[string]any{"name": "one too many", "scopes": []string{"site.verify"}})
+	if r.Status != 409 || r.ErrorCode(t) != "conflict" {
+		t.Fatalf("credential %d: %d %s", catalog.MaxCredentialsPerWorkspace+1, r.Status, r.Body)
 	}
-	if r := tn.admin("DELETE", base+"/"+first.ID, nil); r.status != 200 && r.status != 204 {
-		t.Fatalf("delete: %d %s", r.status, r.body)
+	if r := tn.Admin("DELETE", base+"/"+first.ID, nil); r.Status != 200 && r.Status != 204 {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	if r := tn.admin("POST", base, map[string]any{"name": "room again", "scopes": []string{"site.verify"}}); r.status != 201 {
-		t.Fatalf("after a delete: %d %s", r.status, r.body)
+	if r := tn.Admin("POST", base, map[string]any{"name": "room again", "scopes": []string{"site.verify"}}); r.Status != 201 {
+		t.Fatalf("after a delete: %d %s", r.Status, r.Body)
 	}
 }
