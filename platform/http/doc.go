@@ -1,18 +1,18 @@
-// Package http owns the service's HTTP surface: the fasthttp listener, the
-// route table (the single source of the router, /openapi.json and
-// /postman-collection.json), middleware (request ids, common headers,
-// ingress limits, body limits), the JSON codecs, the authenticators of
-// server operations (auth.go), the one admin CRUD path of workspace-owned
-// records (admin_resource.go) and the route files of the product areas
-// that have no adapter of their own yet. An area with its own adapter (for
-// example risk/api) hands its routes in through Config.Areas (area.go);
-// this package never imports it.
+// Package http is the transport kernel: the fasthttp listener, the route
+// table (the single source of the router, /openapi.json and the Postman
+// collection, rendered in contract.go), middleware (request ids, common
+// headers, ingress limits, body limits, the panic guard, metrics and
+// traces), the JSON codecs, the authenticators of server operations
+// (auth.go), the one generic admin CRUD path (Resource) and the mechanism
+// of the error table (errors.go). It holds no product route, DTO,
+// validation or decision: every area, and the node's own about and ops
+// areas, hands its routes in through Config.Areas (area.go), and this
+// package never imports them (area_test.go keeps it so).
 //
-// Decisions live in the product modules (verify, verify/widget,
-// traffic/ratecheck, traffic/lease, traffic/admission, risk/apiprotection,
-// identity/documents, agents, …): a route file decodes, authenticates,
-// calls the module and encodes, and errors.go maps a module's errcode
-// domain errors to statuses in one table. The hand-written hot body
-// reader (flatjson.go: the rate-limit check and siteverify) is the one
-// strict JSON scanner besides the reflective DecodeStrict (codec.go).
+// Decisions live in the product modules (verify, traffic/ratecheck,
+// risk/apiprotection, identity/documents, agents, …) behind their areas'
+// adapters, which decode, authenticate, call the module and encode; a
+// module's errcode domain errors map to statuses in one table here. Bodies
+// decode strictly (DecodeStrict, codec.go); the hot paths' hand-written
+// scanner is platform/lib/jsonstrict's.
 package http
