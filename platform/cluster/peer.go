@@ -59,6 +59,10 @@ func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
 			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 			return
 		}
+		if err := c.formats.handoffReadable(&h, c.log); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
 		if err := c.importHandoff(&h); err != nil {
 			ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
 		}
@@ -66,6 +70,10 @@ func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
 		b, _ := gproto.Marshal(c.localStatus())
 		ctx.SetBody(b)
 	case pathLeave:
+		if err := c.formats.leaveReadable(ctx.PostBody(), c.log); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
