@@ -212,15 +212,25 @@ func message(c *kernel.Call) (agents.Message, bool) {
 		RawQuery: string(c.Ctx.URI().QueryString()), Header: hdr, Body: c.Ctx.Request.Body()}, true
 }
 
-func (x agentsAPI) decision(c *kernel.Call) {
+// signed reads the signed request and authenticates its agent; false when
+// it has answered the call already.
+func (x agentsAPI) signed(c *kernel.Call) (*catalog.Catalog, agents.Identity, agents.Message, bool) {
 	msg, ok := message(c)
 	if !ok {
-		return
+		return nil, agents.Identity{}, msg, false
 	}
 	cat := c.Catalog()
 	id, err := x.m.Authenticate(cat, msg)
 	if err != nil {
 		c.FailErr(err)
+		return nil, agents.Identity{}, msg, false
+	}
+	return cat, id, msg, true
+}
+
+func (x agentsAPI) decision(c *kernel.Call) {
+	cat, id, msg, ok := x.signed(c)
+	if !ok {
 		return
 	}
 	d, err := x.m.Decide(context.Background(), cat, id, msg.Body)
@@ -234,14 +244,8 @@ func (x agentsAPI) decision(c *kernel.Call) {
 }
 
 func (x agentsAPI) approvalStatus(c *kernel.Call) {
-	msg, ok := message(c)
+	cat, id, msg, ok := x.signed(c)
 	if !ok {
-		return
-	}
-	cat := c.Catalog()
-	id, err := x.m.Authenticate(cat, msg)
-	if err != nil {
-		c.FailErr(err)
 		return
 	}
 	st, err := x.m.ApprovalStatus(context.Background(), cat, id, msg.Body)
