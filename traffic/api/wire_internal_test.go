@@ -67,6 +67,8 @@ func TestCheckAnswersOnTheWireStayByteForByte(t *testing.T) {
 		{"mobile without app identity", "POST", "/v1/mobile/rate-limit/check", bearer, `{"action":"a"}`},
 		{"body too large", "POST", check, bearer, `{"action":"` + strings.Repeat("a", 2<<20) + `"}`},
 		{"method not allowed", "GET", check, bearer, ``},
+		{"routing hint asked, the header name in lower case", "POST", check, bearer + "x-trustd-routing: 1\r\n", `{"action":"payment.card","subject_id":"u5"}`},
+		{"routing header not 1", "POST", check, bearer + "X-Trustd-Routing: yes\r\n", `{"action":"payment.card","subject_id":"u6"}`},
 		{"caller's request id kept", "POST", check, bearer + "X-Request-Id: corr-7\r\n", `{"action":"payment.card","subject_id":"u4"}`},
 		{"unavailable before the catalog", "POST", check, bearer, `{"action":"a"}`},
 	}
