@@ -240,25 +240,27 @@ func (m *Module) Decide(ctx context.Context, cat *catalog.Catalog, id Identity, 
 }
 
 // behaviour gathers what the cluster observed of agent a: this decision
-// counts towards its velocity; failures and denials are peeked; a scope it
-// may ask for is new on its first use in 30 days. A counter that does not
-// answer counts as nothing observed (the decision still runs on the
-// agent's rules).
+// counts towards its velocity; failures and denials are read with
+// actors.PeekHit, which counts nothing (only a failed signature and a
+// denial feed those counters); a scope it may ask for is new on its first
+// use in 30 days. A counter that does not answer counts as nothing
+// observed (the decision still runs on the agent's rules): that includes
+// a peer of a previous build during a rolling upgrade, which does not know
+// the peek and answers an unknown op.
 func (m *Module) behaviour(a *catalog.Agent, scope string, now time.Time) Behaviour {
 	aid := a.ID
 	vel := &actors.Hit{Key: velocityKey(aid), Window: int64(time.Minute)}
-	fails := &actors.Hit{Key: failuresKey(aid), Window: int64(time.Hour)}
-	denied := &actors.Hit{Key: deniedKey(aid), Window: int64(time.Hour)}
+	fails := &actors.PeekHit{Key: failuresKey(aid), Window: int64(time.Hour)}
+	denied := &actors.PeekHit{Key: deniedKey(aid), Window: int64(time.Hour)}
 	b := Behaviour{}
 	if err := m.ask.Ask(vel.Key, vel); err == nil {
 		b.Rate, b.Baseline = vel.Rate, vel.Baseline
 	}
-	// Peek the failure and denial counters: a Hit counts one, so subtract it.
 	if err := m.ask.Ask(fails.Key, fails); err == nil {
-		b.FailedSignatures = fails.Rate - 1
+		b.FailedSignatures = fails.Rate
 	}
 	if err := m.ask.Ask(denied.Key, denied); err == nil {
-		b.DeniedApprovals = denied.Rate - 1
+		b.DeniedApprovals = denied.Rate
 	}
 	if ScopeAllowed(a, scope) {
 		seen := &actors.Consume{ID: scopeKey(aid, scope), Expires: now.Add(30 * 24 * time.Hour).UnixNano()}

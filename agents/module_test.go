@@ -291,6 +291,68 @@ func TestObservedBehaviourRaisesTheRisk(t *testing.T) {
 	})
 }
 
+func TestDecisionsDoNotCountAgainstTheirOwnRisk(t *testing.T) {
+	f := mustNewFixture(t)
+	// observed is what the agent's next decision would read of its
+	// failure and denial counters (the velocity hit behaviour makes, in a
+	// scope the agent may not use, changes neither).
+	observed := func(t *testing.T) (fails, denials float64) {
+		t.Helper()
+		b := f.m.behaviour(f.agent, "not-a-scope-of-the-agent", f.now)
+		return b.FailedSignatures, b.DeniedApprovals
+	}
+	const n = 12
+	t.Run("decisions in a row read no failures and no denials and the risk does not climb", func(t *testing.T) {
+		for i := range n {
+			f.now = f.now.Add(time.Second)
+			d := f.mustDecide(t, decisionBody(fmt.Sprintf("row-%d", i), "invoice.read", "billing"))
+			wantRisk, wantReasons := 0, []string{ReasonWithinPolicy}
+			if i == 0 {
+				wantRisk, wantReasons = 15, []string{ReasonNewScope}
+			}
+			if d.RiskScore != wantRisk || !slices.Equal(d.ReasonCodes, wantReasons) || d.Decision != DecisionAllow {
+				t.Fatalf("decision %d: %+v, want risk %d %v allowed", i+1, d, wantRisk, wantReasons)
+			}
+			if fails, denials := observed(t); fails != 0 || denials != 0 {
+				t.Fatalf("after decision %d: failed_signatures %v denied_approvals %v, want 0 and 0", i+1, fails, denials)
+			}
+		}
+		// A new scope after all of them costs what a new scope costs, no
+		// more: far from the default threshold.
+		d := f.mustDecide(t, decisionBody("new-scope", "invoice.read", "ops"))
+		if d.RiskScore != 15 || !slices.Equal(d.ReasonCodes, []string{ReasonNewScope}) || d.Decision != DecisionAllow {
+			t.Fatalf("a new scope after %d decisions: %+v, want risk 15 [new_scope] allowed", n, d)
+		}
+	})
+	t.Run("a failed signature counts exactly one, and deciding adds nothing to it", func(t *testing.T) {
+		body := decisionBody("bad", "invoice.read", "billing")
+		if _, err := f.m.Authenticate(f.store.Catalog(), f.signed(f.agent.ID, "wrong", body)); !errors.Is(err, ErrSignatureInvalid) {
+			t.Fatalf("wrong secret: %v", err)
+		}
+		for i := range 3 {
+			if fails, denials := observed(t); fails != 1 || denials != 0 {
+				t.Fatalf("read %d: failed_signatures %v denied_approvals %v, want 1 and 0", i+1, fails, denials)
+			}
+			f.mustDecide(t, decisionBody(fmt.Sprintf("after-fail-%d", i), "invoice.read", "billing"))
+		}
+	})
+	t.Run("a denial counts exactly one, and deciding adds nothing to it", func(t *testing.T) {
+		d := f.mustDecide(t, decisionBody("to-deny", "refund.issue", "billing"))
+		if _, err := f.m.DecideApproval(context.Background(), f.store.Catalog(), "w1", d.ApprovalRequestID, false, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if fails, denials := observed(t); fails != 1 || denials != 1 {
+				t.Fatalf("read %d: failed_signatures %v denied_approvals %v, want 1 and 1", i+1, fails, denials)
+			}
+			next := f.mustDecide(t, decisionBody(fmt.Sprintf("after-deny-%d", i), "invoice.read", "billing"))
+			if next.RiskScore != 25 || !slices.Equal(next.ReasonCodes, []string{ReasonDeniedApprovals}) {
+				t.Fatalf("decision %d after the denial: %+v, want risk 25 [denied_approvals]", i+1, next)
+			}
+		}
+	})
+}
+
 func TestApprovalsAreDecidedOnceAndConsumedOnce(t *testing.T) {
 	f := mustNewFixture(t)
 	d := f.mustDecide(t, decisionBody("ap", "refund.issue", "billing"))

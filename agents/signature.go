@@ -152,10 +152,10 @@ func (v *Verifier) Verify(r Request) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	if !validNonce(r.Nonce) {
+	if !ValidNonce(r.Nonce) {
 		return Identity{}, ErrNonceInvalid
 	}
-	mac, ok := parseSignature(r.Signature)
+	mac, ok := ParseSignature(r.Signature)
 	if !ok {
 		return Identity{}, ErrSignatureInvalid.With("X-Service-Signature must be v1= and 64 lowercase hex digits")
 	}
@@ -222,7 +222,9 @@ func ParseTimestamp(s string) (int64, error) {
 	return n, nil
 }
 
-func validNonce(s string) bool {
+// ValidNonce reports whether s is a nonce of the v1 scheme: 16 to 128
+// characters of A-Z a-z 0-9 . _ ~ -. risk/messaging uses the same scheme.
+func ValidNonce(s string) bool {
 	if len(s) < 16 || len(s) > 128 {
 		return false
 	}
@@ -235,7 +237,9 @@ func validNonce(s string) bool {
 	return true
 }
 
-func parseSignature(s string) ([]byte, bool) {
+// ParseSignature reads a v1 signature header: "v1=" and 64 lowercase hex
+// digits, the MAC it carries.
+func ParseSignature(s string) ([]byte, bool) {
 	h, ok := strings.CutPrefix(s, SignaturePrefix)
 	if !ok || len(h) != 64 || strings.ToLower(h) != h {
 		return nil, false
@@ -244,21 +248,30 @@ func parseSignature(s string) ([]byte, bool) {
 	return b, err == nil
 }
 
-// matches compares mac against every key valid at t in constant time per
-// key, trying all keys so the timing does not tell which one matched.
-func matches(keys []Key, t time.Time, msg, mac []byte) bool {
+// MatchesAny compares mac with the HMAC-SHA-256 of msg under every secret,
+// in constant time per secret and trying all of them so the timing does
+// not tell which one matched.
+func MatchesAny(secrets [][]byte, msg, mac []byte) bool {
 	ok := false
-	for _, k := range keys {
-		if !k.NotAfter.IsZero() && t.After(k.NotAfter) {
-			continue
-		}
-		m := hmac.New(sha256.New, k.Secret)
+	for _, sec := range secrets {
+		m := hmac.New(sha256.New, sec)
 		m.Write(msg)
 		if hmac.Equal(m.Sum(nil), mac) {
 			ok = true
 		}
 	}
 	return ok
+}
+
+// matches is MatchesAny over the keys valid at t.
+func matches(keys []Key, t time.Time, msg, mac []byte) bool {
+	var secrets [][]byte
+	for _, k := range keys {
+		if k.NotAfter.IsZero() || !t.After(k.NotAfter) {
+			secrets = append(secrets, k.Secret)
+		}
+	}
+	return MatchesAny(secrets, msg, mac)
 }
 
 // DecodeBody decodes a verified body strictly into v.

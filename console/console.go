@@ -314,26 +314,12 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		c.forbidden(r, "This form was submitted from another site.")
 		return
 	}
-	if rest == "link" {
-		switch method {
-		case "GET", "HEAD":
-			c.linkPage(r, 200, "")
-		case "POST":
-			c.linkLogin(r)
-		default:
-			c.notAllowed(r, "GET, POST")
-		}
+	switch rest {
+	case "link":
+		c.signInForm(r, method, c.linkPage, c.linkLogin)
 		return
-	}
-	if rest == "login" {
-		switch method {
-		case "GET", "HEAD":
-			c.loginPage(r, 200, "")
-		case "POST":
-			c.login(r)
-		default:
-			c.notAllowed(r, "GET, POST")
-		}
+	case "login":
+		c.signInForm(r, method, c.loginPage, c.login)
 		return
 	}
 	r.sess = c.sessions.get(string(ctx.Request.Header.Cookie(cookieSession)), r.now)
@@ -401,6 +387,19 @@ func (c *Console) Serve(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	c.notFound(r)
+}
+
+// signInForm answers one of the pages a person uses before having a
+// session (link, login): GET or HEAD shows the form, POST submits it.
+func (c *Console) signInForm(r *req, method string, page func(r *req, status int, errMsg string), submit func(r *req)) {
+	switch method {
+	case "GET", "HEAD":
+		page(r, 200, "")
+	case "POST":
+		submit(r)
+	default:
+		c.notAllowed(r, "GET, POST")
+	}
 }
 
 // postValue is a field of a POSTed form, urlencoded or multipart (the

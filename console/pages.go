@@ -104,6 +104,21 @@ type clusterStatus struct {
 	Nodes  []clusterNode `json:"nodes"`
 }
 
+// refused answers a failed admin call and reports whether it failed: the
+// not-found page when the thing is gone, else again, which shows the page
+// once more with the API's error.
+func (c *Console) refused(r *req, st int, e *apiError, again func(e *apiError)) bool {
+	if e == nil {
+		return false
+	}
+	if st == 404 && e.Error == "not-found" {
+		c.notFound(r)
+	} else {
+		again(e)
+	}
+	return true
+}
+
 // call performs an admin operation and decodes a success answer into out.
 // A failure is returned as the admin API's error (code and message) and
 // its status.
@@ -335,12 +350,9 @@ func (c *Console) updateSite(r *req, wsID, siteID string) {
 		body["challenge_mode"] = m
 	}
 	st, e := c.call(r, "PATCH", "/workspaces/"+wsID+"/sites/"+siteID, body, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.workspace(r, wsID, 422, "The site was not changed: "+e.Message)
+	}) {
 		return
 	}
 	c.redirect(r, Prefix+"workspaces/"+wsID+"?updated="+siteID+"#site-"+siteID)

@@ -94,12 +94,9 @@ func (c *Console) resolveReview(r *req) {
 		body["note"] = n
 	}
 	st, e := c.call(r, "POST", "/workspaces/"+r.params.ws+"/reviews/"+r.params.id+"/resolve", body, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderReviews(r, 422, "", "The case was not resolved: "+e.Message)
+	}) {
 		return
 	}
 	c.renderReviews(r, 200, "Case "+r.params.id+" resolved.", "")
@@ -375,12 +372,9 @@ func (c *Console) createBranding(r *req) {
 	body, back := brandingForm(func(k string) string { return string(f.Peek(k)) })
 	var p brandingView
 	st, e := c.call(r, "POST", "/workspaces/"+r.params.ws+"/branding-profiles", body, &p)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderBranding(r, 422, "", "The profile was not created: "+e.Message, back)
+	}) {
 		return
 	}
 	c.redirect(r, Prefix+"workspaces/"+r.params.ws+"/branding/"+p.ProfileID+"?saved=1")
@@ -418,12 +412,9 @@ func (c *Console) updateBranding(r *req) {
 	f := r.ctx.PostArgs()
 	body, back := brandingForm(func(k string) string { return string(f.Peek(k)) })
 	st, e := c.call(r, "PATCH", "/workspaces/"+r.params.ws+"/branding-profiles/"+r.params.id, body, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderProfile(r, 422, "", "The profile was not changed: "+e.Message, &back)
+	}) {
 		return
 	}
 	c.redirect(r, Prefix+"workspaces/"+r.params.ws+"/branding/"+r.params.id+"?saved=1")
@@ -455,12 +446,9 @@ func (c *Console) uploadLogo(r *req) {
 	}
 	st, e := c.call(r, "PUT", "/workspaces/"+r.params.ws+"/branding-profiles/"+r.params.id+"/logo",
 		map[string]string{"image": base64.StdEncoding.EncodeToString(img)}, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderProfile(r, 422, "", "The logo was not uploaded: "+e.Message+" ("+e.Error+")", nil)
+	}) {
 		return
 	}
 	c.redirect(r, Prefix+"workspaces/"+r.params.ws+"/branding/"+r.params.id+"?saved=1")

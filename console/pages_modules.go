@@ -85,12 +85,9 @@ func (c *Console) decideApproval(r *req) {
 		by = "admin (console)"
 	}
 	st, e := c.call(r, "POST", "/workspaces/"+r.params.ws+"/approvals/"+r.params.id+"/"+verb, map[string]any{"by": by}, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderApprovals(r, 422, "", "The request was not decided: "+e.Message)
+	}) {
 		return
 	}
 	past := "approved"
@@ -103,13 +100,10 @@ func (c *Console) decideApproval(r *req) {
 func (c *Console) redeliver(r *req) {
 	p := findListPage("webhook-events")
 	st, e := c.call(r, "POST", "/workspaces/"+r.params.ws+"/webhook-events/"+r.params.id+"/redeliver", map[string]any{}, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		r.params.id = p.Slug
 		c.renderList(r, p, 422, "", "The event was not redelivered: "+e.Message)
+	}) {
 		return
 	}
 	r.params.id = p.Slug
@@ -187,12 +181,9 @@ func (c *Console) createConsoleUser(r *req) {
 	}
 	var u consoleUserView
 	st, e := c.call(r, "POST", "/workspaces/"+r.params.ws+"/console-users", body, &u)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderUsers(r, 422, "The user was not created: "+e.Message, nil)
+	}) {
 		return
 	}
 	c.renderUsers(r, 201, "", &u)
@@ -262,12 +253,9 @@ func (c *Console) createPolicy(r *req) {
 		"bucket": map[string]any{"capacity": capacity, "refill_amount": refill, "refill_interval_seconds": interval}}
 	var p policyView
 	st, e := c.call(r, "POST", "/workspaces/"+r.params.ws+"/rate-limit-policies", body, &p)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.policies(r, r.params.ws, 422, "", "The policy was not created: "+e.Message)
+	}) {
 		return
 	}
 	c.redirect(r, Prefix+"workspaces/"+r.params.ws+"/policies?updated="+p.PolicyID+"#policy-"+p.PolicyID)
@@ -374,12 +362,9 @@ func (c *Console) changeMyPassword(r *req) {
 		return
 	}
 	st, e := c.call(r, "PATCH", "/workspaces/"+p.WorkspaceID+"/console-users/"+p.UserID, map[string]any{"password": next}, nil)
-	if e != nil {
-		if st == 404 && e.Error == "not-found" {
-			c.notFound(r)
-			return
-		}
+	if c.refused(r, st, e, func(e *apiError) {
 		c.renderMyPassword(r, 422, "", "The password was not changed: "+e.Message)
+	}) {
 		return
 	}
 	c.renderMyPassword(r, 200, "Your password was changed.", "")

@@ -40,7 +40,7 @@ func (n *Node) raftCollector() prometheus.Collector {
 		dials: prometheus.NewDesc("trustd_peer_dials_total",
 			"Connections this node tried to open to peers; a steady rate on an idle cluster is a peer dialled in a loop.", nil, nil),
 		refused: prometheus.NewDesc("trustd_format_refused_total",
-			"Raft log entries (and forwarded batches), snapshots and peer asks this node refused because a newer build wrote them in a format it does not read; any is a node to upgrade (docs/operations.md, version skew).", []string{"what"}, nil),
+			"Raft log entries (and forwarded batches), snapshots, peer asks, hand-offs, status reports and leave requests this node refused because a newer build wrote them in a format it does not read; any is a node to upgrade (docs/operations.md, version skew).", []string{"what"}, nil),
 	}
 }
 
@@ -84,7 +84,11 @@ func (c *raftCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(refused.Entries), "raft_entry")
 	ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(refused.Snapshots), "snapshot")
 	if c.n.cluster != nil {
-		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(c.n.cluster.RefusedAsks()), "peer_ask")
+		rf := c.n.cluster.RefusedFormats()
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(rf.Asks), "peer_ask")
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(rf.Handoffs), "handoff")
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(rf.Statuses), "status")
+		ch <- prometheus.MustNewConstMetric(c.refused, prometheus.CounterValue, float64(rf.Leaves), "leave")
 	}
 	st := c.n.trans.StreamStats()
 	for _, e := range []struct {

@@ -96,16 +96,26 @@ func appendRFC3339(dst []byte, unix int64) []byte {
 	return append(dst, '"')
 }
 
-func appendTurnstile(dst []byte, v *Verdict) []byte {
+// appendDialectHead writes what both dialects answer alike: the whole
+// failure object (done), or the opening of the success object up to its
+// hostname, left open for the dialect's own members.
+func appendDialectHead(dst []byte, v *Verdict) (out []byte, done bool) {
 	if !v.Success() {
 		dst = append(dst, `{"success":false,"error-codes":`...)
-		return append(appendCodes(dst, v.Codes), '}')
+		return append(appendCodes(dst, v.Codes), '}'), true
+	}
+	dst = append(dst, `{"success":true,"challenge_ts":`...)
+	dst = appendRFC3339(dst, v.Token.Issued)
+	dst = append(dst, `,"hostname":`...)
+	return appendJSONString(dst, v.Token.Hostname), false
+}
+
+func appendTurnstile(dst []byte, v *Verdict) []byte {
+	dst, done := appendDialectHead(dst, v)
+	if done {
+		return dst
 	}
 	t := &v.Token
-	dst = append(dst, `{"success":true,"challenge_ts":`...)
-	dst = appendRFC3339(dst, t.Issued)
-	dst = append(dst, `,"hostname":`...)
-	dst = appendJSONString(dst, t.Hostname)
 	dst = append(dst, `,"error-codes":[],"action":`...)
 	dst = appendJSONString(dst, t.Action)
 	if t.CData != "" {
@@ -116,15 +126,11 @@ func appendTurnstile(dst []byte, v *Verdict) []byte {
 }
 
 func appendRecaptcha(dst []byte, v *Verdict) []byte {
-	if !v.Success() {
-		dst = append(dst, `{"success":false,"error-codes":`...)
-		return append(appendCodes(dst, v.Codes), '}')
+	dst, done := appendDialectHead(dst, v)
+	if done {
+		return dst
 	}
 	t := &v.Token
-	dst = append(dst, `{"success":true,"challenge_ts":`...)
-	dst = appendRFC3339(dst, t.Issued)
-	dst = append(dst, `,"hostname":`...)
-	dst = appendJSONString(dst, t.Hostname)
 	if t.Mode == token.ModeScoreBased || t.Mode == token.ModeScoreEnforced {
 		score := recaptchaScore(t.Score, v.IPMismatch)
 		dst = append(dst, `,"score":`...)

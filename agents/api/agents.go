@@ -212,42 +212,39 @@ func message(c *kernel.Call) (agents.Message, bool) {
 		RawQuery: string(c.Ctx.URI().QueryString()), Header: hdr, Body: c.Ctx.Request.Body()}, true
 }
 
-func (x agentsAPI) decision(c *kernel.Call) {
+// signedCall reads the signed request, authenticates its agent and runs
+// the module call do on the verified body. false: it has answered the call
+// already (not JSON, a refused signature, or do's error).
+func signedCall[R any](x agentsAPI, c *kernel.Call, do func(context.Context, *catalog.Catalog, agents.Identity, []byte) (R, error)) (R, bool) {
+	var none R
 	msg, ok := message(c)
 	if !ok {
-		return
+		return none, false
 	}
 	cat := c.Catalog()
 	id, err := x.m.Authenticate(cat, msg)
 	if err != nil {
 		c.FailErr(err)
-		return
+		return none, false
 	}
-	d, err := x.m.Decide(context.Background(), cat, id, msg.Body)
+	r, err := do(context.Background(), cat, id, msg.Body)
 	if err != nil {
 		c.FailErr(err)
-		return
+		return none, false
 	}
-	c.OK(AgentDecision{Success: d.Success, DecisionID: d.DecisionID, AgentID: d.AgentID, IdentityVerified: d.IdentityVerified,
-		RecommendedDecision: d.RecommendedDecision, Decision: d.Decision, RiskScore: d.RiskScore, Classification: d.Classification,
-		ReasonCodes: d.ReasonCodes, ApprovalRequestID: d.ApprovalRequestID})
+	return r, true
+}
+
+func (x agentsAPI) decision(c *kernel.Call) {
+	if d, ok := signedCall(x, c, x.m.Decide); ok {
+		c.OK(AgentDecision{Success: d.Success, DecisionID: d.DecisionID, AgentID: d.AgentID, IdentityVerified: d.IdentityVerified,
+			RecommendedDecision: d.RecommendedDecision, Decision: d.Decision, RiskScore: d.RiskScore, Classification: d.Classification,
+			ReasonCodes: d.ReasonCodes, ApprovalRequestID: d.ApprovalRequestID})
+	}
 }
 
 func (x agentsAPI) approvalStatus(c *kernel.Call) {
-	msg, ok := message(c)
-	if !ok {
-		return
+	if st, ok := signedCall(x, c, x.m.ApprovalStatus); ok {
+		c.OK(ApprovalStatus{Success: true, ApprovalID: st.ApprovalID, Status: st.Status, Action: st.Action, Scope: st.Scope, Consumed: st.Consumed})
 	}
-	cat := c.Catalog()
-	id, err := x.m.Authenticate(cat, msg)
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	st, err := x.m.ApprovalStatus(context.Background(), cat, id, msg.Body)
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.OK(ApprovalStatus{Success: true, ApprovalID: st.ApprovalID, Status: st.Status, Action: st.Action, Scope: st.Scope, Consumed: st.Consumed})
 }

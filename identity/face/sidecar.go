@@ -15,8 +15,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/trustd/trustd/platform/lib/proc"
 )
 
 // SidecarConfig tells StartSidecar how to run identity/face/sidecar/server.mjs.
@@ -215,17 +216,6 @@ func (s *Sidecar) Exited() <-chan struct{} { return s.exited }
 
 // Stop ends the process: SIGTERM, then SIGKILL after 5 seconds.
 func (s *Sidecar) Stop() error {
-	select {
-	case <-s.exited:
-		return nil
-	default:
-	}
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	}
+	proc.Stop(s.cmd.Process, s.exited, 5*time.Second)
 	return nil
 }

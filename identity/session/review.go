@@ -215,8 +215,7 @@ func (m *Module) Resolve(ctx context.Context, workspaceID, caseID, decision, not
 // review is cancelled and its case withdrawn. It emits
 // identity.verification.redacted (and cancelled when it cancelled).
 func (m *Module) Redact(ctx context.Context, who Caller, id, capability string) (*Result, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
+	s, now, err := m.load(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}

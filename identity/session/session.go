@@ -291,14 +291,17 @@ func (m *Module) put(ctx context.Context, s *catalog.IdentitySession, expect uin
 
 // load finds the session and checks the caller may act on it: same
 // workspace (else not found), scope for its assurance (403), capability
-// (401). It also flushes events the session still owes the outbox.
-func (m *Module) load(ctx context.Context, who Caller, id, capability string, now time.Time) (*catalog.IdentitySession, error) {
+// (401). It also flushes events the session still owes the outbox. It
+// reads the clock once and returns that now, so the step that follows
+// judges the session at the instant its capability was checked.
+func (m *Module) load(ctx context.Context, who Caller, id, capability string) (*catalog.IdentitySession, time.Time, error) {
+	now := m.d.Now().UTC()
 	s := m.d.Store.Catalog().IdentitySession(who.WorkspaceID, id)
 	if s == nil {
-		return nil, ErrNotFound
+		return nil, now, ErrNotFound
 	}
 	if !who.may(s.Assurance) {
-		return nil, ErrScope
+		return nil, now, ErrScope
 	}
 	switch {
 	case strings.HasPrefix(capability, CapabilityPrefix) && s.CapabilityHash.Equal(catalog.HashSecret(capability)) && now.Before(s.CapabilityUntil):
@@ -307,12 +310,12 @@ func (m *Module) load(ctx context.Context, who Caller, id, capability string, no
 		// The hosted capability lives until shortly after the capture
 		// deadline: long enough for the page to show the outcome.
 	default:
-		return nil, ErrCapability
+		return nil, now, ErrCapability
 	}
 	if len(s.PendingEvents) > 0 {
 		m.flush(ctx, s)
 	}
-	return s, nil
+	return s, now, nil
 }
 
 // effective is the session's status as of now: a step that outlived its
@@ -331,6 +334,17 @@ func final(status string) bool {
 // capturing reports whether a capture step may run from status.
 func capturing(status string) bool {
 	return status == StatusCreated || status == StatusCollecting || status == StatusRecapture
+}
+
+// loadStep is load for a capture step (document, liveness, face): the
+// session must also accept one (mutable). from is the status the step
+// starts from.
+func (m *Module) loadStep(ctx context.Context, who Caller, id, capability string) (s *catalog.IdentitySession, from string, now time.Time, err error) {
+	s, now, err = m.load(ctx, who, id, capability)
+	if err == nil {
+		from, err = mutable(s, now)
+	}
+	return s, from, now, err
 }
 
 // mutable checks a capture step may start: not processing, a capture

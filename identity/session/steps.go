@@ -148,6 +148,17 @@ func (m *Module) settle(ctx context.Context, cur *catalog.IdentitySession, n *ca
 	return m.reread(got), nil
 }
 
+// finish settles n as settle does and answers with the session's view, for
+// the calls that answer with the whole session.
+func (m *Module) finish(ctx context.Context, cur *catalog.IdentitySession, n *catalog.IdentitySession, status string, reasons []string, now time.Time) (*Result, error) {
+	got, err := m.settle(ctx, cur, n, status, reasons, now)
+	if err != nil {
+		return nil, err
+	}
+	r := view(got, now)
+	return &r, nil
+}
+
 // reread returns the session as stored now (after the flush's ack).
 func (m *Module) reread(s *catalog.IdentitySession) *catalog.IdentitySession {
 	if x := m.d.Store.Catalog().IdentitySession(s.WorkspaceID, s.ID); x != nil && x.Version == s.Version {
@@ -177,12 +188,7 @@ func dedupe(ss []string) []string {
 
 // Document screens the session's document.
 func (m *Module) Document(ctx context.Context, who Caller, id, capability string, r DocumentRequest) (*StepResult, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
-	if err != nil {
-		return nil, err
-	}
-	from, err := mutable(s, now)
+	s, from, now, err := m.loadStep(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +302,9 @@ func (m *Module) faceReady() error {
 	return nil
 }
 
-func faceStepAllowed(s *catalog.IdentitySession) error {
+// faceStepAllowed checks the session is at its face step and the face
+// engine is wired (faceReady).
+func (m *Module) faceStepAllowed(s *catalog.IdentitySession) error {
 	if s.Assurance == DocumentOnly {
 		return ErrState.With("a document_only session has no face step")
 	}
@@ -306,24 +314,17 @@ func faceStepAllowed(s *catalog.IdentitySession) error {
 	if s.FacePassed {
 		return ErrState.With("the face step already passed")
 	}
-	return nil
+	return m.faceReady()
 }
 
 // Liveness issues the session's liveness challenge (replacing an
 // outstanding one).
 func (m *Module) Liveness(ctx context.Context, who Caller, id, capability string) (*Challenge, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
+	s, _, now, err := m.loadStep(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := mutable(s, now); err != nil {
-		return nil, err
-	}
-	if err := faceStepAllowed(s); err != nil {
-		return nil, err
-	}
-	if err := m.faceReady(); err != nil {
+	if err := m.faceStepAllowed(s); err != nil {
 		return nil, err
 	}
 	c := m.d.Presence.Issue(now)
@@ -343,19 +344,11 @@ func (m *Module) Liveness(ctx context.Context, who Caller, id, capability string
 // Face runs the liveness check on the frames and compares the selfie with
 // the liveness face and with the document portrait.
 func (m *Module) Face(ctx context.Context, who Caller, id, capability string, r FaceRequest) (*StepResult, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
+	s, from, now, err := m.loadStep(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}
-	from, err := mutable(s, now)
-	if err != nil {
-		return nil, err
-	}
-	if err := faceStepAllowed(s); err != nil {
-		return nil, err
-	}
-	if err := m.faceReady(); err != nil {
+	if err := m.faceStepAllowed(s); err != nil {
 		return nil, err
 	}
 	c := s.Challenge
@@ -485,28 +478,28 @@ func (m *Module) judge(live liveness.Result, sa, da face.Analysis) (*FaceOutcome
 	}
 	if len(sa.Faces) == 1 && len(sa.Faces[0].Descriptor) > 0 {
 		sd := sa.Faces[0].Descriptor
-		if len(da.Faces) > 0 && len(da.Faces[0].Descriptor) > 0 {
-			sim, same := m.d.Match(sd, da.Faces[0].Descriptor)
-			fo.SimilarityDocument, metrics["similarity_document"] = &sim, sim
-			checks["face_match_document"] = "failed"
+		// match compares the selfie with the face ref, recording the
+		// check face_match_<against> and the metric similarity_<against>;
+		// a mismatch is a review.
+		match := func(against string, ref []float32) *float64 {
+			sim, same := m.d.Match(sd, ref)
+			metrics["similarity_"+against] = sim
+			checks["face_match_"+against] = "failed"
 			if same {
-				checks["face_match_document"] = "passed"
+				checks["face_match_"+against] = "passed"
 			} else {
-				review = append(review, "face_mismatch_document")
+				review = append(review, "face_mismatch_"+against)
 			}
+			return &sim
+		}
+		if len(da.Faces) > 0 && len(da.Faces[0].Descriptor) > 0 {
+			fo.SimilarityDocument = match("document", da.Faces[0].Descriptor)
 		}
 		if live.Passed {
 			if len(live.Reference) == 0 {
 				review = append(review, "liveness_reference_missing")
 			} else {
-				sim, same := m.d.Match(sd, live.Reference)
-				fo.SimilarityLiveness, metrics["similarity_liveness"] = &sim, sim
-				checks["face_match_liveness"] = "failed"
-				if same {
-					checks["face_match_liveness"] = "passed"
-				} else {
-					review = append(review, "face_mismatch_liveness")
-				}
+				fo.SimilarityLiveness = match("liveness", live.Reference)
 			}
 		}
 	} else if len(sa.Faces) == 1 {
@@ -527,8 +520,7 @@ func (m *Module) judge(live liveness.Result, sa, da face.Analysis) (*FaceOutcome
 // verified, or manual review when the document asked for it or the level
 // is high (which always has a human look).
 func (m *Module) Complete(ctx context.Context, who Caller, id, capability string) (*Result, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
+	s, now, err := m.load(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}
@@ -554,18 +546,12 @@ func (m *Module) Complete(ctx context.Context, who Caller, id, capability string
 	if s.Assurance == High {
 		status, reasons = StatusReview, append(reasons, "high_assurance_review")
 	}
-	got, err := m.settle(ctx, s, &n, status, reasons, now)
-	if err != nil {
-		return nil, err
-	}
-	r := view(got, now)
-	return &r, nil
+	return m.finish(ctx, s, &n, status, reasons, now)
 }
 
 // Result reads the session.
 func (m *Module) Result(ctx context.Context, who Caller, id, capability string) (*Result, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
+	s, now, err := m.load(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}
@@ -579,8 +565,7 @@ func (m *Module) Result(ctx context.Context, who Caller, id, capability string) 
 
 // Cancel ends a session that has no outcome yet.
 func (m *Module) Cancel(ctx context.Context, who Caller, id, capability string) (*Result, error) {
-	now := m.d.Now().UTC()
-	s, err := m.load(ctx, who, id, capability, now)
+	s, now, err := m.load(ctx, who, id, capability)
 	if err != nil {
 		return nil, err
 	}
@@ -593,10 +578,5 @@ func (m *Module) Cancel(ctx context.Context, who Caller, id, capability string) 
 	}
 	n := *s
 	n.Challenge = nil
-	got, err := m.settle(ctx, s, &n, StatusCancelled, []string{"cancelled_by_client"}, now)
-	if err != nil {
-		return nil, err
-	}
-	r := view(got, now)
-	return &r, nil
+	return m.finish(ctx, s, &n, StatusCancelled, []string{"cancelled_by_client"}, now)
 }

@@ -49,6 +49,7 @@ var changelog = Changelog{
 			"Trust API: mobile counterparts POST /mobile/trust/orchestrate, /mobile/trust/receipts/verify and /mobile/trust/feedback (spec 4.9: server and mobile decision operations, receipt verification and feedback).",
 			"97 public operations: all 62 the specification names or implies, and 35 of trustd's own; the user guide (docs/README.md, How many operations) lists them and says why the rest of the reference contract's 121 are not operations here.",
 			"Decision receipts are signed with alg Ed25519 (RFC 9864) instead of the deprecated EdDSA; POST /trust/orchestrate takes receipt_alg EdDSA for older JOSE libraries; the JWKS lists each key under both names; /trust/receipts/verify accepts both.",
+			"Every 503 answer carries Retry-After (seconds; 1 unless the operation knows better, such as screening-busy's 2), declared on the 503 responses.",
 		}},
 	},
 }

@@ -105,6 +105,66 @@ func TestVelocity(t *testing.T) {
 	}
 }
 
+func TestPeekHitReadsTheCounterWithoutCounting(t *testing.T) {
+	var now atomic.Int64
+	s := mustNewSystem(t, func() int64 { return now.Load() })
+	const sec = int64(1e9)
+	ask := func(op Op) {
+		t.Helper()
+		if err := s.Ask(0, op, time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	peek := func(at int64) *PeekHit {
+		t.Helper()
+		now.Store(at)
+		op := &PeekHit{Key: "agf/a", Window: 60e9}
+		ask(op)
+		return op
+	}
+	held := func() int {
+		t.Helper()
+		n := 0
+		ask(opFunc(func(st *State) { n = len(Slot(st, KindChallengeRate, newChallengeRateTable).m) }))
+		return n
+	}
+	t.Run("an unknown key reads zero and is not created", func(t *testing.T) {
+		for range 5 {
+			if p := peek(0); p.Rate != 0 || p.Baseline != 0 {
+				t.Fatalf("rate %v baseline %v, want 0 and 0", p.Rate, p.Baseline)
+			}
+		}
+		if n := held(); n != 0 {
+			t.Fatalf("%d entries after peeks only, want 0", n)
+		}
+	})
+	// Three hits, then any number of peeks: each peek reads three and what
+	// a hit at the same moment would report, less its own event.
+	for i := int64(0); i < 3; i++ {
+		now.Store(i * sec)
+		ask(&Hit{Key: "agf/a", Window: 60e9})
+	}
+	t.Run("peeks read the hits and count nothing", func(t *testing.T) {
+		for range 10 {
+			if p := peek(10 * sec); p.Rate != 3 || p.Baseline != 0 {
+				t.Fatalf("rate %v baseline %v, want 3 and 0", p.Rate, p.Baseline)
+			}
+		}
+	})
+	t.Run("a peek rolls the window as a hit would, without moving it", func(t *testing.T) {
+		p := peek(90 * sec)
+		if p.Rate != 3*0.5 || p.Baseline != 3 {
+			t.Fatalf("half-way into the second window: rate %v baseline %v, want 1.5 and 3", p.Rate, p.Baseline)
+		}
+		now.Store(90 * sec)
+		h := &Hit{Key: "agf/a", Window: 60e9}
+		ask(h)
+		if h.Rate != p.Rate+1 || h.Baseline != p.Baseline {
+			t.Fatalf("the hit after the peek: rate %v baseline %v, want %v and %v", h.Rate, h.Baseline, p.Rate+1, p.Baseline)
+		}
+	})
+}
+
 func TestAssessmentExpires(t *testing.T) {
 	var now atomic.Int64
 	now.Store(100)

@@ -34,7 +34,7 @@ import (
 //	aca/ acr/  account activity and labels             Activity, LabelSubject                30 days
 //	acv/ acc/  account site rate, assessments          Hit, Put/GetAssessment                1 h, 24 h
 //	agn/       agent request nonces                    Consume                               timestamp tolerance + skew
-//	agv/ agf/ agd/ agent velocity, failures, denials   Hit                                   1 min, 1 h
+//	agv/ agf/ agd/ agent velocity, failures, denials   Hit, PeekHit                          1 min, 1 h
 //	agsc/      agent scope first seen                  Consume                               30 days
 //	agr/       agent decision idempotency              Redeem                                the decision's
 //	ms…/       messaging preflight nonces, counters    see risk/messaging/keys.go (SpaceMsg…)

@@ -64,32 +64,77 @@ func (o *Hit) Apply(st *State) {
 		v = &velocity{start: now}
 		t.m[o.Key] = v
 	}
-	if elapsed := now - v.start; elapsed >= o.Window {
-		n := elapsed / o.Window
-		// Fold the finished windows into the average: the current one
-		// with its count, any further ones as empty (at most an hour's).
-		for i := int64(0); i < n && i < 60; i++ {
-			c := 0.0
-			if i == 0 {
-				c = v.cur
-			}
-			if !v.warm {
-				v.avg, v.warm = c, true
-			} else {
-				v.avg += velocityAlpha * (c - v.avg)
-			}
-		}
-		if n == 1 {
-			v.prev = v.cur
-		} else {
-			v.prev = 0
-		}
-		v.cur = 0
-		v.start += n * o.Window
-	}
+	v.roll(now, o.Window)
 	v.cur++
 	v.seen = now
-	frac := float64(now-v.start) / float64(o.Window)
-	o.Rate = v.cur + v.prev*(1-frac)
-	o.Baseline = v.avg
+	o.Rate, o.Baseline = v.rate(now, o.Window), v.avg
+}
+
+// PeekHit reports what a Hit of Key with window Window would report
+// before its own event: the rate over the last window and the average per
+// window, counting nothing, creating no entry and not keeping an idle one
+// alive (an unknown key reports 0 and 0). A decision reads counters that
+// other events feed (an agent's failed signatures and denied approvals)
+// with it; a Hit there would count the reading itself.
+//
+//actors:wire challenge_rate.peek Hit HitResult
+type PeekHit struct {
+	Key    string `wire:"op"`
+	Window int64  `wire:"op"`
+
+	Rate     float64 `wire:"result"`
+	Baseline float64 `wire:"result"`
+}
+
+// Apply implements Op.
+func (o *PeekHit) Apply(st *State) {
+	if o.Window <= 0 {
+		o.Window = 60e9
+	}
+	o.Rate, o.Baseline = 0, 0
+	t := Slot(st, KindChallengeRate, newChallengeRateTable)
+	v := t.m[o.Key]
+	if v == nil {
+		return
+	}
+	r := *v // roll a copy: the table is left as it was
+	r.roll(st.Now, o.Window)
+	o.Rate, o.Baseline = r.rate(st.Now, o.Window), r.avg
+}
+
+// roll moves v's current window forward to the one holding now, folding
+// the finished windows into the average: the current one with its count,
+// any further ones as empty (at most an hour's).
+func (v *velocity) roll(now, window int64) {
+	elapsed := now - v.start
+	if elapsed < window {
+		return
+	}
+	n := elapsed / window
+	for i := int64(0); i < n && i < 60; i++ {
+		c := 0.0
+		if i == 0 {
+			c = v.cur
+		}
+		if !v.warm {
+			v.avg, v.warm = c, true
+		} else {
+			v.avg += velocityAlpha * (c - v.avg)
+		}
+	}
+	if n == 1 {
+		v.prev = v.cur
+	} else {
+		v.prev = 0
+	}
+	v.cur = 0
+	v.start += n * window
+}
+
+// rate is the sliding estimate over the last window at now (v rolled to
+// now): the current window's count and the part of the previous one the
+// window still covers.
+func (v *velocity) rate(now, window int64) float64 {
+	frac := float64(now-v.start) / float64(window)
+	return v.cur + v.prev*(1-frac)
 }

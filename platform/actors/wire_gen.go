@@ -25,6 +25,7 @@ var wireOps = map[string]func() WireOp{
 	"bucket.refund":         func() WireOp { return &Refund{} },
 	"bucket.reserve":        func() WireOp { return &Reserve{} },
 	"challenge_rate.hit":    func() WireOp { return &Hit{} },
+	"challenge_rate.peek":   func() WireOp { return &PeekHit{} },
 	"idempotency.claim":     func() WireOp { return &ClaimIdempotency{} },
 	"lease.release":         func() WireOp { return &LeaseRelease{} },
 	"lease.release.replica": func() WireOp { return &LeaseReleaseReplica{} },
@@ -1072,6 +1073,97 @@ func (o *Hit) AppendResult(b []byte) ([]byte, error) {
 
 // UnmarshalResult implements WireOp.
 func (o *Hit) UnmarshalResult(data []byte) error {
+	var m actorpb.HitResult
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		switch typ {
+		case protowire.Fixed64Type:
+			u, n = protowire.ConsumeFixed64(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.Fixed64Type:
+			m.Rate = math.Float64frombits(u)
+		case num == 2 && typ == protowire.Fixed64Type:
+			m.Baseline = math.Float64frombits(u)
+		}
+	}
+	o.Rate = m.Rate
+	o.Baseline = m.Baseline
+	return nil
+}
+
+// OpKind implements WireOp.
+func (*PeekHit) OpKind() string { return "challenge_rate.peek" }
+
+// AppendOp implements WireOp.
+func (o *PeekHit) AppendOp(b []byte) ([]byte, error) {
+	return pbAppendHit(b, &actorpb.Hit{Key: o.Key, Window: o.Window})
+}
+
+// UnmarshalOp implements WireOp.
+func (o *PeekHit) UnmarshalOp(data []byte) error {
+	var m actorpb.Hit
+	for len(data) > 0 {
+		tag, n := protowire.ConsumeVarint(data)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if tag>>3 < uint64(protowire.MinValidNumber) || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return errWireField
+		}
+		data = data[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		var u uint64
+		var s []byte
+		switch typ {
+		case protowire.VarintType:
+			u, n = protowire.ConsumeVarint(data)
+		case protowire.BytesType:
+			s, n = protowire.ConsumeBytes(data)
+		default:
+			n = protowire.ConsumeFieldValue(num, typ, data)
+		}
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		data = data[n:]
+		switch {
+		case num == 1 && typ == protowire.BytesType:
+			if !utf8.Valid(s) {
+				return errWireUTF8
+			}
+			m.Key = string(s)
+		case num == 2 && typ == protowire.VarintType:
+			m.Window = int64(u)
+		}
+	}
+	o.Key = m.Key
+	o.Window = m.Window
+	return nil
+}
+
+// AppendResult implements WireOp.
+func (o *PeekHit) AppendResult(b []byte) ([]byte, error) {
+	return pbAppendHitResult(b, &actorpb.HitResult{Rate: o.Rate, Baseline: o.Baseline})
+}
+
+// UnmarshalResult implements WireOp.
+func (o *PeekHit) UnmarshalResult(data []byte) error {
 	var m actorpb.HitResult
 	for len(data) > 0 {
 		tag, n := protowire.ConsumeVarint(data)

@@ -339,6 +339,36 @@ var wireRefs = map[string]wireRef{
 			return nil
 		},
 	},
+	"challenge_rate.peek": {
+		appendOp: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*PeekHit)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.Hit{Key: o.Key, Window: o.Window})
+		},
+		unmarshalOp: func(w WireOp, data []byte) error {
+			o := w.(*PeekHit)
+			var m actorpb.Hit
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Key = m.Key
+			o.Window = m.Window
+			return nil
+		},
+		appendResult: func(w WireOp, b []byte) ([]byte, error) {
+			o := w.(*PeekHit)
+			return gproto.MarshalOptions{}.MarshalAppend(b, &actorpb.HitResult{Rate: o.Rate, Baseline: o.Baseline})
+		},
+		unmarshalResult: func(w WireOp, data []byte) error {
+			o := w.(*PeekHit)
+			var m actorpb.HitResult
+			if err := gproto.Unmarshal(data, &m); err != nil {
+				return err
+			}
+			o.Rate = m.Rate
+			o.Baseline = m.Baseline
+			return nil
+		},
+	},
 	"idempotency.claim": {
 		appendOp: func(w WireOp, b []byte) ([]byte, error) {
 			o := w.(*ClaimIdempotency)

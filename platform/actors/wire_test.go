@@ -75,6 +75,7 @@ var wireSamples = []struct {
 	{"a replayed redemption keeps the stored outcome", &Redeem{ID: "tok/1", Expires: 9, Key: "k1", Outcome: Outcome{Ref: "a1"}, Replayed: true,
 		held: &redemption{expires: 9, key: "k1", outcome: Outcome{Ref: "a1"}}}},
 	{"a challenge-rate hit keeps its window, rate and baseline", &Hit{Key: "vel/ip/s/x", Window: 60e9, Rate: 4.5, Baseline: 1.25}},
+	{"a challenge-rate peek keeps its window, rate and baseline", &PeekHit{Key: "agf/a", Window: 3600e9, Rate: 2.5, Baseline: 0.75}},
 	{"a redemption that stores a verification keeps every field of it", &Redeem{ID: "tok/2", Expires: 9, Outcome: Outcome{Ref: "v1"}, Record: &sampleVerification, First: true}},
 	{"a found verification comes back whole", &GetVerification{ID: "v1", Found: true, A: sampleVerification}},
 	{"a missing verification stays missing", &GetVerification{ID: "v2"}},
@@ -111,7 +112,7 @@ func TestEveryOpAHandlerSendsHasAWireEncoding(t *testing.T) {
 	// The ops package http sends through the router; an op missing here
 	// would answer unavailable whenever its key is owned by another node.
 	for _, op := range []Op{&Consume{}, &Seen{}, &Reserve{}, &Refund{}, &CountHit{}, &ClaimIdempotency{}, &PutAssessment{},
-		&GetAssessment{}, &AnnotateAssessment{}, &LabelSubject{}, &SubjectLabel{}, &Redeem{}, &Hit{},
+		&GetAssessment{}, &AnnotateAssessment{}, &LabelSubject{}, &SubjectLabel{}, &Redeem{}, &Hit{}, &PeekHit{},
 		&GetVerification{}, &LeaseReserve{}, &LeaseRenew{}, &LeaseRelease{}, &LeaseUsage{}, &BreakerAdmit{},
 		&BreakerFeedback{}, &BreakerPeek{}} {
 		w, ok := op.(WireOp)

@@ -10,7 +10,6 @@ import (
 	"log"
 	"log/slog"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -313,18 +312,7 @@ func splitHostPort(addr string, defPort int) (string, int) {
 // join contacts cfg.Join and the remembered peers. It fails only when
 // cfg.Join was given and no member could be reached.
 func (c *Cluster) join() error {
-	seeds := slices.Clone(c.cfg.Join)
-	if c.cfg.PeersFile != "" {
-		if b, err := os.ReadFile(c.cfg.PeersFile); err == nil {
-			for _, a := range strings.Fields(string(b)) {
-				if !slices.Contains(seeds, a) {
-					seeds = append(seeds, a)
-				}
-			}
-		}
-	}
-	self := c.GossipAddr()
-	seeds = slices.DeleteFunc(seeds, func(a string) bool { return a == "" || a == self })
+	seeds := c.seeds()
 	if len(seeds) == 0 {
 		return nil
 	}

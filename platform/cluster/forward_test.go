@@ -213,4 +213,8 @@ func BenchmarkAskForwardedParallel(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
+	if frames, asks := p.a.fwd.(*Transport).Frames(); frames > 0 {
+		b.ReportMetric(float64(asks)/float64(frames), "asks/frame")
+	}
 }

@@ -78,7 +78,7 @@ func (c *Cluster) handoff(prev, next *Ring) {
 
 func (c *Cluster) sendHandoff(epoch uint64, to Member, pl *handoffPlan) error {
 	sys := c.router.Local()
-	h := &clusterpb.Handoff{Epoch: epoch, From: c.cfg.NodeID}
+	h := &clusterpb.Handoff{Epoch: epoch, From: c.cfg.NodeID, Format: HandoffFormat}
 	collect := func(in map[int]bool, replicatedOnly bool) error {
 		if len(in) == 0 {
 			return nil

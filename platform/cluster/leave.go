@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/trustd/trustd/platform/catalog"
 
@@ -152,7 +151,7 @@ func (c *Cluster) RequestLeave(id string) error {
 	}
 	for _, m := range c.Members() {
 		if m.ID == id {
-			_, err := c.trans.call(m.PeerAddr, pathLeave, nil, nil, 2*time.Second)
+			_, err := c.trans.call(m.PeerAddr, pathLeave, leaveRequest(), nil, 2*time.Second)
 			return err
 		}
 	}
@@ -225,9 +224,5 @@ func (c *Cluster) peerStatus(addr string, timeout time.Duration) (*clusterpb.Nod
 	if err != nil {
 		return nil, err
 	}
-	var st clusterpb.NodeStatus
-	if err := gproto.Unmarshal(out, &st); err != nil {
-		return nil, err
-	}
-	return &st, nil
+	return c.formats.decodeStatus(out, c.log)
 }

@@ -59,6 +59,10 @@ func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
 			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 			return
 		}
+		if err := c.formats.handoffReadable(&h, c.log); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
 		if err := c.importHandoff(&h); err != nil {
 			ctx.Error(err.Error(), fasthttp.StatusInternalServerError)
 		}
@@ -66,6 +70,10 @@ func (c *Cluster) servePeer(ctx *fasthttp.RequestCtx) {
 		b, _ := gproto.Marshal(c.localStatus())
 		ctx.SetBody(b)
 	case pathLeave:
+		if err := c.formats.leaveReadable(ctx.PostBody(), c.log); err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
@@ -291,6 +299,20 @@ type frameScratch struct {
 
 var frames = sync.Pool{New: func() any { return new(frameScratch) }}
 
+// resetAnswers makes one empty answer per ask of f, keeping the answers'
+// result buffers, and returns how many.
+func (f *frameScratch) resetAnswers() int {
+	n := len(f.asks)
+	if cap(f.answers) < n {
+		f.answers = make([]answer, n)
+	}
+	f.answers = f.answers[:n]
+	for i := range f.answers {
+		f.answers[i] = answer{result: f.answers[i].result[:0]}
+	}
+	return n
+}
+
 // serveAsks runs a frame of asks (Transport's peerQueue) and answers them
 // in order in one frame. The asks that need no replica are queued on
 // their shards together and waited for once (Router.ServeTogether; ops on
@@ -314,14 +336,7 @@ func (c *Cluster) serveAsks(ctx *fasthttp.RequestCtx) {
 		}
 		body = rest
 	}
-	n := len(f.asks)
-	if cap(f.answers) < n {
-		f.answers = make([]answer, n)
-	}
-	f.answers = f.answers[:n]
-	for i := range f.answers {
-		f.answers[i] = answer{result: f.answers[i].result[:0]}
-	}
+	n := f.resetAnswers()
 	for i := range f.asks {
 		a, ans := &f.asks[i], &f.answers[i]
 		if a.partition >= Partitions {

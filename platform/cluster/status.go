@@ -45,7 +45,7 @@ func (c *Cluster) localStatus() *clusterpb.NodeStatus {
 	r := c.cons.Raft()
 	ring := c.router.Ring()
 	st := &clusterpb.NodeStatus{Id: c.cfg.NodeID, RaftState: r.State().String(), LastIndex: r.LastIndex(),
-		AppliedIndex: r.AppliedIndex(), RingEpoch: ring.Epoch, State: clusterpb.NodeState(c.State())}
+		AppliedIndex: r.AppliedIndex(), RingEpoch: ring.Epoch, State: clusterpb.NodeState(c.State()), Format: StatusFormat}
 	for _, m := range ring.Members {
 		st.RingMembers = append(st.RingMembers, m.ID)
 	}

@@ -445,12 +445,17 @@ func (s *stream) write() {
 		// their asks first, so that under load one write carries them all.
 		runtime.Gosched()
 		s.mu.Lock()
+		if len(s.wbuf) == 0 {
+			// A wake-up whose frames an earlier write took already. The
+			// buffers are not swapped: the spare is the buffer queued
+			// into, and swapping would hand the next write the buffer
+			// callers are appending to.
+			s.mu.Unlock()
+			continue
+		}
 		b, n := s.wbuf, s.wasks
 		s.wbuf, s.wasks = s.spare[:0], 0
 		s.mu.Unlock()
-		if len(b) == 0 {
-			continue
-		}
 		_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 		_, err := s.conn.Write(b)
 		t.frames.Add(1)

@@ -188,14 +188,7 @@ func (s *servedStream) serve(r *frameReader) {
 // serveBatch serves the asks of f (ids their request ids) and queues
 // their answers.
 func (s *servedStream) serveBatch(f *frameScratch, ids []uint64) {
-	n := len(f.asks)
-	if cap(f.answers) < n {
-		f.answers = make([]answer, n)
-	}
-	f.answers = f.answers[:n]
-	for i := range f.answers {
-		f.answers[i] = answer{result: f.answers[i].result[:0]}
-	}
+	n := f.resetAnswers()
 	var answered []bool // made only when some asks leave the batch
 	for i := range f.asks {
 		a, ans := &f.asks[i], &f.answers[i]

@@ -6,7 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"net"
 	"testing"
+	"time"
 )
 
 func TestStreamFramesRoundTrip(t *testing.T) {
@@ -133,4 +135,53 @@ func FuzzParseFrame(f *testing.F) {
 			t.Fatalf("%x decoded to %+v, which re-encodes to %+v (%v)", body, fr, back, err)
 		}
 	})
+}
+
+// A wake-up that finds nothing queued (an earlier write took its frames)
+// must not swap the writer's buffers: the next write would then send the
+// very buffer callers append to, and a frame queued during that write
+// overwrote the one being written (an ask lost, its caller timing out).
+func TestAWriterWakeUpWithNothingQueuedLosesNoFrame(t *testing.T) {
+	tr := NewTransport("k", nil)
+	t.Cleanup(tr.Close)
+	sender, owner := net.Pipe()
+	t.Cleanup(func() { sender.Close(); owner.Close() })
+	s := &stream{sp: &streamPeer{t: tr, addr: "peer"}, conn: sender, slots: make(chan struct{}, maxStreamInflight),
+		pending: map[uint64]pendingRef{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	tr.streamWG.Add(1)
+	go s.write()
+	t.Cleanup(func() { s.fail(errors.New("test over"), false) })
+	queue := func(id uint64) {
+		s.mu.Lock()
+		first := len(s.wbuf) == 0
+		s.wbuf = appendFrame(s.wbuf, frameAsk, id, nil, []byte("the same length"))
+		s.wasks++
+		s.mu.Unlock()
+		if first {
+			s.wake <- struct{}{}
+		}
+	}
+	r := &frameReader{br: bufio.NewReader(owner)}
+	read := func(want uint64) {
+		t.Helper()
+		f, err := r.next()
+		if err != nil || f.id != want {
+			t.Fatalf("frame %d read as %d (%v)", want, f.id, err)
+		}
+	}
+	settled := func() {
+		for len(s.wake) > 0 {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(20 * time.Millisecond) // the writer takes the (empty) queue
+	}
+	queue(1)
+	read(1)
+	s.wake <- struct{}{} // a late wake-up: its frame left with the write above
+	settled()
+	queue(2) // written, the pipe blocking the write until the owner reads...
+	settled()
+	queue(3) // ...while this one is queued
+	read(2)
+	read(3)
 }

@@ -348,13 +348,9 @@ func (t *Transport) dialPeer(addr string) (net.Conn, error) {
 // handshakeTimeout bounds the TLS handshake with a peer.
 const handshakeTimeout = 5 * time.Second
 
-// call POSTs body to path on addr and returns the answer body, copied
-// into dst. It fails on a transport error or a non-200 status.
-func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout time.Duration) ([]byte, error) {
-	req := fasthttp.AcquireRequest()
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(resp)
+// peerRequest makes req a POST of body to path on addr, with this node's
+// cluster token and node-id claim.
+func (t *Transport) peerRequest(req *fasthttp.Request, addr, path string, body []byte) {
 	req.Header.SetMethod(fasthttp.MethodPost)
 	req.SetRequestURI(path)
 	req.Header.SetHost(addr)
@@ -365,6 +361,16 @@ func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout tim
 		req.Header.Set(peerNodeHeader, t.node)
 	}
 	req.SetBodyRaw(body)
+}
+
+// call POSTs body to path on addr and returns the answer body, copied
+// into dst. It fails on a transport error or a non-200 status.
+func (t *Transport) call(addr, path string, body []byte, dst []byte, timeout time.Duration) ([]byte, error) {
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	t.peerRequest(req, addr, path, body)
 	c, err := t.client(addr)
 	if err != nil {
 		return dst, err
@@ -391,16 +397,7 @@ func (t *Transport) callFrame(addr string, body, dst []byte, timeout time.Durati
 	resp := fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.Header.SetMethod(fasthttp.MethodPost)
-	req.SetRequestURI(pathAsks)
-	req.Header.SetHost(addr)
-	if t.token != "" {
-		req.Header.Set(peerTokenHeader, t.token)
-	}
-	if t.node != "" {
-		req.Header.Set(peerNodeHeader, t.node)
-	}
-	req.SetBodyRaw(body)
+	t.peerRequest(req, addr, pathAsks, body)
 	if err := c.DoTimeout(req, resp, timeout); err != nil {
 		return dst, err
 	}

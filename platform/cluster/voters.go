@@ -14,10 +14,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/valyala/fasthttp"
-	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/trustd/trustd/platform/cluster/mtls"
-	"github.com/trustd/trustd/platform/proto/clusterpb"
 )
 
 // Voter admission: only members vote. Gossip cannot tell a member from a
@@ -380,8 +378,8 @@ func (c *Cluster) probeMember(m Meta, timeout time.Duration) (uint64, error) {
 	if sc := resp.StatusCode(); sc != fasthttp.StatusOK {
 		return 0, fmt.Errorf("%w: status probe: %d %s", ErrPeerRefused, sc, resp.Body())
 	}
-	var st clusterpb.NodeStatus
-	if err := gproto.Unmarshal(resp.Body(), &st); err != nil {
+	st, err := c.formats.decodeStatus(resp.Body(), c.log)
+	if err != nil {
 		return 0, err
 	}
 	if st.Id != m.ID {

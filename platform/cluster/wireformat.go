@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	gproto "google.golang.org/protobuf/proto"
 
 	"github.com/trustd/trustd/platform/proto/clusterpb"
 )
@@ -40,15 +43,48 @@ func appendAskFormat(b []byte) []byte {
 	return protowire.AppendVarint(b, uint64(AskFormat))
 }
 
-// formatRefusals counts the asks this node refused for their format and
-// keeps the log to one line per refusalLogEvery, however many asks a
-// newer peer sends.
+// HandoffFormat, StatusFormat and LeaveFormat are the versions of the
+// layouts of the other peer messages this build writes and the highest it
+// reads: an ownership hand-off (clusterpb.Handoff with its chunks, whose
+// data are the actors tables' Export encodings), a status report
+// (clusterpb.NodeStatus) and a leave request (clusterpb.LeaveRequest).
+// They follow AskFormat's rules: format 0 is what builds before them sent
+// (no field, the same layout as 1), those builds skip the field, and a
+// receiver that meets a format above its own refuses the message with a
+// log line and trustd_format_refused_total{what="handoff"|"status"|"leave"}
+// instead of misreading it. A change to a table's Export encoding is a new
+// HandoffFormat.
+const (
+	HandoffFormat uint32 = 1
+	StatusFormat  uint32 = 1
+	LeaveFormat   uint32 = 1
+)
+
+// formatRefusals counts the messages this node refused for their format,
+// per kind of message, and keeps the log to one line per kind per
+// refusalLogEvery, however many messages a newer peer sends.
 type formatRefusals struct {
-	asks   atomic.Uint64
+	asks, handoffs, statuses, leaves refusalCount
+}
+
+// refusalCount counts the refusals of one kind of message and limits
+// their log lines.
+type refusalCount struct {
+	n      atomic.Uint64
 	logged atomic.Int64 // unix nanoseconds of the last log line
 }
 
 const refusalLogEvery = 10 * time.Second
+
+// refuse counts one refusal and logs msg with args (and the count so far)
+// unless a line of this kind was logged less than refusalLogEvery ago.
+func (r *refusalCount) refuse(log *slog.Logger, msg string, args ...any) {
+	n := r.n.Add(1)
+	now, last := time.Now().UnixNano(), r.logged.Load()
+	if log != nil && now-last >= int64(refusalLogEvery) && r.logged.CompareAndSwap(last, now) {
+		log.Error(msg, append(args, "refused_total", n)...)
+	}
+}
 
 // askReadable reports whether this build reads a's format; false: ans
 // holds the refusal.
@@ -56,33 +92,86 @@ func (r *formatRefusals) askReadable(a *askMsg, ans *answer, log *slog.Logger) b
 	if a.format <= uint64(AskFormat) {
 		return true
 	}
-	n := r.asks.Add(1)
 	ans.status = clusterpb.Status_STATUS_BAD_REQUEST
 	ans.err = fmt.Sprintf("ask format %d is newer than this node reads (up to %d); upgrade this node", a.format, AskFormat)
-	now, last := time.Now().UnixNano(), r.logged.Load()
-	if log != nil && now-last >= int64(refusalLogEvery) && r.logged.CompareAndSwap(last, now) {
-		log.Error("cluster: refused an ask written in a newer format; upgrade this node",
-			"format", a.format, "reads_up_to", AskFormat, "kind", string(a.kind), "refused_total", n)
-	}
+	r.asks.refuse(log, "cluster: refused an ask written in a newer format; upgrade this node",
+		"format", a.format, "reads_up_to", AskFormat, "kind", string(a.kind))
 	return false
 }
 
-// Formats are the highest formats a node reads of what nodes write for
-// each other: Raft log entries and snapshots (platform/persistence/format.go) and
-// forwarded asks (AskFormat). Every node gossips its own (Meta.Formats).
-type Formats struct {
-	Log, Snapshot, Ask uint32
+// ErrFormat is a peer message of a format newer than this build reads
+// (a hand-off, a status report, a leave request): refused, never
+// misread. The node that meets it is the one to upgrade.
+var ErrFormat = errors.New("cluster: peer message of a newer format")
+
+// handoffReadable returns nil when this build reads h's format, else the
+// refusal (counted and logged); h is then not imported.
+func (r *formatRefusals) handoffReadable(h *clusterpb.Handoff, log *slog.Logger) error {
+	if h.Format <= HandoffFormat {
+		return nil
+	}
+	r.handoffs.refuse(log, "cluster: refused a hand-off written in a newer format; upgrade this node",
+		"format", h.Format, "reads_up_to", HandoffFormat, "from", h.From, "chunks", len(h.Chunks))
+	return fmt.Errorf("%w: hand-off format %d is newer than this node reads (up to %d); upgrade this node", ErrFormat, h.Format, HandoffFormat)
 }
 
-// legacyFormats is what a member that gossips no formats reads: it runs a
-// build from before versions (61b6550), which reads format 1 (the same
-// layouts as its own format 0) of each.
-var legacyFormats = Formats{Log: 1, Snapshot: 1, Ask: 1}
-
-func (f Formats) orDefault() Formats {
-	if f == (Formats{}) {
-		return Formats{Log: 1, Snapshot: 1, Ask: AskFormat}
+// decodeStatus decodes a peer's status report; a report of a format this
+// build does not read is refused (counted and logged) and the peer is
+// treated as one that did not answer.
+func (r *formatRefusals) decodeStatus(b []byte, log *slog.Logger) (*clusterpb.NodeStatus, error) {
+	var st clusterpb.NodeStatus
+	if err := gproto.Unmarshal(b, &st); err != nil {
+		return nil, err
 	}
+	if st.Format > StatusFormat {
+		r.statuses.refuse(log, "cluster: refused a status report written in a newer format; upgrade this node",
+			"format", st.Format, "reads_up_to", StatusFormat, "node", st.Id)
+		return nil, fmt.Errorf("%w: status format %d from %q is newer than this node reads (up to %d); upgrade this node", ErrFormat, st.Format, st.Id, StatusFormat)
+	}
+	return &st, nil
+}
+
+// leaveRequest encodes this build's leave request.
+func leaveRequest() []byte {
+	b, _ := gproto.Marshal(&clusterpb.LeaveRequest{Format: LeaveFormat})
+	return b
+}
+
+// leaveReadable returns nil when body is a leave request this build reads
+// (an empty body is the previous release's), else the refusal; a refused
+// request leaves nothing.
+func (r *formatRefusals) leaveReadable(body []byte, log *slog.Logger) error {
+	var req clusterpb.LeaveRequest
+	if err := gproto.Unmarshal(body, &req); err != nil {
+		return fmt.Errorf("cluster: undecodable leave request: %w", err)
+	}
+	if req.Format <= LeaveFormat {
+		return nil
+	}
+	r.leaves.refuse(log, "cluster: refused a leave request written in a newer format; upgrade this node",
+		"format", req.Format, "reads_up_to", LeaveFormat)
+	return fmt.Errorf("%w: leave request format %d is newer than this node reads (up to %d); upgrade this node", ErrFormat, req.Format, LeaveFormat)
+}
+
+// Formats are the highest formats a node reads of what nodes write for
+// each other: Raft log entries and snapshots (platform/persistence/format.go),
+// forwarded asks (AskFormat), hand-offs, status reports and leave
+// requests (HandoffFormat, StatusFormat, LeaveFormat). Every node gossips
+// its own (Meta.Formats).
+type Formats struct {
+	Log, Snapshot, Ask     uint32
+	Handoff, Status, Leave uint32
+}
+
+// orDefault fills what the node's configuration left zero with what this
+// build reads (node/ names the persistence formats and the ask's).
+func (f Formats) orDefault() Formats {
+	f.Log = cmp.Or(f.Log, 1)
+	f.Snapshot = cmp.Or(f.Snapshot, 1)
+	f.Ask = cmp.Or(f.Ask, AskFormat)
+	f.Handoff = cmp.Or(f.Handoff, HandoffFormat)
+	f.Status = cmp.Or(f.Status, StatusFormat)
+	f.Leave = cmp.Or(f.Leave, LeaveFormat)
 	return f
 }
 
@@ -90,23 +179,27 @@ func (f Formats) pb() *clusterpb.Formats {
 	if f == (Formats{}) {
 		return nil
 	}
-	return &clusterpb.Formats{Log: f.Log, Snapshot: f.Snapshot, Ask: f.Ask}
+	return &clusterpb.Formats{Log: f.Log, Snapshot: f.Snapshot, Ask: f.Ask, Handoff: f.Handoff, Status: f.Status, Leave: f.Leave}
 }
 
 func formatsOf(pb *clusterpb.Formats) Formats {
 	if pb == nil {
 		return Formats{}
 	}
-	return Formats{Log: pb.Log, Snapshot: pb.Snapshot, Ask: pb.Ask}
+	return Formats{Log: pb.Log, Snapshot: pb.Snapshot, Ask: pb.Ask, Handoff: pb.Handoff, Status: pb.Status, Leave: pb.Leave}
 }
 
-// Reads is what m's node reads: its gossiped formats, or those of the
-// builds before versions when it gossips none.
+// Reads is what m's node reads: its gossiped formats, each kind it does
+// not name at 1 (a build from before versions, 61b6550, names none; one
+// from before the hand-off, status and leave formats names only the log,
+// snapshot and ask formats: both read format 1, the layout of format 0,
+// of what they do not name).
 func (m Meta) Reads() Formats {
-	if m.Formats == (Formats{}) {
-		return legacyFormats
+	f := m.Formats
+	for _, v := range []*uint32{&f.Log, &f.Snapshot, &f.Ask, &f.Handoff, &f.Status, &f.Leave} {
+		*v = max(*v, 1)
 	}
-	return m.Formats
+	return f
 }
 
 // ClusterReads is, for each kind, the highest format every live member
@@ -126,10 +219,24 @@ func minReads(members []Meta) Formats {
 			out = r
 			continue
 		}
-		out = Formats{Log: min(out.Log, r.Log), Snapshot: min(out.Snapshot, r.Snapshot), Ask: min(out.Ask, r.Ask)}
+		out = Formats{Log: min(out.Log, r.Log), Snapshot: min(out.Snapshot, r.Snapshot), Ask: min(out.Ask, r.Ask),
+			Handoff: min(out.Handoff, r.Handoff), Status: min(out.Status, r.Status), Leave: min(out.Leave, r.Leave)}
 	}
 	return out
 }
 
 // RefusedAsks is how many asks this node refused for their format.
-func (c *Cluster) RefusedAsks() uint64 { return c.formats.asks.Load() }
+func (c *Cluster) RefusedAsks() uint64 { return c.formats.asks.n.Load() }
+
+// Refused counts the peer messages this node refused for their format,
+// by kind (trustd_format_refused_total's what label).
+type Refused struct {
+	Asks, Handoffs, Statuses, Leaves uint64
+}
+
+// RefusedFormats is how many peer messages of each kind this node refused
+// for their format.
+func (c *Cluster) RefusedFormats() Refused {
+	f := &c.formats
+	return Refused{Asks: f.asks.n.Load(), Handoffs: f.handoffs.n.Load(), Statuses: f.statuses.n.Load(), Leaves: f.leaves.n.Load()}
+}

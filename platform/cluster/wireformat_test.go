@@ -21,7 +21,7 @@ import (
 func mustServePeer(t *testing.T, r *Router) (*Cluster, string, *bytes.Buffer) {
 	t.Helper()
 	var logs bytes.Buffer
-	c := &Cluster{router: r, token: peerToken("k"), log: slog.New(slog.NewTextHandler(&logs, nil))}
+	c := &Cluster{router: r, token: peerToken("k"), log: slog.New(slog.NewTextHandler(&logs, nil)), handedOff: map[string]uint64{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +128,7 @@ func TestAnAskOfANewerFormatIsRefused(t *testing.T) {
 // release gossips none and reads format 1 of each; the cluster reads what
 // its least capable member reads.
 func TestMembersGossipTheFormatsTheyRead(t *testing.T) {
-	cur := Formats{Log: 1, Snapshot: 1, Ask: AskFormat}
+	cur := Formats{Log: 1, Snapshot: 1, Ask: AskFormat, Handoff: HandoffFormat, Status: StatusFormat, Leave: LeaveFormat}
 	b, err := Meta{ID: "n1", APIAddr: "127.0.0.1:1", State: Ready, Formats: cur}.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -142,20 +142,36 @@ func TestMembersGossipTheFormatsTheyRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err := DecodeMeta(old); err != nil || m.Reads() != (Formats{Log: 1, Snapshot: 1, Ask: 1}) {
+	if m, err := DecodeMeta(old); err != nil || m.Reads() != (Formats{1, 1, 1, 1, 1, 1}) {
 		t.Fatalf("a previous-release member reads %+v (%v), want format 1 of each", m.Reads(), err)
+	}
+	// What the release before the hand-off, status and leave formats
+	// gossips: the log, snapshot and ask formats only. It reads format 1
+	// (the layout of its format 0) of the others.
+	mid, err := gproto.Marshal(&clusterpb.NodeMeta{Id: "n0", State: clusterpb.NodeState_NODE_STATE_READY,
+		Formats: &clusterpb.Formats{Log: 2, Snapshot: 1, Ask: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := DecodeMeta(mid); err != nil || m.Reads() != (Formats{2, 1, 1, 1, 1, 1}) {
+		t.Fatalf("a member that names only log, snapshot and ask reads %+v (%v), want 1 of the others", m.Reads(), err)
 	}
 	if got := (Formats{}).orDefault(); got != cur {
 		t.Fatalf("a node configured with no formats gossips %+v, want %+v", got, cur)
+	}
+	if got := (Formats{Log: 3, Snapshot: 2, Ask: AskFormat}).orDefault(); got != (Formats{3, 2, AskFormat, HandoffFormat, StatusFormat, LeaveFormat}) {
+		t.Fatalf("node/ names the log, snapshot and ask formats; gossiped %+v", got)
 	}
 	for _, tc := range []struct {
 		name    string
 		members []Meta
 		want    Formats
 	}{
-		{"a lone node reads its own", []Meta{{Formats: Formats{2, 3, 4}}}, Formats{2, 3, 4}},
-		{"a previous-release member holds every kind at 1", []Meta{{Formats: Formats{2, 2, 2}}, {}}, Formats{1, 1, 1}},
-		{"each kind is the least of the members", []Meta{{Formats: Formats{2, 1, 3}}, {Formats: Formats{3, 2, 2}}}, Formats{2, 1, 2}},
+		{"a lone node reads its own", []Meta{{Formats: Formats{2, 3, 4, 5, 6, 7}}}, Formats{2, 3, 4, 5, 6, 7}},
+		{"a previous-release member holds every kind at 1", []Meta{{Formats: Formats{2, 2, 2, 2, 2, 2}}, {}}, Formats{1, 1, 1, 1, 1, 1}},
+		{"a member without the peer message formats holds those at 1", []Meta{{Formats: Formats{2, 2, 2, 2, 2, 2}}, {Formats: Formats{Log: 2, Snapshot: 2, Ask: 2}}},
+			Formats{2, 2, 2, 1, 1, 1}},
+		{"each kind is the least of the members", []Meta{{Formats: Formats{2, 1, 3, 2, 3, 1}}, {Formats: Formats{3, 2, 2, 1, 3, 2}}}, Formats{2, 1, 2, 1, 3, 1}},
 	} {
 		if got := minReads(tc.members); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)

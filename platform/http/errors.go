@@ -108,6 +108,7 @@ func (c *Call) failStatus(status int, code, msg string) {
 		msg = code
 	}
 	c.Ctx.Response.Header.Del("Cache-Control")
+	retryLater(&c.Ctx.Response.Header, status)
 	c.json(status, &APIError{Error: code, Message: msg, RequestID: c.RequestID()})
 }
 
@@ -153,6 +154,23 @@ func setRetryAfter(h *fasthttp.ResponseHeader, seconds int64) {
 		seconds = 1
 	}
 	h.Set("Retry-After", strconv.FormatInt(seconds, 10))
+}
+
+// DefaultRetryAfter is the Retry-After, in seconds, of a 503 whose
+// handler knows no better: long enough that a client backs off instead of
+// hammering a node that is electing a leader or moving partitions, short
+// enough that it barely delays the retry that succeeds.
+const DefaultRetryAfter = 1
+
+// retryLater gives a 503 answer its Retry-After: the one the handler set
+// (a module that knows how long, such as screening-busy's 2 s), else
+// DefaultRetryAfter. Both error writers call it (the ApiError shape,
+// failStatus, and the spec's own shape, specError), so every 503 of the
+// contract carries the header the contract declares on it.
+func retryLater(h *fasthttp.ResponseHeader, status int) {
+	if status == 503 && len(h.Peek("Retry-After")) == 0 {
+		setRetryAfter(h, DefaultRetryAfter)
+	}
 }
 
 // isUnavailable reports errors that mean "try again later": no Raft

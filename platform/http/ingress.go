@@ -151,6 +151,7 @@ func (c *Call) AdmitCredential(credID, workspaceID string) bool {
 
 // specError writes the spec's fixed error shape {success:false,error}.
 func (c *Call) specError(status int, code string) {
+	retryLater(&c.Ctx.Response.Header, status)
 	c.Ctx.SetStatusCode(status)
 	c.Ctx.SetContentType("application/json")
 	c.Ctx.SetBodyString(`{"success":false,"error":"` + code + `"}`)

@@ -159,9 +159,10 @@ func withRefSafe(s map[string]any, k string, v any) map[string]any {
 var schemaNames = map[string]string{"APIError": "ApiError"}
 
 // commonHeaders are on every JSON answer (spec 2.1); rateLimitHeaders
-// also on 429 answers.
+// also on 429 answers, retryHeaders on 503 answers (retryLater).
 var commonHeaders = []string{"X-Request-Id", "X-Service-API-Base", "X-Service-API-Version", "X-Service-Contract-Version"}
 var rateLimitHeaders = []string{"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+var retryHeaders = []string{"Retry-After"}
 
 var headerComponents = map[string]any{
 	"X-Request-Id":               map[string]any{"description": "Opaque correlation identifier; also in server logs.", "schema": map[string]any{"type": "string"}},
@@ -310,8 +311,11 @@ func (s *Server) openAPI() map[string]any {
 				body = apiErr
 			}
 			hdrs := headerRefs(commonHeaders)
-			if st == 429 {
+			switch st {
+			case 429:
 				hdrs = headerRefs(commonHeaders, rateLimitHeaders)
+			case 503:
+				hdrs = headerRefs(commonHeaders, retryHeaders)
 			}
 			responses[strconv.Itoa(st)] = map[string]any{
 				"description": strings.Join(dedupe(codes), "\n"),

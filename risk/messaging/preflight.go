@@ -218,30 +218,29 @@ func (m *Module) Preflight(caller Caller, req PreflightRequest) (Decision, error
 	if pc > int64(p.PrefixLimit) {
 		out.delay(ReasonPrefixVelocity, pend.Sub(now))
 	}
-	if req.DestinationNumber != "" {
-		n, end, err := m.hit(numberKey(ws, hash(caller.ScopeKey, "msgnumber", req.DestinationNumber)), secs(p.NumberWindowSecs))
-		if err != nil {
-			return Decision{}, err
+	// velocity counts this preflight in key's window and, past limit,
+	// delays the answer with reason until the window ends.
+	velocity := func(key string, windowSecs, limit int, reason string) error {
+		n, end, err := m.hit(key, secs(windowSecs))
+		if err == nil && n > int64(limit) {
+			out.delay(reason, end.Sub(now))
 		}
-		if n > int64(p.NumberLimit) {
-			out.delay(ReasonNumberVelocity, end.Sub(now))
+		return err
+	}
+	if req.DestinationNumber != "" {
+		key := numberKey(ws, hash(caller.ScopeKey, "msgnumber", req.DestinationNumber))
+		if err := velocity(key, p.NumberWindowSecs, p.NumberLimit, ReasonNumberVelocity); err != nil {
+			return Decision{}, err
 		}
 	}
 	if req.SubjectID != "" {
-		n, end, err := m.hit(subjectKey(ws, hash(caller.ScopeKey, "subject", req.SubjectID)), secs(p.SubjectWindowSecs))
-		if err != nil {
+		key := subjectKey(ws, hash(caller.ScopeKey, "subject", req.SubjectID))
+		if err := velocity(key, p.SubjectWindowSecs, p.SubjectLimit, ReasonSubjectVelocity); err != nil {
 			return Decision{}, err
 		}
-		if n > int64(p.SubjectLimit) {
-			out.delay(ReasonSubjectVelocity, end.Sub(now))
-		}
 	}
-	n, end, err := m.hit(countryKey(ws, req.Country), secs(p.CountryWindowSecs))
-	if err != nil {
+	if err := velocity(countryKey(ws, req.Country), p.CountryWindowSecs, p.CountryLimit, ReasonCountryVelocity); err != nil {
 		return Decision{}, err
-	}
-	if n > int64(p.CountryLimit) {
-		out.delay(ReasonCountryVelocity, end.Sub(now))
 	}
 	if out.Decision != Allow {
 		return out, nil

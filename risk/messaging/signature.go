@@ -1,13 +1,9 @@
 package messaging
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/trustd/trustd/agents"
@@ -136,10 +132,10 @@ func (m *Module) Verify(set *catalog.MessagingSettings, r Signed) error {
 	if err != nil {
 		return ErrTimestampFormat
 	}
-	if !validNonce(r.Nonce) {
+	if !agents.ValidNonce(r.Nonce) {
 		return ErrNonceInvalid
 	}
-	mac, ok := parseSignature(r.Signature)
+	mac, ok := agents.ParseSignature(r.Signature)
 	if !ok {
 		return ErrSignatureInvalid.With("X-Service-Signature must be v1= and 64 lowercase hex digits")
 	}
@@ -152,15 +148,7 @@ func (m *Module) Verify(set *catalog.MessagingSettings, r Signed) error {
 		return ErrTimestampStale
 	}
 	msg := agents.StringToSign(r.Timestamp, r.Nonce, r.Body)
-	match := false
-	for _, sec := range m.sealer.secrets(set, now) {
-		h := hmac.New(sha256.New, sec)
-		h.Write(msg)
-		if hmac.Equal(h.Sum(nil), mac) {
-			match = true
-		}
-	}
-	if !match {
+	if !agents.MatchesAny(m.sealer.secrets(set, now), msg, mac) {
 		return ErrSignatureInvalid
 	}
 	c := &actors.Consume{ID: nonceKey(r.Workspace, r.Nonce), Expires: at.Add(Tolerance + nonceSkew).UnixNano()}
@@ -171,26 +159,4 @@ func (m *Module) Verify(set *catalog.MessagingSettings, r Signed) error {
 		return ErrNonceReused
 	}
 	return nil
-}
-
-func validNonce(s string) bool {
-	if len(s) < 16 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '~' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
-func parseSignature(s string) ([]byte, bool) {
-	h, ok := strings.CutPrefix(s, agents.SignaturePrefix)
-	if !ok || len(h) != 64 || strings.ToLower(h) != h {
-		return nil, false
-	}
-	b, err := hex.DecodeString(h)
-	return b, err == nil
 }

@@ -130,7 +130,7 @@ func (a *checkAPI) checkRateLimit(c *kernel.Call, mobile bool) {
 	// Client-side routing (ring.go): the only cost to a check that does
 	// not ask for it is this lookup.
 	if a.ring != nil {
-		if v := c.Ctx.Request.Header.Peek(RoutingHeader); len(v) == 1 && v[0] == '1' {
+		if wantsRoutingHint(&c.Ctx.Request.Header) {
 			a.hint(c, res)
 		}
 	}

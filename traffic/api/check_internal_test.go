@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -173,6 +174,14 @@ func benchCheckWith(b *testing.B, policies int, cfg kernel.Config) {
 // benchCheckAs is benchCheckWith, the checks asking for the routing hint
 // when routing is set.
 func benchCheckAs(b *testing.B, policies int, cfg kernel.Config, routing bool) {
+	benchCheckRun(b, policies, cfg, routing, false)
+}
+
+// benchCheckRun is benchCheckAs; with written, each answer is also
+// serialised as the server writes it (status line, headers, body), so
+// the figure includes what the headers cost on the way out, as the bare
+// server's BenchmarkHandlerWritten (test/bench/baseline/server) does.
+func benchCheckRun(b *testing.B, policies int, cfg kernel.Config, routing, written bool) {
 	var ps []catalog.RateLimitPolicy
 	for i := 0; i < policies; i++ {
 		p := testPolicy("bbbbbbbb-0000-4000-8000-00000000000"+string(rune('1'+i)), []string{"payment.*", "*", "payment.card"}[i], []string{"subject", "workspace", "device"}[i], 1<<40)
@@ -195,6 +204,11 @@ func benchCheckAs(b *testing.B, policies int, cfg kernel.Config, routing bool) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		call(&ctx, "/v1/rate-limit/check", f.secret, body)
+		if written {
+			if _, err := ctx.Response.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 	b.StopTimer()
 	if ctx.Response.StatusCode() != 200 {
@@ -204,6 +218,16 @@ func benchCheckAs(b *testing.B, policies int, cfg kernel.Config, routing bool) {
 
 func BenchmarkRateLimitCheckOnePolicy(b *testing.B)     { benchCheck(b, 1) }
 func BenchmarkRateLimitCheckThreePolicies(b *testing.B) { benchCheck(b, 3) }
+
+// BenchmarkRateLimitCheckWritten* are the checks with their answers
+// serialised as on the wire (the server's write path without the
+// syscall): compare with the bare server's BenchmarkHandlerWritten.
+func BenchmarkRateLimitCheckWrittenOnePolicy(b *testing.B) {
+	benchCheckRun(b, 1, kernel.Config{BaseURL: "http://test"}, false, true)
+}
+func BenchmarkRateLimitCheckWrittenThreePolicies(b *testing.B) {
+	benchCheckRun(b, 3, kernel.Config{BaseURL: "http://test"}, false, true)
+}
 
 // BenchmarkRateLimitCheckRoutingHint is the check asked for its partition
 // hint (X-Trustd-Routing: 1, ring.go).

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/go-json-experiment/json"
+	"github.com/valyala/fasthttp"
 
 	"github.com/trustd/trustd/platform/cluster"
 	kernel "github.com/trustd/trustd/platform/http"
@@ -48,6 +49,17 @@ const (
 	// check under.
 	EpochHeader = "X-Trustd-Ring-Epoch"
 )
+
+// routingHeaderKey is RoutingHeader in the canonical form fasthttp keeps
+// request header names in (it normalises them as it parses), so the
+// lookup every check pays needs no normalising copy of the name.
+var routingHeaderKey = []byte(RoutingHeader)
+
+// wantsRoutingHint reports whether a check asked for its partition hint.
+func wantsRoutingHint(h *fasthttp.RequestHeader) bool {
+	v := h.PeekCanonical(routingHeaderKey)
+	return len(v) == 1 && v[0] == '1'
+}
 
 // RingSource is the cluster's current ring (*cluster.Router).
 type RingSource interface {

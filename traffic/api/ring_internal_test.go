@@ -160,7 +160,7 @@ func BenchmarkRoutingHeaderLookup(b *testing.B) {
 	b.ReportAllocs()
 	n := 0
 	for b.Loop() {
-		if v := req.Header.Peek(RoutingHeader); len(v) == 1 && v[0] == '1' {
+		if wantsRoutingHint(&req.Header) {
 			n++
 		}
 	}

@@ -465,6 +465,25 @@ func (c *Client) decodeRing(b []byte) (*ringView, error) {
 	return v, nil
 }
 
+// ParseBase reads an http(s) base URL ("http://127.0.0.1:8080") and
+// returns it with the host:port to dial, the scheme's default port when it
+// names none; false when base is not such a URL.
+func ParseBase(base string) (u *url.URL, addr string, ok bool) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, "", false
+	}
+	addr = u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	return u, addr, true
+}
+
 // conn returns the connection pool of the node at base, made once per
 // address and kept across rings.
 func (c *Client) conn(base string) (*nodeConn, error) {
@@ -474,17 +493,9 @@ func (c *Client) conn(base string) (*nodeConn, error) {
 	if n := c.conns[base]; n != nil {
 		return n, nil
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, host, ok := ParseBase(base)
+	if !ok {
 		return nil, fmt.Errorf("%w: node %q is not an http(s) base URL", ErrConfig, base)
-	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
 	}
 	n := &nodeConn{base: base, hc: &fasthttp.HostClient{Addr: host, IsTLS: u.Scheme == "https",
 		MaxConns: c.cfg.MaxConnsPerNode, ReadTimeout: c.cfg.Timeout, WriteTimeout: c.cfg.Timeout,

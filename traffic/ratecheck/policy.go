@@ -3,6 +3,7 @@ package ratecheck
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,6 +91,7 @@ type policy struct {
 	livePrefix  string // actors.SpaceBucket + tag: live state
 	simPrefix   string // actors.SpaceSimulation + tag: observe-mode simulation state
 	jsonHead    []byte // `{"policy_id":…,"name":…,"scope":…,"mode":…`
+	jsonCap     []byte // `,"capacity":…`
 	stats       *stats
 }
 
@@ -240,6 +242,7 @@ func (m *Module) compile(ws *catalog.Workspace, p *catalog.RateLimitPolicy) *pol
 	head = append(head, `","mode":"`...)
 	head = append(head, modeNames[cp.mode]...)
 	cp.jsonHead = append(head, '"')
+	cp.jsonCap = strconv.AppendInt([]byte(`,"capacity":`), cp.cfg.Capacity, 10)
 	st := m.stats[p.ID]
 	if st == nil {
 		st = &stats{workspaceID: ws.ID, since: m.now().UTC()}

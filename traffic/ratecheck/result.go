@@ -37,6 +37,45 @@ func (r *Result) RetryAfterMs() int64 {
 	return retry
 }
 
+// The constant stretches of the answer between its variable values,
+// rendered once for every combination of the values they contain, so that
+// writing an answer appends one ready fragment where it appended (and
+// formatted) several. The bytes are exactly those the stretch-by-stretch
+// writing produced (TestAnswerFragmentsAreTheStretches and
+// traffic/api's TestCheckAnswersOnTheWireStayByteForByte).
+var (
+	// answerMid[recommended][applied]: from the decision id's closing
+	// quote to the value of retry_after_ms; outcomeMid[enforced]
+	// [recommended][decision]: from a policy's head to the value of its
+	// cost.
+	answerMid, outcomeMid = answerFragments()
+	// refundedFragment[refunded]: from the policy's retry_after_ms value to
+	// its reason codes.
+	refundedFragment = [2]string{`,"refunded":false,"reason_codes":`, `,"refunded":true,"reason_codes":`}
+)
+
+func answerFragments() (answerMid [3][3]string, outcomeMid [2][3][3]string) {
+	ds := [3]ratelimit.Decision{ratelimit.Allow, ratelimit.Throttle, ratelimit.Reject}
+	for _, rec := range ds {
+		for _, d := range ds {
+			answerMid[rec][d] = `","allowed":` + strconv.FormatBool(d == ratelimit.Allow) + `,"recommended_decision":"` +
+				rec.String() + `","decision":"` + d.String() + `","retry_after_ms":`
+			for e := range 2 {
+				outcomeMid[e][rec][d] = `,"enforced":` + strconv.FormatBool(e == 1) + `,"recommended_decision":"` +
+					rec.String() + `","decision":"` + d.String() + `","cost":`
+			}
+		}
+	}
+	return answerMid, outcomeMid
+}
+
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // AppendJSON appends the answer of spec 2.10 (with a fresh decision id)
 // to b. It is written by hand: this is the hottest answer of the service.
 func (r *Result) AppendJSON(b []byte) []byte {
@@ -65,16 +104,14 @@ func (r *Result) AppendJSON(b []byte) []byte {
 	}
 	b = append(b, `{"success":true,"decision_id":"`...)
 	b = appendUUID(b)
-	b = append(b, `","allowed":`...)
-	b = strconv.AppendBool(b, applied == ratelimit.Allow)
-	b = append(b, `,"recommended_decision":"`...)
-	b = append(b, recommended.String()...)
-	b = append(b, `","decision":"`...)
-	b = append(b, applied.String()...)
-	b = append(b, `","retry_after_ms":`...)
-	b = strconv.AppendInt(b, retry, 10)
-	b = append(b, `,"retry_after_seconds":`...)
-	b = strconv.AppendInt(b, (retry+999)/1000, 10)
+	b = append(b, answerMid[recommended][applied]...)
+	if retry == 0 {
+		b = append(b, `0,"retry_after_seconds":0`...)
+	} else {
+		b = strconv.AppendInt(b, retry, 10)
+		b = append(b, `,"retry_after_seconds":`...)
+		b = strconv.AppendInt(b, (retry+999)/1000, 10)
+	}
 	b = append(b, `,"matched_policy_count":`...)
 	b = strconv.AppendInt(b, int64(len(r.out)), 10)
 	if remaining >= 0 {
@@ -105,18 +142,11 @@ func (r *Result) Keep(b []byte) { r.body = b }
 func (o *outcome) appendJSON(b []byte) []byte {
 	p := o.p
 	b = append(b, p.jsonHead...)
-	b = append(b, `,"enforced":`...)
-	b = strconv.AppendBool(b, o.enforced)
-	b = append(b, `,"recommended_decision":"`...)
-	b = append(b, o.recommended.String()...)
-	b = append(b, `","decision":"`...)
-	b = append(b, o.decision.String()...)
-	b = append(b, `","cost":`...)
+	b = append(b, outcomeMid[boolIndex(o.enforced)][o.recommended][o.decision]...)
 	b = strconv.AppendInt(b, o.op.Cost, 10)
 	b = append(b, `,"adaptive_multiplier":`...)
 	b = strconv.AppendInt(b, o.mult, 10)
-	b = append(b, `,"capacity":`...)
-	b = strconv.AppendInt(b, p.cfg.Capacity, 10)
+	b = append(b, p.jsonCap...)
 	if o.err == nil {
 		b = append(b, `,"remaining":`...)
 		b = strconv.AppendInt(b, o.op.Remaining, 10)
@@ -138,9 +168,7 @@ func (o *outcome) appendJSON(b []byte) []byte {
 		}
 		b = append(b, '}')
 	}
-	b = append(b, `,"refunded":`...)
-	b = strconv.AppendBool(b, o.refunded)
-	b = append(b, `,"reason_codes":`...)
+	b = append(b, refundedFragment[boolIndex(o.refunded)]...)
 	b = appendStrings(b, o.reasons[:o.nreasons])
 	return append(b, '}')
 }
@@ -172,13 +200,17 @@ func appendUUID(b []byte) []byte {
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	const hexd = "0123456789abcdef"
+	var out [36]byte
+	j := 0
 	for i, x := range u {
 		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
+			out[j] = '-'
+			j++
 		}
-		b = append(b, hexd[x>>4], hexd[x&0xf])
+		out[j], out[j+1] = hexd[x>>4], hexd[x&0xf]
+		j += 2
 	}
-	return b
+	return append(b, out[:]...)
 }
 
 // BucketKey is the actor key of the first matched policy's bucket (its

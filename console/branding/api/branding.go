@@ -175,16 +175,7 @@ func getBrandingStylesheet(c *kernel.Call) {
 	} else {
 		h.Set("Cache-Control", "public, max-age=300")
 	}
-	h.Set("ETag", tag)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
-	if etag.Matches(string(c.Ctx.Request.Header.Peek("If-None-Match")), tag) {
-		c.Ctx.SetStatusCode(304)
-		return
-	}
-	c.Ctx.SetStatusCode(200)
-	c.Ctx.SetContentType("text/css; charset=utf-8")
-	c.Ctx.SetBodyString(p.Stylesheet())
+	serveTagged(c, tag, "text/css; charset=utf-8", []byte(p.Stylesheet()))
 }
 
 func putBrandingLogo(c *kernel.Call) {
@@ -257,15 +248,24 @@ func getBrandingLogo(c *kernel.Call) {
 	} else {
 		h.Set("Cache-Control", logoCacheLong)
 	}
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	serveTagged(c, tag, "image/png", png)
+}
+
+// serveTagged answers a public asset under its entity tag (the caller set
+// its Cache-Control): 304 when If-None-Match names the tag, else body.
+// nosniff keeps a browser from reading it as anything but contentType;
+// cross-origin lets the customer's pages embed it.
+func serveTagged(c *kernel.Call, tag, contentType string, body []byte) {
+	h := &c.Ctx.Response.Header
 	h.Set("ETag", tag)
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
 	if etag.Matches(string(c.Ctx.Request.Header.Peek("If-None-Match")), tag) {
 		c.Ctx.SetStatusCode(304)
 		return
 	}
 	c.Ctx.SetStatusCode(200)
-	c.Ctx.SetContentType("image/png")
-	c.Ctx.SetBody(png)
+	c.Ctx.SetContentType(contentType)
+	c.Ctx.SetBody(body)
 }

@@ -61,11 +61,7 @@ func CreateCA(name string, validity time.Duration, now time.Time) (PEM, error) {
 	if validity <= 0 {
 		validity = DefaultCAValidity
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return PEM{}, err
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return PEM{}, err
 	}
@@ -84,6 +80,16 @@ func CreateCA(name string, validity time.Duration, now time.Time) (PEM, error) {
 		return PEM{}, err
 	}
 	return encode(der, key)
+}
+
+// newKey makes a certificate's key pair (ECDSA P-256) and serial number.
+func newKey() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := serialNumber()
+	return key, serial, err
 }
 
 // NodeRequest names what a node certificate is issued for.
@@ -108,11 +114,7 @@ func CreateNodeCert(ca PEM, req NodeRequest, now time.Time) (PEM, error) {
 	if req.Validity <= 0 {
 		req.Validity = DefaultNodeValidity
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return PEM{}, err
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return PEM{}, err
 	}

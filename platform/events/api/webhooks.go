@@ -187,6 +187,21 @@ func webhookCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
+// webhookChange decodes the body into In, when the caller may manage the
+// workspace's webhooks, and runs change under a context that bounds the
+// replicated change (webhookCtx). When it does not run change, the call
+// is answered already.
+func webhookChange[In any](x eventsAPI, c *kernel.Call, change func(ctx context.Context, o *events.Outbox, ws string, in In)) {
+	o, w := x.webhooks(c)
+	var in In
+	if o == nil || !c.Decode(&in) {
+		return
+	}
+	ctx, cancel := webhookCtx()
+	defer cancel()
+	change(ctx, o, w.ID, in)
+}
+
 // webhooks resolves the module and the workspace, answering failures itself.
 func (x eventsAPI) webhooks(c *kernel.Call) (*events.Outbox, *catalog.Workspace) {
 	w := c.Workspace()
@@ -241,15 +256,10 @@ func (in WebhookEndpointInput) spec() events.EndpointSpec {
 }
 
 func (x eventsAPI) createWebhook(c *kernel.Call) {
-	o, w := x.webhooks(c)
-	var in WebhookEndpointInput
-	if o == nil || !c.Decode(&in) {
-		return
-	}
-	ctx, cancel := webhookCtx()
-	defer cancel()
-	e, secret, err := o.CreateEndpoint(ctx, w.ID, in.spec())
-	webhookAnswer(c, 201, e, secret, err)
+	webhookChange(x, c, func(ctx context.Context, o *events.Outbox, ws string, in WebhookEndpointInput) {
+		e, secret, err := o.CreateEndpoint(ctx, ws, in.spec())
+		webhookAnswer(c, 201, e, secret, err)
+	})
 }
 
 func (x eventsAPI) listWebhooks(c *kernel.Call) {
@@ -265,31 +275,21 @@ func (x eventsAPI) listWebhooks(c *kernel.Call) {
 }
 
 func (x eventsAPI) updateWebhook(c *kernel.Call) {
-	o, w := x.webhooks(c)
-	var in WebhookEndpointInput
-	if o == nil || !c.Decode(&in) {
-		return
-	}
-	ctx, cancel := webhookCtx()
-	defer cancel()
-	e, err := o.UpdateEndpoint(ctx, w.ID, c.Param("endpoint_id"), in.spec())
-	webhookAnswer(c, 200, e, "", err)
+	webhookChange(x, c, func(ctx context.Context, o *events.Outbox, ws string, in WebhookEndpointInput) {
+		e, err := o.UpdateEndpoint(ctx, ws, c.Param("endpoint_id"), in.spec())
+		webhookAnswer(c, 200, e, "", err)
+	})
 }
 
 func (x eventsAPI) rotateWebhook(c *kernel.Call) {
-	o, w := x.webhooks(c)
-	var in WebhookRotateInput
-	if o == nil || !c.Decode(&in) {
-		return
-	}
-	overlap := events.DefaultOverlap
-	if in.OverlapSeconds != nil {
-		overlap = time.Duration(*in.OverlapSeconds) * time.Second
-	}
-	ctx, cancel := webhookCtx()
-	defer cancel()
-	e, secret, err := o.RotateSecret(ctx, w.ID, c.Param("endpoint_id"), overlap)
-	webhookAnswer(c, 200, e, secret, err)
+	webhookChange(x, c, func(ctx context.Context, o *events.Outbox, ws string, in WebhookRotateInput) {
+		overlap := events.DefaultOverlap
+		if in.OverlapSeconds != nil {
+			overlap = time.Duration(*in.OverlapSeconds) * time.Second
+		}
+		e, secret, err := o.RotateSecret(ctx, ws, c.Param("endpoint_id"), overlap)
+		webhookAnswer(c, 200, e, secret, err)
+	})
 }
 
 func (x eventsAPI) listWebhookEvents(c *kernel.Call) {
@@ -314,17 +314,12 @@ func (x eventsAPI) listWebhookEvents(c *kernel.Call) {
 }
 
 func (x eventsAPI) redeliverWebhook(c *kernel.Call) {
-	o, w := x.webhooks(c)
-	var in WebhookRedeliverInput
-	if o == nil || !c.Decode(&in) {
-		return
-	}
-	ctx, cancel := webhookCtx()
-	defer cancel()
-	ev, err := o.Redeliver(ctx, w.ID, c.Param("event_id"), in.EndpointID)
-	if err != nil {
-		c.FailErr(err)
-		return
-	}
-	c.JSON(202, webhookEventView(ev))
+	webhookChange(x, c, func(ctx context.Context, o *events.Outbox, ws string, in WebhookRedeliverInput) {
+		ev, err := o.Redeliver(ctx, ws, c.Param("event_id"), in.EndpointID)
+		if err != nil {
+			c.FailErr(err)
+			return
+		}
+		c.JSON(202, webhookEventView(ev))
+	})
 }

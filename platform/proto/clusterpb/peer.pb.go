@@ -239,10 +239,15 @@ func (x *NodeMeta) GetPeerStream() uint32 {
 
 // Formats are the versions of what nodes write for each other.
 type Formats struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Log           uint32                 `protobuf:"varint,1,opt,name=log,proto3" json:"log,omitempty"`           // Raft log entries
-	Snapshot      uint32                 `protobuf:"varint,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"` // Raft snapshots
-	Ask           uint32                 `protobuf:"varint,3,opt,name=ask,proto3" json:"ask,omitempty"`           // forwarded asks
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Log      uint32                 `protobuf:"varint,1,opt,name=log,proto3" json:"log,omitempty"`           // Raft log entries
+	Snapshot uint32                 `protobuf:"varint,2,opt,name=snapshot,proto3" json:"snapshot,omitempty"` // Raft snapshots
+	Ask      uint32                 `protobuf:"varint,3,opt,name=ask,proto3" json:"ask,omitempty"`           // forwarded asks
+	// The peer messages versioned after the first release that gossips
+	// formats: a member that gossips none of them (0) reads format 1.
+	Handoff       uint32 `protobuf:"varint,4,opt,name=handoff,proto3" json:"handoff,omitempty"` // ownership hand-offs (Handoff and its chunks)
+	Status        uint32 `protobuf:"varint,5,opt,name=status,proto3" json:"status,omitempty"`   // status reports (NodeStatus)
+	Leave         uint32 `protobuf:"varint,6,opt,name=leave,proto3" json:"leave,omitempty"`     // leave requests (LeaveRequest)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -294,6 +299,27 @@ func (x *Formats) GetSnapshot() uint32 {
 func (x *Formats) GetAsk() uint32 {
 	if x != nil {
 		return x.Ask
+	}
+	return 0
+}
+
+func (x *Formats) GetHandoff() uint32 {
+	if x != nil {
+		return x.Handoff
+	}
+	return 0
+}
+
+func (x *Formats) GetStatus() uint32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *Formats) GetLeave() uint32 {
+	if x != nil {
+		return x.Leave
 	}
 	return 0
 }
@@ -600,10 +626,15 @@ func (x *StateChunk) GetPartition() uint32 {
 // Handoff moves per-partition state to a node that now owns or replicates
 // those partitions.
 type Handoff struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Epoch         uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	From          string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
-	Chunks        []*StateChunk          `protobuf:"bytes,3,rep,name=chunks,proto3" json:"chunks,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Epoch  uint64                 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	From   string                 `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`
+	Chunks []*StateChunk          `protobuf:"bytes,3,rep,name=chunks,proto3" json:"chunks,omitempty"`
+	// format is the version of the hand-off's layout, its chunks' data
+	// included (platform/cluster/wireformat.go, HandoffFormat). Builds before
+	// it write none (0, the same layout as 1) and skip it; a receiver that
+	// meets a format above the one it knows refuses the hand-off.
+	Format        uint32 `protobuf:"varint,4,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -659,6 +690,13 @@ func (x *Handoff) GetChunks() []*StateChunk {
 	return nil
 }
 
+func (x *Handoff) GetFormat() uint32 {
+	if x != nil {
+		return x.Format
+	}
+	return 0
+}
+
 // NodeStatus is what one node reports about itself for cluster status.
 type NodeStatus struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
@@ -669,7 +707,11 @@ type NodeStatus struct {
 	RingEpoch    uint64                 `protobuf:"varint,5,opt,name=ring_epoch,json=ringEpoch,proto3" json:"ring_epoch,omitempty"`
 	State        NodeState              `protobuf:"varint,6,opt,name=state,proto3,enum=trustd.cluster.NodeState" json:"state,omitempty"`
 	// ring_members are the ids of the ready members in this node's ring.
-	RingMembers   []string `protobuf:"bytes,7,rep,name=ring_members,json=ringMembers,proto3" json:"ring_members,omitempty"`
+	RingMembers []string `protobuf:"bytes,7,rep,name=ring_members,json=ringMembers,proto3" json:"ring_members,omitempty"`
+	// format is the version of the report's layout (StatusFormat). Builds
+	// before it write none (0, the same layout as 1) and skip it; a reader
+	// that meets a format above the one it knows refuses the report.
+	Format        uint32 `protobuf:"varint,8,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -753,9 +795,21 @@ func (x *NodeStatus) GetRingMembers() []string {
 	return nil
 }
 
+func (x *NodeStatus) GetFormat() uint32 {
+	if x != nil {
+		return x.Format
+	}
+	return 0
+}
+
 // LeaveRequest asks a node to leave the cluster gracefully.
 type LeaveRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// format is the version of the request's layout (LeaveFormat). Builds
+	// before it send an empty body (format 0, the same as 1) and do not read
+	// the body; a receiver that meets a format above the one it knows
+	// refuses the request and does not leave.
+	Format        uint32 `protobuf:"varint,1,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -790,6 +844,13 @@ func (*LeaveRequest) Descriptor() ([]byte, []int) {
 	return file_peer_proto_rawDescGZIP(), []int{8}
 }
 
+func (x *LeaveRequest) GetFormat() uint32 {
+	if x != nil {
+		return x.Format
+	}
+	return 0
+}
+
 var File_peer_proto protoreflect.FileDescriptor
 
 const file_peer_proto_rawDesc = "" +
@@ -805,11 +866,14 @@ const file_peer_proto_rawDesc = "" +
 	"\aversion\x18\x06 \x01(\tR\aversion\x121\n" +
 	"\aformats\x18\a \x01(\v2\x17.trustd.cluster.FormatsR\aformats\x12\x1f\n" +
 	"\vpeer_stream\x18\b \x01(\rR\n" +
-	"peerStream\"I\n" +
+	"peerStream\"\x91\x01\n" +
 	"\aFormats\x12\x10\n" +
 	"\x03log\x18\x01 \x01(\rR\x03log\x12\x1a\n" +
 	"\bsnapshot\x18\x02 \x01(\rR\bsnapshot\x12\x10\n" +
-	"\x03ask\x18\x03 \x01(\rR\x03ask\"\xa5\x01\n" +
+	"\x03ask\x18\x03 \x01(\rR\x03ask\x12\x18\n" +
+	"\ahandoff\x18\x04 \x01(\rR\ahandoff\x12\x16\n" +
+	"\x06status\x18\x05 \x01(\rR\x06status\x12\x14\n" +
+	"\x05leave\x18\x06 \x01(\rR\x05leave\"\xa5\x01\n" +
 	"\x03Ask\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x12\n" +
@@ -832,11 +896,12 @@ const file_peer_proto_rawDesc = "" +
 	"StateChunk\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\rR\x04kind\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1c\n" +
-	"\tpartition\x18\x03 \x01(\rR\tpartition\"g\n" +
+	"\tpartition\x18\x03 \x01(\rR\tpartition\"\x7f\n" +
 	"\aHandoff\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x04R\x05epoch\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x122\n" +
-	"\x06chunks\x18\x03 \x03(\v2\x1a.trustd.cluster.StateChunkR\x06chunks\"\xf2\x01\n" +
+	"\x06chunks\x18\x03 \x03(\v2\x1a.trustd.cluster.StateChunkR\x06chunks\x12\x16\n" +
+	"\x06format\x18\x04 \x01(\rR\x06format\"\x8a\x02\n" +
 	"\n" +
 	"NodeStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
@@ -848,8 +913,10 @@ const file_peer_proto_rawDesc = "" +
 	"\n" +
 	"ring_epoch\x18\x05 \x01(\x04R\tringEpoch\x12/\n" +
 	"\x05state\x18\x06 \x01(\x0e2\x19.trustd.cluster.NodeStateR\x05state\x12!\n" +
-	"\fring_members\x18\a \x03(\tR\vringMembers\"\x0e\n" +
-	"\fLeaveRequest*R\n" +
+	"\fring_members\x18\a \x03(\tR\vringMembers\x12\x16\n" +
+	"\x06format\x18\b \x01(\rR\x06format\"&\n" +
+	"\fLeaveRequest\x12\x16\n" +
+	"\x06format\x18\x01 \x01(\rR\x06format*R\n" +
 	"\tNodeState\x12\x16\n" +
 	"\x12NODE_STATE_JOINING\x10\x00\x12\x14\n" +
 	"\x10NODE_STATE_READY\x10\x01\x12\x17\n" +

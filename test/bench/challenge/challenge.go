@@ -8,14 +8,11 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/pbkdf2"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -23,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trustd/trustd/verify/pow"
 )
 
 // ErrUnsolvable is returned when no nonce up to MaxNonce meets the
@@ -53,18 +52,6 @@ type Challenge struct {
 	ExpiresIn int    `json:"expires_in"`
 }
 
-// LeadingZeroBits counts the zero bits at the start of b.
-func LeadingZeroBits(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c != 0 {
-			return n + bits.LeadingZeros8(c)
-		}
-		n += 8
-	}
-	return n
-}
-
 // Solve finds the first nonce n (0, 1, 2, …) whose PBKDF2-HMAC-SHA256 of the
 // decimal string of n, with the challenge's salt and iterations, has at least
 // Difficulty leading zero bits. It stops when ctx is done.
@@ -83,11 +70,7 @@ func Solve(ctx context.Context, p PoW) (int, error) {
 		if n&63 == 0 && ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		dk, err := pbkdf2.Key(sha256.New, strconv.Itoa(n), salt, p.Iterations, 32)
-		if err != nil {
-			return 0, fmt.Errorf("challenge: pbkdf2: %w", err)
-		}
-		if LeadingZeroBits(dk) >= p.Difficulty {
+		if dk := pow.Derive(strconv.Itoa(n), salt, p.Iterations); len(dk) == 32 && pow.LeadingZeroBits(dk) >= p.Difficulty {
 			return n, nil
 		}
 	}

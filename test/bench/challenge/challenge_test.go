@@ -11,27 +11,8 @@ import (
 
 	"github.com/trustd/trustd/test/bench/internal/faketrustd"
 	"github.com/trustd/trustd/test/bench/provision"
+	"github.com/trustd/trustd/verify/pow"
 )
-
-func TestLeadingZeroBits(t *testing.T) {
-	tests := []struct {
-		name string
-		in   []byte
-		want int
-	}{
-		{"a set top bit has none", []byte{0x80, 0}, 0},
-		{"0x01 has seven", []byte{0x01}, 7},
-		{"a zero byte then 0x10 has eleven", []byte{0x00, 0x10}, 11},
-		{"all zero counts every bit", []byte{0, 0}, 16},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := LeadingZeroBits(tt.in); got != tt.want {
-				t.Fatalf("got %d want %d", got, tt.want)
-			}
-		})
-	}
-}
 
 func TestSolveFindsTheFirstQualifyingNonce(t *testing.T) {
 	salt := []byte("0123456789abcdef")
@@ -42,7 +23,7 @@ func TestSolveFindsTheFirstQualifyingNonce(t *testing.T) {
 	}
 	for i := 0; i <= n; i++ {
 		dk, _ := pbkdf2.Key(sha256.New, strconv.Itoa(i), salt, 16, 32)
-		if ok := LeadingZeroBits(dk) >= 6; ok != (i == n) {
+		if ok := pow.LeadingZeroBits(dk) >= 6; ok != (i == n) {
 			t.Fatalf("nonce %d qualifies=%v, solution was %d", i, ok, n)
 		}
 	}

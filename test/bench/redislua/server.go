@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trustd/trustd/platform/lib/proc"
 	"github.com/trustd/trustd/test/bench/resp"
 )
 
@@ -129,16 +130,6 @@ func (s *Server) Pid() int { return s.cmd.Process.Pid }
 // Stop terminates the server (SIGTERM, then SIGKILL after 5 s) and removes
 // its directory. It is safe to call more than once.
 func (s *Server) Stop() {
-	select {
-	case <-s.done:
-	default:
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-s.done:
-		case <-time.After(5 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-s.done
-		}
-	}
+	proc.Stop(s.cmd.Process, s.done, 5*time.Second)
 	os.RemoveAll(s.dir)
 }

@@ -3,8 +3,6 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/valyala/fastjson"
 
 	"github.com/trustd/trustd/test/bench/load"
+	"github.com/trustd/trustd/traffic/client"
 )
 
 // ErrBadTarget is returned for a target that is not an http(s) base URL.
@@ -33,17 +32,9 @@ func NewTargets(bases []string, maxConns int, timeout time.Duration) (*Targets, 
 	}
 	t := &Targets{}
 	for _, b := range bases {
-		u, err := url.Parse(strings.TrimRight(b, "/"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		u, host, ok := client.ParseBase(strings.TrimRight(b, "/"))
+		if !ok {
 			return nil, fmt.Errorf("%w: %q", ErrBadTarget, b)
-		}
-		host := u.Host
-		if u.Port() == "" {
-			port := "80"
-			if u.Scheme == "https" {
-				port = "443"
-			}
-			host = net.JoinHostPort(u.Hostname(), port)
 		}
 		t.bases = append(t.bases, u.Scheme+"://"+u.Host+u.Path)
 		t.clients = append(t.clients, &fasthttp.HostClient{

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -61,5 +62,40 @@ func TestStartBindsTheGivenAddress(t *testing.T) {
 	stop()
 	if _, err := Start("not-an-address"); err == nil {
 		t.Fatal("want an error for a bad address")
+	}
+}
+
+// BenchmarkHandler is the bare handler in memory, the request built as
+// traffic/api's check benchmarks build theirs (method, URI, content type,
+// bearer, body), so their ns/op divide by this one's.
+func BenchmarkHandler(b *testing.B) { benchHandler(b, false) }
+
+// BenchmarkHandlerWritten is BenchmarkHandler with each answer serialised
+// as the server writes it (status line, headers, body), against
+// traffic/api's BenchmarkRateLimitCheckWritten*.
+func BenchmarkHandlerWritten(b *testing.B) { benchHandler(b, true) }
+
+func benchHandler(b *testing.B, written bool) {
+	h := &handler{}
+	body := `{"action":"payment.card","method":"POST","subject_id":"user-42","device_id":"dev-7","route":"/pay"}`
+	var ctx fasthttp.RequestCtx
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx.Request.Reset()
+		ctx.Response.Reset()
+		ctx.Request.Header.SetMethod("POST")
+		ctx.Request.SetRequestURI(CheckPath)
+		ctx.Request.Header.SetContentType("application/json")
+		ctx.Request.Header.Set("Authorization", "Bearer sk_live_test")
+		ctx.Request.SetBodyString(body)
+		h.serve(&ctx)
+		if written {
+			if _, err := ctx.Response.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if ctx.Response.StatusCode() != 200 || string(ctx.Response.Body()) != Answer {
+		b.Fatalf("%d %s", ctx.Response.StatusCode(), ctx.Response.Body())
 	}
 }

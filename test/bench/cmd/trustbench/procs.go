@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/platform/cluster/mtls"
+	"github.com/trustd/trustd/platform/lib/proc"
 	"github.com/trustd/trustd/test/bench/baseline/server"
 )
 
@@ -62,18 +63,7 @@ func (c *child) pid() int { return c.cmd.Process.Pid }
 // stop sends SIGTERM and waits up to 20 s (a trustd node leaves its
 // cluster first), then kills.
 func (c *child) stop() {
-	select {
-	case <-c.done:
-		return
-	default:
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(20 * time.Second):
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	}
+	proc.Stop(c.cmd.Process, c.done, 20*time.Second)
 }
 
 // exited reports an early exit with the end of the child's log.
