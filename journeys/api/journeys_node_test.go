@@ -147,13 +147,13 @@ func TestJourneyOverHTTPWithAPasskey(t *testing.T) {
 func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 	e := startJourneyNode(t)
 	st := e.StartJourney(map[string]any{"journey_key": "pay", "subject_id": "alice", "action": "pay", "operation_reference": "order-1"})
-	wantCode(t, e.Do("POST", "/v1/journeys/status", "", map[string]any{"session_token": st.SessionToken}), 401, "unauthorized")
-	wantCode(t, e.Post("/journeys/status", map[string]any{"session_token": "tjs1_garbage"}), 404, "invalid-journey-session")
-	wantCode(t, e.Post("/journeys/start", map[string]any{"journey_key": "nope"}), 404, "journey-not-found")
-	wantCode(t, e.Post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}), 400, "invalid-journey-request")
-	wantCode(t, e.Post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}), 409, "journey-consent-outdated")
+	e.Do("POST", "/v1/journeys/status", "", map[string]any{"session_token": st.SessionToken}).Want(t, 401, "unauthorized")
+	e.Post("/journeys/status", map[string]any{"session_token": "tjs1_garbage"}).Want(t, 404, "invalid-journey-session")
+	e.Post("/journeys/start", map[string]any{"journey_key": "nope"}).Want(t, 404, "journey-not-found")
+	e.Post("/journeys/start", map[string]any{"journey_key": "pay", "operation_reference": "o"}).Want(t, 400, "invalid-journey-request")
+	e.Post("/journeys/start", map[string]any{"journey_key": "pay", "subject_id": "a", "operation_reference": "o", "consent_version": "old"}).Want(t, 409, "journey-consent-outdated")
 	// A reason code is a code, not free text (the case goes to the review queue).
-	wantCode(t, e.Post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "Alice said so"}), 400, "invalid-journey-request")
+	e.Post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "Alice said so"}).Want(t, 400, "invalid-journey-request")
 	// The node wires the identity review queue: an escalation opens a case
 	// (its reasons were refused by the queue's reason syntax before).
 	if r := e.Post("/journeys/escalate", map[string]any{"session_token": st.SessionToken, "reason_code": "stuck", "priority": "high"}); r.Status != 200 || !strings.Contains(string(r.Body), `"case_reference":"case_`) {
@@ -161,14 +161,14 @@ func TestJourneyOperationsRefuseWrongCallers(t *testing.T) {
 	}
 	// Another app (the mobile one) does not see the site's session.
 	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "session_token": st.SessionToken}
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, mob), 404, "invalid-journey-session")
+	e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, mob).Want(t, 404, "invalid-journey-session")
 	mob["app_id"] = "com.other.app"
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, mob), 403, "invalid-app-identity")
+	e.Do("POST", "/v1/mobile/journeys/status", e.Dev.MobileSecret, mob).Want(t, 403, "invalid-app-identity")
 	// The person's endpoints need the capability, not the session token.
-	wantCode(t, e.Do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", st.SessionToken), 404, "invalid-journey-session")
+	e.Do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", st.SessionToken).Want(t, 404, "invalid-journey-session")
 	// A facial step on a passkey journey is the wrong method.
 	capability := st.Endpoint[strings.Index(st.Endpoint, "#")+1:]
-	wantCode(t, e.Do("POST", "/v1/journeys/person/face/begin", "", nil, "X-Service-Journey-Token", capability), 409, "journey-method-mismatch")
+	e.Do("POST", "/v1/journeys/person/face/begin", "", nil, "X-Service-Journey-Token", capability).Want(t, 409, "journey-method-mismatch")
 }
 
 func TestMobileJourneyStartsAndReadsItsOwnSession(t *testing.T) {
@@ -190,18 +190,20 @@ func TestMobileJourneyStartsAndReadsItsOwnSession(t *testing.T) {
 		t.Fatalf("mobile status: %d %s", r.Status, r.Body)
 	}
 	// The site does not see the app's session.
-	wantCode(t, e.Post("/journeys/status", map[string]any{"session_token": st.SessionToken}), 404, "invalid-journey-session")
+	e.Post("/journeys/status", map[string]any{"session_token": st.SessionToken}).Want(t, 404, "invalid-journey-session")
 	mob["app_id"] = "com.other"
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/start", e.Dev.MobileSecret, mob), 403, "invalid-app-identity")
+	e.Do("POST", "/v1/mobile/journeys/start", e.Dev.MobileSecret, mob).Want(t, 403, "invalid-app-identity")
 	// The person's view works; human verification is not wired into this
 	// node (the verify module provides the verdict): a clear 503.
 	capability := st.Endpoint[strings.Index(st.Endpoint, "#")+1:]
 	if r = e.Do("POST", "/v1/journeys/person/session", "", nil, "X-Service-Journey-Token", capability); r.Status != 200 || !strings.Contains(string(r.Body), `"reference":"journey:`) {
 		t.Fatalf("person view: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.Do("POST", "/v1/journeys/person/human", "", map[string]any{"response": "tv1_x"}, "X-Service-Journey-Token", capability), 503, "journey-method-unavailable")
-	wantCode(t, e.Do("POST", "/v1/journeys/person/face/complete", "", map[string]any{"frames": []any{map[string]any{"image": "%%%", "offset_ms": 0}}},
-		"X-Service-Journey-Token", capability), 400, "invalid-field")
+	e.Do("POST", "/v1/journeys/person/human", "", map[string]any{"response": "tv1_x"}, "X-Service-Journey-Token", capability).Want(t, 503, "journey-method-unavailable")
+	e.Do("POST", "/v1/journeys/person/face/complete", "", map[string]any{"frames": []any{map[string]any{"image": "%%%", "offset_ms": 0}}},
+		"X-Service-Journey-Token", capability).Want(t,
+		400, "invalid-field")
+
 }
 
 func TestJourneyPersonPageHasAStrictCSP(t *testing.T) {
@@ -227,18 +229,13 @@ func TestJourneyDefinitionsAdmin(t *testing.T) {
 		t.Fatalf("replace: %d %s", r.Status, r.Body)
 	}
 	body["method"] = "human_verification"
-	wantCode(t, e.Do("PUT", path, e.Dev.AdminToken, body), 400, "invalid-journey")
-	wantCode(t, e.Do("GET", path, "", nil), 401, "unauthorized")
+	e.Do("PUT", path, e.Dev.AdminToken, body).Want(t, 400, "invalid-journey")
+	e.Do("GET", path, "", nil).Want(t, 401, "unauthorized")
 	if r = e.Do("GET", "/admin/v1/workspaces/"+e.Dev.WorkspaceID+"/journeys", e.Dev.AdminToken, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"key":"pay"`) {
 		t.Fatalf("list: %d %s", r.Status, r.Body)
 	}
 	if r = e.Do("DELETE", path, e.Dev.AdminToken, nil); r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.Do("GET", path, e.Dev.AdminToken, nil), 404, "journey-not-found")
-}
-
-func wantCode(t *testing.T, r nodetest.Response, status int, code string) {
-	t.Helper()
-	r.Want(t, status, code)
+	e.Do("GET", path, e.Dev.AdminToken, nil).Want(t, 404, "journey-not-found")
 }

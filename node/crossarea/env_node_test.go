@@ -6,17 +6,10 @@ package crossarea_test
 import (
 	"bytes"
 	"context"
-	"testing"
 	"time"
 
 	"github.com/trustd/trustd/identity/liveness"
-	"github.com/trustd/trustd/node/nodetest"
 )
-
-func wantCode(t *testing.T, r nodetest.Response, status int, code string) {
-	t.Helper()
-	r.Want(t, status, code)
-}
 
 // fakePresence passes when every frame is "face:<x>", tracking face x.
 type fakePresence struct{}

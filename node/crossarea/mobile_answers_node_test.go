@@ -30,13 +30,13 @@ func mobileCallerChecks(t *testing.T, tn *nodetest.Node, path, mobileSecret, sit
 		out[k] = v
 		return out
 	}
-	wantCode(t, tn.Do("POST", path, mobileSecret, with("app_id", "com.other.app")), 403, "invalid-app-identity")
-	wantCode(t, tn.Do("POST", path, mobileSecret, with("platform", "ios")), 403, "invalid-app-identity")
+	tn.Do("POST", path, mobileSecret, with("app_id", "com.other.app")).Want(t, 403, "invalid-app-identity")
+	tn.Do("POST", path, mobileSecret, with("platform", "ios")).Want(t, 403, "invalid-app-identity")
 	if r := tn.Do("POST", path, mobileSecret, with("secret", siteSecret)); r.Status != 400 || (r.ErrorCode(t) != "invalid-field" && r.ErrorCode(t) != "unknown-field") {
 		t.Fatalf("a body secret on %s: %d %s, want 400 invalid-field or unknown-field", path, r.Status, r.Body)
 	}
-	wantCode(t, tn.Do("POST", path, "", body), 401, "unauthorized")
-	wantCode(t, tn.Do("POST", path, siteSecret, body), 401, "unauthorized")
+	tn.Do("POST", path, "", body).Want(t, 401, "unauthorized")
+	tn.Do("POST", path, siteSecret, body).Want(t, 401, "unauthorized")
 }
 
 func TestMobileTrustOrchestrateReceiptsAndFeedback(t *testing.T) {
@@ -62,8 +62,10 @@ func TestMobileTrustOrchestrateReceiptsAndFeedback(t *testing.T) {
 	// decision with a receipt, once.
 	orch := mob("assessment_id", sv.AssessmentID, "subject_id", "alice", "action", "transfer", "operation_reference", "transfer-7")
 	mobileCallerChecks(t, e.Node, "/v1/mobile/trust/orchestrate", e.Dev.MobileSecret, e.Dev.Secret, orch)
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/orchestrate", e.Dev.MobileSecret, mob("assessment_id", sv.AssessmentID, "subject_id", "bob",
-		"action", "transfer", "operation_reference", "transfer-7")), 409, "assessment-context-mismatch")
+	e.Do("POST", "/v1/mobile/trust/orchestrate", e.Dev.MobileSecret, mob("assessment_id", sv.AssessmentID, "subject_id", "bob",
+		"action", "transfer", "operation_reference", "transfer-7")).Want(t,
+		409, "assessment-context-mismatch")
+
 	r = e.Do("POST", "/v1/mobile/trust/orchestrate", e.Dev.MobileSecret, orch)
 	var o struct {
 		trusttest.DecisionAnswer
@@ -77,7 +79,7 @@ func TestMobileTrustOrchestrateReceiptsAndFeedback(t *testing.T) {
 	if h := trusttest.ReceiptHeader(t, o.Receipt); h["alg"] != "Ed25519" {
 		t.Fatalf("receipt header %v", h)
 	}
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/orchestrate", e.Dev.MobileSecret, orch), 409, "assessment-already-orchestrated")
+	e.Do("POST", "/v1/mobile/trust/orchestrate", e.Dev.MobileSecret, orch).Want(t, 409, "assessment-already-orchestrated")
 
 	// Receipt verification, with and without matching bindings, here and at
 	// the server operation (one workspace, one receipt).
@@ -111,7 +113,7 @@ func TestMobileTrustOrchestrateReceiptsAndFeedback(t *testing.T) {
 	if v.Success || strings.Join(v.ErrorCodes, ",") != "invalid-receipt" || v.Claims != nil {
 		t.Fatalf("mobile receipt verify of garbage: %+v", v)
 	}
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/receipts/verify", e.Dev.MobileSecret, mob()), 400, "invalid-field")
+	e.Do("POST", "/v1/mobile/trust/receipts/verify", e.Dev.MobileSecret, mob()).Want(t, 400, "invalid-field")
 	v = rv{}
 	e.Post("/trust/receipts/verify", map[string]any{"receipt": o.Receipt}).Decode(t, &v)
 	if !v.Success {
@@ -136,8 +138,10 @@ func TestMobileTrustOrchestrateReceiptsAndFeedback(t *testing.T) {
 	if !f1.Success || f1.FeedbackID == "" || f1.Duplicate || !f2.Success || !f2.Duplicate || f2.FeedbackID != f1.FeedbackID {
 		t.Fatalf("mobile feedback then its retry: %+v %+v", f1, f2)
 	}
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/feedback", e.Dev.MobileSecret, mob("decision_id", "8d8ac610-566d-4ef0-9c22-186b2a5ed793",
-		"label", "fraudulent", "reason_code", "chargeback")), 404, "unknown-decision")
+	e.Do("POST", "/v1/mobile/trust/feedback", e.Dev.MobileSecret, mob("decision_id", "8d8ac610-566d-4ef0-9c22-186b2a5ed793",
+		"label", "fraudulent", "reason_code", "chargeback")).Want(t,
+		404, "unknown-decision")
+
 }
 
 func TestMobileJourneySiteverifyAndEscalateAnswers(t *testing.T) {
@@ -233,8 +237,9 @@ func TestMobileJourneySiteverifyAndEscalateAnswers(t *testing.T) {
 	st2 := start("order-m2")
 	esc := mob("session_token", st2.SessionToken, "reason_code", "stuck", "priority", "high", "operation_label", "payment")
 	mobileCallerChecks(t, e.Node, "/v1/mobile/journeys/escalate", e.Dev.MobileSecret, e.Dev.Secret, esc)
-	wantCode(t, e.Do("POST", "/v1/mobile/journeys/escalate", e.Dev.MobileSecret, mob("session_token", st2.SessionToken, "reason_code", "Alice said so")),
+	e.Do("POST", "/v1/mobile/journeys/escalate", e.Dev.MobileSecret, mob("session_token", st2.SessionToken, "reason_code", "Alice said so")).Want(t,
 		400, "invalid-journey-request")
+
 	r = e.Do("POST", "/v1/mobile/journeys/escalate", e.Dev.MobileSecret, esc)
 	var ea struct {
 		Success       bool   `json:"success"`
@@ -252,6 +257,7 @@ func TestMobileJourneySiteverifyAndEscalateAnswers(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"status":"escalated"`) {
 		t.Fatalf("status after escalation: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.Do("POST", "/v1/journeys/escalate", "", map[string]any{"secret": e.Dev.Secret, "session_token": st2.SessionToken, "reason_code": "stuck"}),
+	e.Do("POST", "/v1/journeys/escalate", "", map[string]any{"secret": e.Dev.Secret, "session_token": st2.SessionToken, "reason_code": "stuck"}).Want(t,
 		404, "invalid-journey-session")
+
 }

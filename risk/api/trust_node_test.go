@@ -19,24 +19,19 @@ func startTrustNode(t *testing.T) *trustEnv {
 	return &trustEnv{trusttest.Start(t)}
 }
 
-func wantCode(t *testing.T, r nodetest.Response, status int, code string) {
-	t.Helper()
-	r.Want(t, status, code)
-}
-
 func TestTrustPoliciesAdmin(t *testing.T) {
 	e := startTrustNode(t)
 	base := "/workspaces/" + e.Dev.WorkspaceID + "/trust-policies"
 	bad := e.Admin("POST", base, map[string]any{"name": "bad", "condition": `signals.failed_attempts_5m >= "x"`, "reason_code": "r", "outcome": "review"})
-	wantCode(t, bad, 400, "invalid-trust-rule")
+	bad.Want(t, 400, "invalid-trust-rule")
 	if !strings.Contains(string(bad.Body), "no matching overload") {
 		t.Errorf("the CEL error is not in the answer: %s", bad.Body)
 	}
-	wantCode(t, e.Admin("POST", base, map[string]any{"name": "x", "condition": `signals.nope`, "reason_code": "r", "outcome": "review"}), 400, "invalid-trust-rule")
-	wantCode(t, e.Admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "deny"}), 400, "invalid-trust-policy")
-	wantCode(t, e.Admin("POST", base, map[string]any{"name": "Bad Name", "condition": `true`, "reason_code": "r", "outcome": "block"}), 400, "invalid-trust-policy")
-	wantCode(t, e.Admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block", "extra": 1}), 400, "unknown-field")
-	wantCode(t, e.Admin("POST", "/workspaces/nope/trust-policies", map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block"}), 404, "not-found")
+	e.Admin("POST", base, map[string]any{"name": "x", "condition": `signals.nope`, "reason_code": "r", "outcome": "review"}).Want(t, 400, "invalid-trust-rule")
+	e.Admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "deny"}).Want(t, 400, "invalid-trust-policy")
+	e.Admin("POST", base, map[string]any{"name": "Bad Name", "condition": `true`, "reason_code": "r", "outcome": "block"}).Want(t, 400, "invalid-trust-policy")
+	e.Admin("POST", base, map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block", "extra": 1}).Want(t, 400, "unknown-field")
+	e.Admin("POST", "/workspaces/nope/trust-policies", map[string]any{"name": "x", "condition": `true`, "reason_code": "r", "outcome": "block"}).Want(t, 404, "not-found")
 
 	var p struct {
 		ID   string `json:"trust_policy_id"`
@@ -46,7 +41,7 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 	if p.Mode != "observe" {
 		t.Fatalf("a new policy starts in %q, want observe", p.Mode)
 	}
-	wantCode(t, e.Admin("POST", base, map[string]any{"name": "watch-zz", "condition": `true`, "reason_code": "r", "outcome": "block"}), 409, "conflict")
+	e.Admin("POST", base, map[string]any{"name": "watch-zz", "condition": `true`, "reason_code": "r", "outcome": "block"}).Want(t, 409, "conflict")
 
 	// An observe rule never changes a decision; its would-have-matched
 	// count is visible to the admin.
@@ -75,7 +70,7 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 	if r.Status != 200 {
 		t.Fatalf("put: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.Admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `1`, "reason_code": "zz_country", "outcome": "block"}), 400, "invalid-trust-rule")
+	e.Admin("PUT", base+"/"+p.ID, map[string]any{"name": "watch-zz", "condition": `1`, "reason_code": "zz_country", "outcome": "block"}).Want(t, 400, "invalid-trust-rule")
 	d = e.Decide(map[string]any{"action": "login", "subject_id": "obs-user", "country_code": "ZZ"})
 	if d.Decision != "block" || !d.Matched("zz_country") {
 		t.Fatalf("an enforced rule did not block: %+v", d)
@@ -91,9 +86,9 @@ func TestTrustPoliciesAdmin(t *testing.T) {
 	if r := e.Admin("DELETE", base+"/"+p.ID, nil); r.Status != 204 {
 		t.Fatalf("delete: %d %s", r.Status, r.Body)
 	}
-	wantCode(t, e.Admin("GET", base+"/"+p.ID, nil), 404, "trust-policy-not-found")
-	wantCode(t, e.Admin("DELETE", base+"/"+p.ID, nil), 404, "trust-policy-not-found")
-	wantCode(t, e.Do("GET", "/admin/v1"+base, "wrong", nil), 401, "unauthorized")
+	e.Admin("GET", base+"/"+p.ID, nil).Want(t, 404, "trust-policy-not-found")
+	e.Admin("DELETE", base+"/"+p.ID, nil).Want(t, 404, "trust-policy-not-found")
+	e.Do("GET", "/admin/v1"+base, "wrong", nil).Want(t, 401, "unauthorized")
 }
 
 func TestTrustDecisionThroughHTTP(t *testing.T) {
@@ -137,8 +132,8 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 	if d.Decision != "review" || !d.Matched("prior_abuse_feedback") {
 		t.Fatalf("fraudulent feedback did not raise the next decision: %+v", d)
 	}
-	wantCode(t, e.Post("/trust/feedback", map[string]any{"decision_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "label": "legitimate", "reason_code": "other"}), 404, "unknown-decision")
-	wantCode(t, e.Post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "maybe", "reason_code": "other"}), 400, "invalid-trust-feedback")
+	e.Post("/trust/feedback", map[string]any{"decision_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "label": "legitimate", "reason_code": "other"}).Want(t, 404, "unknown-decision")
+	e.Post("/trust/feedback", map[string]any{"decision_id": first.DecisionID, "label": "maybe", "reason_code": "other"}).Want(t, 400, "invalid-trust-feedback")
 
 	for _, c := range []struct {
 		name string
@@ -152,13 +147,13 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 		{"a lower-case country", map[string]any{"action": "pay", "subject_id": "a", "country_code": "fr"}},
 		{"a control character in the subject", map[string]any{"action": "pay", "subject_id": "a\x01"}},
 	} {
-		t.Run(c.name, func(t *testing.T) { wantCode(t, e.Post("/trust/decision", c.body), 400, "invalid-trust-request") })
+		t.Run(c.name, func(t *testing.T) { e.Post("/trust/decision", c.body).Want(t, 400, "invalid-trust-request") })
 	}
-	wantCode(t, e.Do("POST", "/v1/trust/decision", "", map[string]any{"action": "pay", "subject_id": "a"}), 401, "unauthorized")
-	wantCode(t, e.Post("/trust/decision", map[string]any{"secret": "nope", "action": "pay", "subject_id": "a"}), 401, "unauthorized")
-	wantCode(t, e.Post("/trust/decision", map[string]any{"secret": e.Dev.SandboxSecret, "action": "pay", "subject_id": "a"}), 403, "forbidden")
-	wantCode(t, e.Post("/trust/decision", map[string]any{"action": "pay", "subject_id": "a", "nope": 1}), 400, "unknown-field")
-	wantCode(t, e.Do("POST", "/v1/trust/decision", "", "{", "Content-Type", "application/json"), 400, "malformed-json")
+	e.Do("POST", "/v1/trust/decision", "", map[string]any{"action": "pay", "subject_id": "a"}).Want(t, 401, "unauthorized")
+	e.Post("/trust/decision", map[string]any{"secret": "nope", "action": "pay", "subject_id": "a"}).Want(t, 401, "unauthorized")
+	e.Post("/trust/decision", map[string]any{"secret": e.Dev.SandboxSecret, "action": "pay", "subject_id": "a"}).Want(t, 403, "forbidden")
+	e.Post("/trust/decision", map[string]any{"action": "pay", "subject_id": "a", "nope": 1}).Want(t, 400, "unknown-field")
+	e.Do("POST", "/v1/trust/decision", "", "{", "Content-Type", "application/json").Want(t, 400, "malformed-json")
 
 	// Mobile: the mobile secret plus the registered identity.
 	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "action": "login", "subject_id": "alice"}
@@ -167,8 +162,8 @@ func TestTrustDecisionThroughHTTP(t *testing.T) {
 		t.Fatalf("mobile decision: %d %s", r.Status, r.Body)
 	}
 	mob["app_id"] = "com.other.app"
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob), 403, "invalid-app-identity")
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.Dev.Secret, mob), 401, "unauthorized")
+	e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob).Want(t, 403, "invalid-app-identity")
+	e.Do("POST", "/v1/mobile/trust/decision", e.Dev.Secret, mob).Want(t, 401, "unauthorized")
 }
 
 func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
@@ -236,9 +231,9 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	if a := e.Siteverify(map[string]any{"response": foreign}); a.Success || a.ErrorCodes[0] != "invalid-input-response" {
 		t.Fatalf("a foreign proof: %+v", a)
 	}
-	wantCode(t, e.Post("/trust/siteverify", map[string]any{"response": high, "require_operation_binding": true}), 400, "invalid-trust-request")
-	wantCode(t, e.Post("/trust/siteverify", map[string]any{"response": high, "expected_assurance": "ultra"}), 400, "invalid-trust-request")
-	wantCode(t, e.Post("/trust/siteverify", map[string]any{}), 400, "invalid-field")
+	e.Post("/trust/siteverify", map[string]any{"response": high, "require_operation_binding": true}).Want(t, 400, "invalid-trust-request")
+	e.Post("/trust/siteverify", map[string]any{"response": high, "expected_assurance": "ultra"}).Want(t, 400, "invalid-trust-request")
+	e.Post("/trust/siteverify", map[string]any{}).Want(t, 400, "invalid-field")
 
 	// A widget token is a proof of presence: consumed by the same marker
 	// as /siteverify, good for no assurance.
@@ -260,10 +255,10 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	// Orchestrate: the proof's assessment, the same subject, action and
 	// operation, a decision and a receipt, once.
 	orch := map[string]any{"assessment_id": a.AssessmentID, "subject_id": "bob", "action": "pay", "operation_reference": "pay-42"}
-	wantCode(t, e.Post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
+	e.Post("/trust/orchestrate", orch).Want(t, 409, "assessment-context-mismatch")
 	orch["subject_id"] = "alice"
 	orch["operation_reference"] = "pay-43"
-	wantCode(t, e.Post("/trust/orchestrate", orch), 409, "assessment-context-mismatch")
+	e.Post("/trust/orchestrate", orch).Want(t, 409, "assessment-context-mismatch")
 	orch["operation_reference"] = "pay-42"
 	r = e.Post("/trust/orchestrate", orch)
 	if r.Status != 200 {
@@ -274,13 +269,13 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 	if o.Decision != "allow" || o.Receipt == "" || o.AssuranceLevel != "high" {
 		t.Fatalf("orchestrate: %s", r.Body)
 	}
-	wantCode(t, e.Post("/trust/orchestrate", orch), 409, "assessment-already-orchestrated")
-	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 404, "unknown-assessment")
-	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": "nope", "subject_id": "alice", "action": "pay", "operation_reference": "x"}), 400, "invalid-trust-request")
+	e.Post("/trust/orchestrate", orch).Want(t, 409, "assessment-already-orchestrated")
+	e.Post("/trust/orchestrate", map[string]any{"assessment_id": "8d8ac610-566d-4ef0-9c22-186b2a5ed793", "subject_id": "alice", "action": "pay", "operation_reference": "x"}).Want(t, 404, "unknown-assessment")
+	e.Post("/trust/orchestrate", map[string]any{"assessment_id": "nope", "subject_id": "alice", "action": "pay", "operation_reference": "x"}).Want(t, 400, "invalid-trust-request")
 
 	// The widget verification (no subject binding) orchestrates for the
 	// action it was bound to.
-	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "pay", "operation_reference": "o-1"}), 409, "assessment-context-mismatch")
+	e.Post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "pay", "operation_reference": "o-1"}).Want(t, 409, "assessment-context-mismatch")
 	r = e.Post("/trust/orchestrate", map[string]any{"assessment_id": w.AssessmentID, "subject_id": "carol", "action": "login", "operation_reference": "o-1"})
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"assurance_level":"none"`) {
 		t.Fatalf("orchestrate a widget verification: %d %s", r.Status, r.Body)
@@ -323,21 +318,21 @@ func TestTrustSiteverifyOrchestrateAndReceipts(t *testing.T) {
 		t.Fatalf("mobile siteverify: %d %s", r.Status, r.Body)
 	}
 	body["platform"] = "symbian"
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/siteverify", e.Dev.MobileSecret, body), 403, "invalid-app-identity")
+	e.Do("POST", "/v1/mobile/trust/siteverify", e.Dev.MobileSecret, body).Want(t, 403, "invalid-app-identity")
 }
 
 func TestTrustOperationsRefuseBadRequests(t *testing.T) {
 	e := startTrustNode(t)
 	for _, path := range []string{"/trust/decision", "/trust/siteverify", "/trust/orchestrate", "/trust/receipts/verify", "/trust/feedback"} {
 		t.Run(path, func(t *testing.T) {
-			wantCode(t, e.Do("POST", "/v1"+path, "", "secret="+e.Dev.Secret, "Content-Type", "application/x-www-form-urlencoded"), 415, "unsupported-media-type")
-			wantCode(t, e.Do("POST", "/v1"+path, "", `{}`), 401, "unauthorized")
-			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":7}`), 400, "invalid-field")
-			wantCode(t, e.Do("POST", "/v1"+path, "", `{"secret":"`+e.Dev.Secret+`","secret":"x"}`), 400, "malformed-json")
-			wantCode(t, e.Do("GET", "/v1"+path, "", nil), 405, "method-not-allowed")
+			e.Do("POST", "/v1"+path, "", "secret="+e.Dev.Secret, "Content-Type", "application/x-www-form-urlencoded").Want(t, 415, "unsupported-media-type")
+			e.Do("POST", "/v1"+path, "", `{}`).Want(t, 401, "unauthorized")
+			e.Do("POST", "/v1"+path, "", `{"secret":7}`).Want(t, 400, "invalid-field")
+			e.Do("POST", "/v1"+path, "", `{"secret":"`+e.Dev.Secret+`","secret":"x"}`).Want(t, 400, "malformed-json")
+			e.Do("GET", "/v1"+path, "", nil).Want(t, 405, "method-not-allowed")
 		})
 	}
-	wantCode(t, e.Post("/trust/receipts/verify", map[string]any{}), 400, "invalid-field")
+	e.Post("/trust/receipts/verify", map[string]any{}).Want(t, 400, "invalid-field")
 	var v struct {
 		Success    bool     `json:"success"`
 		ErrorCodes []string `json:"error-codes"`
@@ -352,9 +347,9 @@ func TestTrustOperationsRefuseBadRequests(t *testing.T) {
 		t.Fatalf("unknown kid: %+v", v)
 	}
 	mob := map[string]any{"platform": e.Dev.MobilePlatform, "app_id": e.Dev.MobileAppID, "secret": e.Dev.Secret, "action": "login", "subject_id": "a"}
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob), 400, "invalid-field")
+	e.Do("POST", "/v1/mobile/trust/decision", e.Dev.MobileSecret, mob).Want(t, 400, "invalid-field")
 	delete(mob, "secret")
-	wantCode(t, e.Do("POST", "/v1/mobile/trust/decision", "", mob), 401, "unauthorized")
+	e.Do("POST", "/v1/mobile/trust/decision", "", mob).Want(t, 401, "unauthorized")
 	mob["response"] = nodetest.WidgetToken(t, e.Node, e.Dev.SiteKey, "login")
 	delete(mob, "action")
 	delete(mob, "subject_id")

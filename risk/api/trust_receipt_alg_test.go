@@ -77,8 +77,9 @@ func TestReceiptsAreEd25519WithEdDSAForOlderVerifiers(t *testing.T) {
 	}
 	p := e.Proof(trust.ProofInput{Method: "facial_authorization", Assurance: trust.LevelHigh, AuthTime: time.Now()})
 	a := e.Siteverify(map[string]any{"response": p})
-	wantCode(t, e.Post("/trust/orchestrate", map[string]any{"assessment_id": a.AssessmentID, "subject_id": "alice", "action": "pay",
-		"operation_reference": "x", "receipt_alg": "ES256"}), 400, "invalid-trust-request")
+	e.Post("/trust/orchestrate", map[string]any{"assessment_id": a.AssessmentID, "subject_id": "alice", "action": "pay",
+		"operation_reference": "x", "receipt_alg": "ES256"}).Want(t,
+		400, "invalid-trust-request")
 
 	// The JWKS: every key twice, once per name, one kid.
 	r := e.Do("GET", "/v1/.well-known/jwks.json", "", nil)
