@@ -5,7 +5,7 @@
 // it under xvfb-run). Prints one token per line. It serves its own page on
 // 127.0.0.1 (the site allows that host) that mounts the widget with SITEKEY.
 import http from 'node:http';
-import { chromium } from 'playwright-core';
+import { launch } from './lib.mjs';
 
 const api = process.env.API;
 const sitekey = process.env.SITEKEY;
@@ -24,8 +24,7 @@ const url = `http://127.0.0.1:${server.address().port}/`;
 // automation switch: it is launched without --enable-automation (so
 // navigator.webdriver is false, as for a person). The scripted run keeps
 // what a script gets by default.
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+const browser = await launch([], {
   headless: mode !== 'human',
   ignoreDefaultArgs: mode === 'human' ? ['--enable-automation'] : [],
   args: [...(mode === 'human' ? ['--disable-blink-features=AutomationControlled'] : []), '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],

@@ -9,8 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { artifacts, chromiumPath, newPage } from './lib.mjs';
+import { artifacts, launch, newPage } from './lib.mjs';
 
 const api = process.env.TRUSTD_API;
 const credential = process.env.TRUSTD_CREDENTIAL;
@@ -23,12 +22,8 @@ const returnURL = 'http://localhost:9/identity/done';
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
-      '--use-file-for-fake-video-capture=' + video],
-  });
+  browser = await launch(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+    '--use-file-for-fake-video-capture=' + video]);
 });
 after(async () => { await browser?.close(); });
 

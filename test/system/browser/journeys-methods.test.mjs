@@ -7,8 +7,7 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-import { chromiumPath, launch, newPage, shot } from './lib.mjs';
+import { launch, newPage, shot } from './lib.mjs';
 
 const api = process.env.TRUSTD_API;
 const secret = process.env.TRUSTD_SECRET;
@@ -153,12 +152,8 @@ test('human_verification: the page\'s widget solves a real challenge, the proof 
 
 // A browser whose camera plays video.
 async function camera(video) {
-  const b = await chromium.launch({
-    executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
-      '--use-file-for-fake-video-capture=' + video],
-  });
+  const b = await launch(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream',
+    '--use-file-for-fake-video-capture=' + video]);
   const p = await newPage(b);
   await p.context.grantPermissions(['camera'], { origin });
   return { browser: b, ...p };

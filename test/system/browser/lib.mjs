@@ -18,14 +18,31 @@ mkdirSync(artifacts, { recursive: true });
 
 export const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
-export function launch() {
-  return chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
-  });
+const baseArgs = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+// launch starts Debian's Chromium with the shared switches plus extraArgs
+// (options go to playwright as they are). A start that dies before the
+// browser answers (on a busy 2-core CI machine the zygote's fork can fail
+// with "Zygote could not fork") is retried twice after a short pause; a
+// third failure is the test's failure.
+export async function launch(extraArgs = [], options = {}) {
+  const args = [...(options.args || baseArgs), ...extraArgs];
+  let last;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      return await chromium.launch({ executablePath: chromiumPath, ...options, args });
+    } catch (err) {
+      last = err;
+      if (attempt < 3) {
+        console.error(`chromium did not start (attempt ${attempt}): ${String(err.message).split('\n')[0]}`);
+        await new Promise((r) => setTimeout(r, 1000 * attempt));
+      }
+    }
+  }
+  throw last;
 }
 
 // newPage opens a page in a fresh context and records what went wrong in
