@@ -23,24 +23,19 @@ var (
 var Errors = []*errcode.Code{ErrInvalidJourney, ErrJourneyNotFound, ErrInvalidRequest, ErrConsentOutdated, ErrInvalidSession,
 	ErrSessionClosed, ErrWrongMethod, ErrNoChallenge, ErrMethodUnavailable, ErrNotEnrolled, ErrBusy, ErrNoSigningKey, ErrSessionsFull}
 
-// Error codes of /journeys/siteverify (the error-codes array, HTTP 200).
+// Error codes of /journeys/siteverify (the error-codes array, HTTP 200)
+// besides the family's shared ones (errcode.CodeInvalidResponse, …).
 const (
 	CodeInvalidSession     = "invalid-session-token"
-	CodeInvalidResponse    = "invalid-input-response"
-	CodeTimeoutOrDuplicate = "timeout-or-duplicate"
 	CodeProofNotForSession = "proof-session-mismatch"
-	CodeSubjectMismatch    = "subject-mismatch"
 	CodeSubjectRequired    = "subject-required"
-	CodeActionMismatch     = "action-mismatch"
-	CodeOperationMismatch  = "operation-mismatch"
 	CodeConsentRequired    = "consent-required"
 	CodeConsentMismatch    = "consent-version-mismatch"
-	CodeInsufficient       = "insufficient-assurance"
 	CodeNotCompleted       = "journey-not-completed"
 	CodeEscalated          = "journey-escalated"
 )
 
 // SiteverifyCodes lists every error code /journeys/siteverify answers.
-var SiteverifyCodes = []string{CodeInvalidSession, CodeInvalidResponse, CodeTimeoutOrDuplicate, CodeProofNotForSession,
-	CodeSubjectMismatch, CodeSubjectRequired, CodeActionMismatch, CodeOperationMismatch, CodeConsentRequired,
-	CodeConsentMismatch, CodeInsufficient, CodeNotCompleted, CodeEscalated}
+var SiteverifyCodes = []string{CodeInvalidSession, errcode.CodeInvalidResponse, errcode.CodeTimeoutOrDuplicate, CodeProofNotForSession,
+	errcode.CodeSubjectMismatch, CodeSubjectRequired, errcode.CodeActionMismatch, errcode.CodeOperationMismatch, CodeConsentRequired,
+	CodeConsentMismatch, errcode.CodeInsufficient, CodeNotCompleted, CodeEscalated}

@@ -13,6 +13,7 @@ import (
 	"github.com/trustd/trustd/identity/liveness"
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/lib/ident"
 	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
@@ -265,7 +266,7 @@ func TestHumanJourneyCompletesOnceAndProofIsSingleUse(t *testing.T) {
 		}
 	}
 	r, _ = f.m.Siteverify(context.Background(), f.who, req)
-	if r.Success || r.Codes[0] != CodeTimeoutOrDuplicate {
+	if r.Success || r.Codes[0] != errcode.CodeTimeoutOrDuplicate {
 		t.Fatalf("second siteverify %+v", r)
 	}
 }
@@ -276,10 +277,10 @@ func TestSiteverifyRules(t *testing.T) {
 		mut  func(*SiteverifyRequest)
 		code string
 	}{
-		{"an identity-bound journey refuses another subject", func(r *SiteverifyRequest) { r.SubjectID = "user-2" }, CodeSubjectMismatch},
+		{"an identity-bound journey refuses another subject", func(r *SiteverifyRequest) { r.SubjectID = "user-2" }, errcode.CodeSubjectMismatch},
 		{"an identity-bound journey refuses a missing subject", func(r *SiteverifyRequest) { r.SubjectID = "" }, CodeSubjectRequired},
-		{"another action is refused", func(r *SiteverifyRequest) { r.Action = "transfer" }, CodeActionMismatch},
-		{"another operation is refused", func(r *SiteverifyRequest) { r.OperationReference = "op-2" }, CodeOperationMismatch},
+		{"another action is refused", func(r *SiteverifyRequest) { r.Action = "transfer" }, errcode.CodeActionMismatch},
+		{"another operation is refused", func(r *SiteverifyRequest) { r.OperationReference = "op-2" }, errcode.CodeOperationMismatch},
 		{"consent not accepted is refused", func(r *SiteverifyRequest) { r.ConsentAccepted = false }, CodeConsentRequired},
 		{"another consent version is refused", func(r *SiteverifyRequest) { r.ConsentVersion = "v2" }, CodeConsentMismatch},
 	}
@@ -302,7 +303,7 @@ func TestSiteverifyRules(t *testing.T) {
 			// After a failed attempt the same proof never succeeds, even
 			// with the right fields: a fresh proof is required.
 			r, _ = f.m.Siteverify(context.Background(), f.who, req)
-			if r.Success || r.Codes[0] != CodeTimeoutOrDuplicate {
+			if r.Success || r.Codes[0] != errcode.CodeTimeoutOrDuplicate {
 				t.Fatalf("retry with the spent proof %+v", r)
 			}
 			fresh := faceProof(t, f, st)
@@ -483,7 +484,7 @@ func TestExpiredSessionAndWrongCData(t *testing.T) {
 	proof := f.humanProof(t, st)
 	f.now = f.now.Add(301 * time.Second)
 	r, _ := f.m.Siteverify(context.Background(), f.who, SiteverifyRequest{SessionToken: st.SessionToken, Response: proof})
-	if r.Success || r.Status != StatusExpired || r.Codes[0] != CodeTimeoutOrDuplicate || r.NextStep != "start_new_journey" {
+	if r.Success || r.Status != StatusExpired || r.Codes[0] != errcode.CodeTimeoutOrDuplicate || r.NextStep != "start_new_journey" {
 		t.Fatalf("expired %+v", r)
 	}
 }
@@ -558,7 +559,7 @@ func TestJourneyProofIsSpentAtTrustSiteverifyToo(t *testing.T) {
 		t.Fatalf("trust siteverify %+v %v", res, err)
 	}
 	r, _ := f.m.Siteverify(context.Background(), f.who, SiteverifyRequest{SessionToken: st.SessionToken, Response: proof, Action: "login"})
-	if r.Success || r.Codes[0] != CodeTimeoutOrDuplicate {
+	if r.Success || r.Codes[0] != errcode.CodeTimeoutOrDuplicate {
 		t.Fatalf("journey siteverify after trust siteverify %+v", r)
 	}
 	if s, _ := f.m.Status(context.Background(), f.who, st.SessionToken); s.Status != StatusCompleted || s.Verified {
@@ -654,7 +655,7 @@ func TestBindingCodesRefuseAProofBelowTheRequestedAssurance(t *testing.T) {
 	ws := &catalog.Workspace{ID: "ws1", ScopeKey: []byte("k")}
 	s := &catalog.JourneySession{RequestedAssurance: "high"}
 	codes := bindingCodes(ws, s, token.Proof{Assurance: uint8(trust.LevelStandard)}, SiteverifyRequest{})
-	if len(codes) != 1 || codes[0] != CodeInsufficient {
+	if len(codes) != 1 || codes[0] != errcode.CodeInsufficient {
 		t.Fatalf("codes %v", codes)
 	}
 	if codes = bindingCodes(ws, s, token.Proof{Assurance: uint8(trust.LevelHigh)}, SiteverifyRequest{}); len(codes) != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trustd/trustd/console/branding"
 	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/risk/trust"
 )
 
@@ -264,7 +265,7 @@ func (m *Module) CompleteHuman(ctx context.Context, capability, response, remote
 	if err != nil {
 		return Attempt{}, ErrMethodUnavailable.With("human verification did not answer")
 	}
-	if !v.Success && slices.Contains(v.Codes, CodeTimeoutOrDuplicate) {
+	if !v.Success && slices.Contains(v.Codes, errcode.CodeTimeoutOrDuplicate) {
 		// This call did not consume the token (spent before, or expired):
 		// only a first use decides, so a replay (or a double submit racing
 		// the real one) never moves the session nor counts as an attempt.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/lib/ident"
 	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/risk/trust"
@@ -360,7 +361,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 	}
 	switch st := statusAt(s, now); {
 	case s.Consumed || st == StatusExpired:
-		return answer(s, CodeTimeoutOrDuplicate)
+		return answer(s, errcode.CodeTimeoutOrDuplicate)
 	case st == StatusEscalated:
 		return answer(s, CodeEscalated)
 	}
@@ -369,15 +370,15 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		if s.Status != StatusCompleted {
 			return answer(s, CodeNotCompleted)
 		}
-		return answer(s, CodeInvalidResponse)
+		return answer(s, errcode.CodeInvalidResponse)
 	}
 	p, perr := token.DecodeProof(r.Response, func(id string) *token.Key { return m.keys.Verifier(cat, id) })
 	if r.Response == "" || perr != nil || p.WorkspaceID != ws.ID {
-		return answer(s, CodeInvalidResponse)
+		return answer(s, errcode.CodeInvalidResponse)
 	}
 	pid := hex.EncodeToString(p.ID[:])
 	if now.Unix() >= p.Expires {
-		return answer(s, CodeTimeoutOrDuplicate)
+		return answer(s, errcode.CodeTimeoutOrDuplicate)
 	}
 	if s.ProofID != pid {
 		// This node may not have applied the completion yet: read the
@@ -387,7 +388,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		}
 		switch st := statusAt(s, now); {
 		case s.Consumed || st == StatusExpired:
-			return answer(s, CodeTimeoutOrDuplicate)
+			return answer(s, errcode.CodeTimeoutOrDuplicate)
 		case st == StatusEscalated:
 			return answer(s, CodeEscalated)
 		}
@@ -396,7 +397,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		// Not this session's current proof: another session's, or one
 		// spent by an earlier attempt (a fresh proof is required).
 		if s.ProofID == "" && s.Status == StatusFailed {
-			return answer(s, CodeTimeoutOrDuplicate)
+			return answer(s, errcode.CodeTimeoutOrDuplicate)
 		}
 		return answer(s, CodeProofNotForSession)
 	}
@@ -407,7 +408,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		return SiteverifyResult{}, err
 	}
 	if !op.First {
-		return answer(s, CodeTimeoutOrDuplicate)
+		return answer(s, errcode.CodeTimeoutOrDuplicate)
 	}
 	codes := bindingCodes(ws, s, p, r)
 	var final *catalog.JourneySession
@@ -421,7 +422,7 @@ func (m *Module) Siteverify(ctx context.Context, who Caller, r SiteverifyRequest
 		if cur.ProofID != pid || cur.Consumed {
 			// Escalated or re-attempted meanwhile: the spent proof no
 			// longer completes anything.
-			final, codes = cur, []string{CodeTimeoutOrDuplicate}
+			final, codes = cur, []string{errcode.CodeTimeoutOrDuplicate}
 			if statusAt(cur, now) == StatusEscalated {
 				codes = []string{CodeEscalated}
 			}
@@ -457,19 +458,19 @@ func bindingCodes(ws *catalog.Workspace, s *catalog.JourneySession, p token.Proo
 	codes := []string{}
 	switch {
 	case s.SubjectHash != "" && r.SubjectID != "" && subjectHash(ws, r.SubjectID) != s.SubjectHash:
-		codes = append(codes, CodeSubjectMismatch)
+		codes = append(codes, errcode.CodeSubjectMismatch)
 	case s.Requirements.Identity && r.SubjectID == "":
 		codes = append(codes, CodeSubjectRequired)
 	case s.SubjectHash == "" && r.SubjectID != "":
 		// The session was not bound to a subject: it cannot vouch for one.
-		codes = append(codes, CodeSubjectMismatch)
+		codes = append(codes, errcode.CodeSubjectMismatch)
 	}
 	if s.Action != "" && r.Action != s.Action {
-		codes = append(codes, CodeActionMismatch)
+		codes = append(codes, errcode.CodeActionMismatch)
 	}
 	if s.OperationHash != "" && operationHash(ws, r.OperationReference) != s.OperationHash ||
 		s.OperationHash == "" && r.OperationReference != "" {
-		codes = append(codes, CodeOperationMismatch)
+		codes = append(codes, errcode.CodeOperationMismatch)
 	}
 	if s.Consent.Required {
 		switch {
@@ -481,7 +482,7 @@ func bindingCodes(ws *catalog.Workspace, s *catalog.JourneySession, p token.Proo
 	}
 	want, _ := trust.ParseLevel(s.RequestedAssurance)
 	if !trust.Level(p.Assurance).Satisfies(want) {
-		codes = append(codes, CodeInsufficient)
+		codes = append(codes, errcode.CodeInsufficient)
 	}
 	return codes
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/catalog"
 	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/token"
 )
 
@@ -59,7 +60,7 @@ const (
 	numCodes = 5
 )
 
-var codeNames = [numCodes]string{"invalid-input-response", "timeout-or-duplicate", "action-mismatch", "remoteip-mismatch", "low-score"}
+var codeNames = [numCodes]string{errcode.CodeInvalidResponse, errcode.CodeTimeoutOrDuplicate, errcode.CodeActionMismatch, errcode.CodeRemoteIPMismatch, errcode.CodeLowScore}
 
 // Request is one siteverify after the transport authenticated its secret.
 // The byte slices may be views of the request body; Siteverify keeps none

@@ -2,6 +2,8 @@ package verify
 
 import (
 	"time"
+
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 // Cloudflare's published Turnstile test secrets, honoured by a Dev module
@@ -22,9 +24,9 @@ func testSecretCode(secret []byte) (code string, ok bool) {
 	case "1x0000000000000000000000000000000AA":
 		return "", true
 	case "2x0000000000000000000000000000000AA":
-		return "invalid-input-response", true
+		return errcode.CodeInvalidResponse, true
 	case "3x0000000000000000000000000000000AA":
-		return "timeout-or-duplicate", true
+		return errcode.CodeTimeoutOrDuplicate, true
 	}
 	return "", false
 }

@@ -44,7 +44,6 @@ func (in *MobileJourneySiteverifyInput) Site() *JourneySiteverifyInput {
 func (in *MobileJourneySessionInput) Site() *JourneySessionInput   { return &in.JourneySessionInput }
 func (in *MobileJourneyEscalateInput) Site() *JourneyEscalateInput { return &in.JourneyEscalateInput }
 
-func (in *MobileJourneyStartInput) MobileIdentity() (string, string) { return in.Platform, in.AppID }
 func (in *MobileJourneySiteverifyInput) MobileIdentity() (string, string) {
 	return in.Platform, in.AppID
 }

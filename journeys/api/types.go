@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/console/branding"
+	kernel "github.com/trustd/trustd/platform/http"
 )
 
 // The request and answer bodies of journeys (spec 4.8, 2.7), from which
@@ -87,8 +88,7 @@ type JourneyStartInput struct {
 
 // MobileJourneyStartInput is POST /mobile/journeys/start.
 type MobileJourneyStartInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	kernel.AppIdentity
 	JourneyStartInput
 }
 

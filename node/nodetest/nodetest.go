@@ -10,7 +10,6 @@ package nodetest
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"io"
 	nethttp "net/http"
 	"strings"
@@ -24,7 +23,7 @@ import (
 	validatorerrors "github.com/pb33f/libopenapi-validator/errors"
 
 	"github.com/trustd/trustd/node"
-	"github.com/trustd/trustd/verify/pow"
+	"github.com/trustd/trustd/platform/cluster/clustertest"
 )
 
 // Node is a started node and its client.
@@ -275,40 +274,14 @@ func contractValidator(t testing.TB, spec []byte) *lockedValidator {
 }
 
 // WidgetToken passes the human check of the site with siteKey for action
-// through the public protocol (challenge, proof of work, redeem) and
-// returns the widget's response token.
+// through the public protocol (challenge, proof of work, redeem), as
+// clustertest.MintToken does against a cluster, and returns the widget's
+// response token.
 func WidgetToken(t testing.TB, tn *Node, siteKey, action string) string {
 	t.Helper()
-	origin := []string{"Origin", "http://127.0.0.1"}
-	var ch struct {
-		Challenge string `json:"challenge"`
-		Pow       struct {
-			Salt       string `json:"salt"`
-			Iterations int    `json:"iterations"`
-			Difficulty int    `json:"difficulty"`
-		} `json:"pow"`
-	}
-	r := tn.Do("POST", "/v1/challenge", "", map[string]string{"sitekey": siteKey, "action": action}, origin...)
-	if r.Status != 200 {
-		t.Fatalf("POST /v1/challenge = %d %s", r.Status, r.Body)
-	}
-	r.Decode(t, &ch)
-	salt, err := base64.RawURLEncoding.DecodeString(ch.Pow.Salt)
+	tok, err := clustertest.MintToken(tn.N.APIURL(), siteKey, "http://127.0.0.1", action)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nonce, ok := pow.Solve(salt, ch.Pow.Iterations, ch.Pow.Difficulty, 1<<24)
-	if !ok {
-		t.Fatal("no proof-of-work solution")
-	}
-	var red struct {
-		Token string `json:"token"`
-	}
-	r = tn.Do("POST", "/v1/challenge/redeem", "", map[string]any{"challenge": ch.Challenge, "nonce": nonce,
-		"signals": map[string]any{"interaction": true, "elapsed_ms": 1500, "pointer_moves": 12, "visible": true}}, origin...)
-	if r.Status != 200 {
-		t.Fatalf("POST /v1/challenge/redeem = %d %s", r.Status, r.Body)
-	}
-	r.Decode(t, &red)
-	return red.Token
+	return tok
 }

@@ -15,9 +15,12 @@ import (
 // non-test files of the module, each code string is declared once, by a
 // New call (errcode.New) or by a literal of the transport's ErrorCode or
 // of Code. A module that needs its own words for a shared code uses
-// Detail or With on the one declaration.
+// Detail or With on the one declaration. The error-codes of the
+// siteverify family (a const Code… = "…") are another namespace, each
+// declared once too.
 func TestEveryCodeIsDeclaredOnce(t *testing.T) {
-	first := map[string]string{}
+	first := map[string]string{}  // ApiError codes
+	family := map[string]string{} // the siteverify family's error-codes
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -41,13 +44,10 @@ func TestEveryCodeIsDeclaredOnce(t *testing.T) {
 			return nil
 		}
 		for _, decl := range declaredCodes(f) {
-			at := fset.Position(decl.Pos()).String()
-			code, _ := stringLit(decl)
-			if prev, ok := first[code]; ok {
-				t.Errorf("%s: code %q declared again (first at %s): use the one declaration, with Detail or With for this module's words", at, code, prev)
-				continue
-			}
-			first[code] = at
+			once(t, first, fset, decl)
+		}
+		for _, decl := range familyCodes(f) {
+			once(t, family, fset, decl)
 		}
 		return nil
 	})
@@ -60,6 +60,22 @@ func TestEveryCodeIsDeclaredOnce(t *testing.T) {
 			t.Errorf("code %q was not found by the scan", code)
 		}
 	}
+	for _, code := range []string{CodeTimeoutOrDuplicate, "journey-escalated", "stale-authentication"} {
+		if family[code] == "" {
+			t.Errorf("error-code %q was not found by the scan", code)
+		}
+	}
+}
+
+func once(t *testing.T, first map[string]string, fset *token.FileSet, decl *ast.BasicLit) {
+	t.Helper()
+	at := fset.Position(decl.Pos()).String()
+	code, _ := stringLit(decl)
+	if prev, ok := first[code]; ok {
+		t.Errorf("%s: code %q declared again (first at %s): use the one declaration, with Detail or With for this module's words", at, code, prev)
+		return
+	}
+	first[code] = at
 }
 
 // TestTheScanFindsEachFormOfDeclaration: a declaration the scan misses is a
@@ -74,17 +90,21 @@ var (
 	e = &errcode.Code{Code: "e-code"}
 	f = strings.New("not-a-code")
 	g = ErrorCode{Status: 400}
+)
+const (
+	CodeH = "h-code"
+	Other = "not-a-code"
 )`
 	f, err := parser.ParseFile(token.NewFileSet(), "p.go", src, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, lit := range declaredCodes(f) {
+	for _, lit := range append(declaredCodes(f), familyCodes(f)...) {
 		v, _ := stringLit(lit)
 		got = append(got, v)
 	}
-	if want := "a-code b-code c-code d-code e-code"; strings.Join(got, " ") != want {
+	if want := "a-code b-code c-code d-code e-code h-code"; strings.Join(got, " ") != want {
 		t.Fatalf("found %q, want %q", got, want)
 	}
 }
@@ -120,6 +140,35 @@ func declaredCodes(f *ast.File) []*ast.BasicLit {
 		return true
 	})
 	return out
+}
+
+// familyCodes are the string literals of f's const Code… declarations:
+// the error-codes of the siteverify family's {success, error-codes}
+// answers, a namespace apart from the ApiError codes.
+func familyCodes(f *ast.File) []*ast.BasicLit {
+	var out []*ast.BasicLit
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if lit, ok := valueAt(vs, i).(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.HasPrefix(name.Name, "Code") {
+					out = append(out, lit)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func valueAt(vs *ast.ValueSpec, i int) ast.Expr {
+	if i < len(vs.Values) {
+		return vs.Values[i]
+	}
+	return nil
 }
 
 // isNew is errcode.New, or New inside this package.

@@ -14,3 +14,19 @@ var (
 	// ErrInternal is a bug; the transport logs it with the request id.
 	ErrInternal = New("internal-error", Internal, "An unexpected failure; it is logged with the request id.")
 )
+
+// The error-codes of the siteverify family (spec 7.2) that more than one
+// of /siteverify, /trust/siteverify, /trust/receipts/verify and
+// /journeys/siteverify answers in its {success, error-codes} body (HTTP
+// 200). Each is declared here once (TestEveryCodeIsDeclaredOnce); a
+// module's own codes stay in the module.
+const (
+	CodeInvalidResponse    = "invalid-input-response"
+	CodeTimeoutOrDuplicate = "timeout-or-duplicate"
+	CodeActionMismatch     = "action-mismatch"
+	CodeOperationMismatch  = "operation-mismatch"
+	CodeInsufficient       = "insufficient-assurance"
+	CodeSubjectMismatch    = "subject-mismatch"
+	CodeRemoteIPMismatch   = "remoteip-mismatch"
+	CodeLowScore           = "low-score"
+)

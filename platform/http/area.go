@@ -137,6 +137,17 @@ type MobileBody[In any] interface {
 	Site() *In
 }
 
+// AppIdentity is the registered identity a mobile call declares in its
+// body; embedded in a mobile body, it supplies MobileIdentity. The mobile
+// secret's check compares it with the app's registration.
+type AppIdentity struct {
+	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
+	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+}
+
+// MobileIdentity implements MobileBody.
+func (a *AppIdentity) MobileIdentity() (platform, appID string) { return a.Platform, a.AppID }
+
 // AsSiteCaller is the handler of an operation on body In authenticated by
 // a site's private secret: decode, authenticate (bearer, else the body's
 // secret), run op.

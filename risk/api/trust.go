@@ -206,7 +206,7 @@ func (t trustAPI) siteverify(c *kernel.Call, who kernel.Caller, in *TrustSitever
 		}
 		res = trust.WidgetProof(req, w, c.Now())
 	default:
-		res = trust.ProofResult{Codes: []string{trust.CodeInvalidResponse}}
+		res = trust.ProofResult{Codes: []string{errcode.CodeInvalidResponse}}
 	}
 	out := TrustSiteverifyResult{Success: res.Success(), ErrorCodes: res.Codes}
 	if res.Known {
@@ -289,13 +289,3 @@ func (in *MobileTrustReceiptVerifyInput) Site() *TrustReceiptVerifyInput {
 	return &in.TrustReceiptVerifyInput
 }
 func (in *MobileTrustFeedbackInput) Site() *TrustFeedbackInput { return &in.TrustFeedbackInput }
-
-func (in *MobileTrustDecisionInput) MobileIdentity() (string, string)   { return in.Platform, in.AppID }
-func (in *MobileTrustSiteverifyInput) MobileIdentity() (string, string) { return in.Platform, in.AppID }
-func (in *MobileTrustOrchestrateInput) MobileIdentity() (string, string) {
-	return in.Platform, in.AppID
-}
-func (in *MobileTrustReceiptVerifyInput) MobileIdentity() (string, string) {
-	return in.Platform, in.AppID
-}
-func (in *MobileTrustFeedbackInput) MobileIdentity() (string, string) { return in.Platform, in.AppID }

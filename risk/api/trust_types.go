@@ -1,6 +1,10 @@
 package api
 
-import "time"
+import (
+	"time"
+
+	kernel "github.com/trustd/trustd/platform/http"
+)
 
 // The request and answer bodies of the Trust API (spec 4.9, 2.8), from
 // which the contract is generated. Handlers are in trust.go.
@@ -23,8 +27,7 @@ type TrustDecisionInput struct {
 
 // MobileTrustDecisionInput is POST /mobile/trust/decision.
 type MobileTrustDecisionInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	kernel.AppIdentity
 	TrustDecisionInput
 }
 
@@ -77,8 +80,7 @@ type TrustSiteverifyInput struct {
 
 // MobileTrustSiteverifyInput is POST /mobile/trust/siteverify.
 type MobileTrustSiteverifyInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	kernel.AppIdentity
 	TrustSiteverifyInput
 }
 
@@ -114,8 +116,7 @@ type TrustOrchestrateInput struct {
 
 // MobileTrustOrchestrateInput is the request of POST /mobile/trust/orchestrate.
 type MobileTrustOrchestrateInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	kernel.AppIdentity
 	TrustOrchestrateInput
 }
 
@@ -138,8 +139,7 @@ type TrustReceiptVerifyInput struct {
 
 // MobileTrustReceiptVerifyInput is the request of POST /mobile/trust/receipts/verify.
 type MobileTrustReceiptVerifyInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	kernel.AppIdentity
 	TrustReceiptVerifyInput
 }
 
@@ -177,8 +177,7 @@ type TrustFeedbackInput struct {
 
 // MobileTrustFeedbackInput is the request of POST /mobile/trust/feedback.
 type MobileTrustFeedbackInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
+	kernel.AppIdentity
 	TrustFeedbackInput
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/token"
 )
 
@@ -122,11 +123,11 @@ func TestModuleProofOrchestrateReceiptFeedback(t *testing.T) {
 	if err != nil || !r.Success() || r.AssessmentID == "" {
 		t.Fatalf("first exchange: %+v %v", r, err)
 	}
-	if again, _ := tm.VerifyProof(who, "site1", req, tm.keys); again.Success() || again.Codes[0] != CodeTimeoutOrDuplicate {
+	if again, _ := tm.VerifyProof(who, "site1", req, tm.keys); again.Success() || again.Codes[0] != errcode.CodeTimeoutOrDuplicate {
 		t.Fatalf("replay: %+v", again)
 	}
 	other := &catalog.Workspace{ID: "ws2", ScopeKey: []byte("other")}
-	if r2, _ := tm.VerifyProof(Caller{Workspace: other}, "", SiteverifyRequest{Response: proof}, tm.keys); r2.Known || r2.Codes[0] != CodeInvalidResponse {
+	if r2, _ := tm.VerifyProof(Caller{Workspace: other}, "", SiteverifyRequest{Response: proof}, tm.keys); r2.Known || r2.Codes[0] != errcode.CodeInvalidResponse {
 		t.Fatalf("another workspace's exchange: %+v", r2)
 	}
 

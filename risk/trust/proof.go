@@ -6,28 +6,25 @@ import (
 
 	"github.com/trustd/trustd/platform/actors"
 	"github.com/trustd/trustd/platform/cluster"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/lib/ident"
 	"github.com/trustd/trustd/platform/token"
 )
 
-// Error codes of /trust/siteverify (the error-codes array, HTTP 200).
+// Error codes of /trust/siteverify (the error-codes array, HTTP 200)
+// besides the family's shared ones (errcode.CodeInvalidResponse, …).
 const (
-	CodeInvalidResponse     = "invalid-input-response"
-	CodeTimeoutOrDuplicate  = "timeout-or-duplicate"
-	CodeActionMismatch      = "action-mismatch"
-	CodeInsufficient        = "insufficient-assurance"
 	CodeIdentityRequired    = "identity-not-verified"
 	CodeLivenessRequired    = "liveness-not-verified"
 	CodeOperationNotBound   = "operation-not-bound"
-	CodeOperationMismatch   = "operation-mismatch"
 	CodeStaleAuthentication = "stale-authentication"
 )
 
 // SiteverifyCodes lists every error code /trust/siteverify can answer,
 // for the contract.
-var SiteverifyCodes = []string{CodeInvalidResponse, CodeTimeoutOrDuplicate, CodeActionMismatch, CodeInsufficient,
-	CodeIdentityRequired, CodeLivenessRequired, CodeOperationNotBound, CodeOperationMismatch, CodeStaleAuthentication,
-	"remoteip-mismatch", "low-score"}
+var SiteverifyCodes = []string{errcode.CodeInvalidResponse, errcode.CodeTimeoutOrDuplicate, errcode.CodeActionMismatch, errcode.CodeInsufficient,
+	CodeIdentityRequired, CodeLivenessRequired, CodeOperationNotBound, errcode.CodeOperationMismatch, CodeStaleAuthentication,
+	errcode.CodeRemoteIPMismatch, errcode.CodeLowScore}
 
 // DefaultMaxAge bounds how long ago the person completed the step-up
 // (RFC 9470 max_age) when the request names no max_age_seconds.
@@ -84,10 +81,10 @@ func Check(req SiteverifyRequest, a Achieved, operation [16]byte, now time.Time)
 	codes := []string{}
 	want, _ := ParseLevel(req.ExpectedAssurance)
 	if req.Action != "" && a.Action != "" && req.Action != a.Action {
-		codes = append(codes, CodeActionMismatch)
+		codes = append(codes, errcode.CodeActionMismatch)
 	}
 	if !a.Assurance.Satisfies(want) {
-		codes = append(codes, CodeInsufficient)
+		codes = append(codes, errcode.CodeInsufficient)
 	}
 	if req.RequireIdentity && !a.Identity {
 		codes = append(codes, CodeIdentityRequired)
@@ -97,7 +94,7 @@ func Check(req SiteverifyRequest, a Achieved, operation [16]byte, now time.Time)
 	}
 	switch {
 	case req.OperationReference != "" && a.OperationBound && a.Operation != operation:
-		codes = append(codes, CodeOperationMismatch)
+		codes = append(codes, errcode.CodeOperationMismatch)
 	case req.RequireOperationBinding && !a.OperationBound:
 		codes = append(codes, CodeOperationNotBound)
 	}
@@ -140,7 +137,7 @@ func (m *Module) VerifyProof(who Caller, siteID string, req SiteverifyRequest, k
 	ws := who.Workspace
 	p, err := token.DecodeProof(req.Response, keys)
 	if err != nil || p.WorkspaceID != ws.ID {
-		return ProofResult{Codes: []string{CodeInvalidResponse}}, nil
+		return ProofResult{Codes: []string{errcode.CodeInvalidResponse}}, nil
 	}
 	a := Achieved{Method: p.Method, Assurance: Level(min(p.Assurance, uint8(LevelHigh))), Identity: p.Identity, Liveness: p.Liveness,
 		DeviceBound: p.DeviceBound, OperationBound: p.HasOperation, Operation: p.OperationHash, Action: p.Action}
@@ -150,7 +147,7 @@ func (m *Module) VerifyProof(who Caller, siteID string, req SiteverifyRequest, k
 	res := ProofResult{Known: true, Achieved: a}
 	now := m.now()
 	if now.Unix() >= p.Expires {
-		res.Codes = []string{CodeTimeoutOrDuplicate}
+		res.Codes = []string{errcode.CodeTimeoutOrDuplicate}
 		return res, nil
 	}
 	res.Codes = Check(req, a, OperationBinding(ws.ScopeKey, req.OperationReference), now)
@@ -172,7 +169,7 @@ func (m *Module) VerifyProof(who Caller, siteID string, req SiteverifyRequest, k
 		return ProofResult{}, err
 	}
 	if !op.First {
-		res.Codes, res.AssessmentID = []string{CodeTimeoutOrDuplicate}, ""
+		res.Codes, res.AssessmentID = []string{errcode.CodeTimeoutOrDuplicate}, ""
 		return res, nil
 	}
 	if len(res.Codes) > 0 && p.HasSubject {

@@ -212,12 +212,11 @@ const (
 	CodeUnknownReceiptKey = "unknown-receipt-key"
 	CodeReceiptExpired    = "receipt-expired"
 	CodeWrongWorkspace    = "workspace-mismatch"
-	CodeSubjectMismatch   = "subject-mismatch"
 )
 
 // ReceiptCodes lists every code of /trust/receipts/verify.
 var ReceiptCodes = []string{CodeInvalidReceipt, CodeUnknownReceiptKey, CodeReceiptExpired, CodeWrongWorkspace,
-	CodeActionMismatch, CodeOperationMismatch, CodeSubjectMismatch}
+	errcode.CodeActionMismatch, errcode.CodeOperationMismatch, errcode.CodeSubjectMismatch}
 
 // VerifyReceiptRequest is POST /trust/receipts/verify after decoding.
 type VerifyReceiptRequest struct {
@@ -248,13 +247,13 @@ func (m *Module) VerifyReceipt(cat *catalog.Catalog, who Caller, req VerifyRecei
 		return nil, []string{CodeWrongWorkspace}
 	}
 	if req.Action != "" && req.Action != c.Action {
-		codes = append(codes, CodeActionMismatch)
+		codes = append(codes, errcode.CodeActionMismatch)
 	}
 	if req.OperationReference != "" && req.OperationReference != c.OperationReference {
-		codes = append(codes, CodeOperationMismatch)
+		codes = append(codes, errcode.CodeOperationMismatch)
 	}
 	if req.SubjectID != "" && SubjectHash(who.Workspace.ScopeKey, req.SubjectID) != c.Subject {
-		codes = append(codes, CodeSubjectMismatch)
+		codes = append(codes, errcode.CodeSubjectMismatch)
 	}
 	return &c, codes
 }

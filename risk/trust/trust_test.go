@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/platform/catalog"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/token"
 )
 
@@ -241,11 +242,11 @@ func TestProofCheck(t *testing.T) {
 		want []string
 	}{
 		{"a high proof satisfies a standard requirement", SiteverifyRequest{ExpectedAssurance: "standard", Action: "pay"}, full, []string{}},
-		{"a document proof fails a standard requirement", SiteverifyRequest{ExpectedAssurance: "standard"}, Achieved{Assurance: LevelDocumentOnly, AuthTime: now}, []string{CodeInsufficient}},
-		{"another action is a mismatch", SiteverifyRequest{Action: "login"}, full, []string{CodeActionMismatch}},
+		{"a document proof fails a standard requirement", SiteverifyRequest{ExpectedAssurance: "standard"}, Achieved{Assurance: LevelDocumentOnly, AuthTime: now}, []string{errcode.CodeInsufficient}},
+		{"another action is a mismatch", SiteverifyRequest{Action: "login"}, full, []string{errcode.CodeActionMismatch}},
 		{"identity and liveness are required separately", SiteverifyRequest{RequireIdentity: true, RequireLiveness: true}, Achieved{}, []string{CodeIdentityRequired, CodeLivenessRequired}},
 		{"an unbound proof fails operation binding", SiteverifyRequest{RequireOperationBinding: true, OperationReference: "op-1"}, Achieved{}, []string{CodeOperationNotBound}},
-		{"a proof bound to another operation is a mismatch", SiteverifyRequest{OperationReference: "op-2"}, Achieved{OperationBound: true, Operation: [16]byte{2}}, []string{CodeOperationMismatch}},
+		{"a proof bound to another operation is a mismatch", SiteverifyRequest{OperationReference: "op-2"}, Achieved{OperationBound: true, Operation: [16]byte{2}}, []string{errcode.CodeOperationMismatch}},
 		{"an old step-up is stale", SiteverifyRequest{ExpectedAssurance: "standard"}, Achieved{Assurance: LevelHigh, AuthTime: now.Add(-time.Hour)}, []string{CodeStaleAuthentication}},
 		{"max_age_seconds widens freshness", SiteverifyRequest{ExpectedAssurance: "standard", MaxAgeSeconds: 7200}, Achieved{Assurance: LevelHigh, AuthTime: now.Add(-time.Hour)}, []string{}},
 	}

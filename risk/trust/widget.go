@@ -1,6 +1,10 @@
 package trust
 
-import "time"
+import (
+	"time"
+
+	"github.com/trustd/trustd/platform/errcode"
+)
 
 // AuthorizationCapable is the one statement of what may back an
 // authorization: a proof bound to an identity and to an operation. The
@@ -39,7 +43,7 @@ type WidgetToken struct {
 // never handed out: its id is dropped and the record expires with its TTL.
 func WidgetProof(req SiteverifyRequest, w WidgetToken, now time.Time) ProofResult {
 	if !w.Known {
-		return ProofResult{Codes: []string{CodeInvalidResponse}}
+		return ProofResult{Codes: []string{errcode.CodeInvalidResponse}}
 	}
 	a := Achieved{Method: MethodHuman, Assurance: LevelNone, Action: w.Action, AuthTime: w.Issued}
 	res := ProofResult{Known: true, Achieved: a, Codes: append([]string{}, w.Codes...)}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/trustd/trustd/platform/errcode"
 )
 
 func TestWidgetProof(t *testing.T) {
@@ -18,7 +20,7 @@ func TestWidgetProof(t *testing.T) {
 		codes      []string
 		assessment string
 	}{
-		{"a token that is not ours proves nothing", SiteverifyRequest{}, WidgetToken{}, []string{CodeInvalidResponse}, ""},
+		{"a token that is not ours proves nothing", SiteverifyRequest{}, WidgetToken{}, []string{errcode.CodeInvalidResponse}, ""},
 		{"a fresh token without requirements succeeds and hands out its verification", SiteverifyRequest{}, fresh, nil, "a1"},
 		{"a token proves presence only, so an expected assurance fails", SiteverifyRequest{ExpectedAssurance: "standard"}, fresh, []string{"insufficient-assurance"}, ""},
 		{"a required identity is never a widget token's", SiteverifyRequest{RequireIdentity: true}, fresh, []string{"identity-not-verified"}, ""},

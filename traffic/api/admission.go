@@ -16,7 +16,7 @@ type AdmitRequest struct {
 
 // MobileAdmitRequest is the body of POST /mobile/dependency-resilience/admit.
 type MobileAdmitRequest struct {
-	AppIdentity
+	kernel.AppIdentity
 	admission.AdmitFields
 }
 
@@ -28,7 +28,7 @@ type FeedbackRequest struct {
 
 // MobileFeedbackRequest is the body of POST /mobile/dependency-resilience/feedback.
 type MobileFeedbackRequest struct {
-	AppIdentity
+	kernel.AppIdentity
 	admission.FeedbackFields
 }
 
@@ -36,9 +36,6 @@ func (r *AdmitRequest) SiteSecret() string          { return r.Secret }
 func (r *FeedbackRequest) SiteSecret() string       { return r.Secret }
 func (r *MobileAdmitRequest) SiteSecret() string    { return "" }
 func (r *MobileFeedbackRequest) SiteSecret() string { return "" }
-
-func (r *MobileAdmitRequest) MobileIdentity() (string, string)    { return r.Platform, r.AppID }
-func (r *MobileFeedbackRequest) MobileIdentity() (string, string) { return r.Platform, r.AppID }
 
 func (r *MobileAdmitRequest) Site() *AdmitRequest { return &AdmitRequest{AdmitFields: r.AdmitFields} }
 func (r *MobileFeedbackRequest) Site() *FeedbackRequest {

@@ -20,16 +20,10 @@ type LeaseAcquireRequest struct {
 
 // MobileLeaseAcquireRequest is the body of POST /mobile/concurrency/acquire.
 type MobileLeaseAcquireRequest struct {
-	AppIdentity
+	kernel.AppIdentity
 	lease.LeaseContext
 	TTLMs          int64  `json:"ttl_ms,omitempty" doc:"Requested lease lifetime in milliseconds, clamped into the lifetime bounds of every matching constraint."`
 	IdempotencyKey string `json:"idempotency_key,omitempty" doc:"1 to 128 printable characters; a retry with the same key returns the same lease."`
-}
-
-// AppIdentity is the registered identity a mobile call declares.
-type AppIdentity struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios" doc:"Must match the app's registration."`
-	AppID    string `json:"app_id" required:"true" doc:"Package name or bundle id; must match the app's registration."`
 }
 
 // LeaseRenewRequest is the body of POST /concurrency/renew.
@@ -42,7 +36,7 @@ type LeaseRenewRequest struct {
 
 // MobileLeaseRenewRequest is the body of POST /mobile/concurrency/renew.
 type MobileLeaseRenewRequest struct {
-	AppIdentity
+	kernel.AppIdentity
 	LeaseToken string `json:"lease_token" required:"true"`
 	lease.LeaseContext
 	TTLMs int64 `json:"ttl_ms,omitempty"`
@@ -57,7 +51,7 @@ type LeaseReleaseRequest struct {
 
 // MobileLeaseReleaseRequest is the body of POST /mobile/concurrency/release.
 type MobileLeaseReleaseRequest struct {
-	AppIdentity
+	kernel.AppIdentity
 	LeaseToken string `json:"lease_token" required:"true"`
 	lease.LeaseContext
 }
@@ -74,10 +68,6 @@ func (r *LeaseReleaseRequest) SiteSecret() string       { return r.Secret }
 func (r *MobileLeaseAcquireRequest) SiteSecret() string { return "" }
 func (r *MobileLeaseRenewRequest) SiteSecret() string   { return "" }
 func (r *MobileLeaseReleaseRequest) SiteSecret() string { return "" }
-
-func (r *MobileLeaseAcquireRequest) MobileIdentity() (string, string) { return r.Platform, r.AppID }
-func (r *MobileLeaseRenewRequest) MobileIdentity() (string, string)   { return r.Platform, r.AppID }
-func (r *MobileLeaseReleaseRequest) MobileIdentity() (string, string) { return r.Platform, r.AppID }
 
 func (r *MobileLeaseAcquireRequest) Site() *LeaseAcquireRequest {
 	return &LeaseAcquireRequest{LeaseContext: r.LeaseContext, TTLMs: r.TTLMs, IdempotencyKey: r.IdempotencyKey}

@@ -8,15 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/node/nodetest"
 )
 
 // Env is a started --dev node, its dev workspace's credentials and the
 // origin the person's page runs at.
 type Env struct {
-	*nodetest.Node
-	Dev    *node.DevCredentials
+	*nodetest.DevNode
 	Origin string
 }
 
@@ -26,8 +24,8 @@ type Env struct {
 // ends.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
-	e := &Env{Node: tn, Dev: tn.N.Dev()}
+	e := &Env{DevNode: nodetest.StartDev(t)}
+	tn := e.Node
 	// WebAuthn refuses an IP address as relying party id: the person's
 	// page runs at localhost (a dev site hostname) on the node's port.
 	e.Origin = strings.Replace(tn.N.APIURL(), "127.0.0.1", "localhost", 1)
@@ -42,16 +40,6 @@ func Start(t testing.TB) *Env {
 	return e
 }
 
-// Post posts body to /v1+path with the dev site's secret in the body,
-// unless body names one.
-func (e *Env) Post(path string, body map[string]any) nodetest.Response {
-	e.T.Helper()
-	if _, ok := body["secret"]; !ok {
-		body["secret"] = e.Dev.Secret
-	}
-	return e.Do("POST", "/v1"+path, "", body)
-}
-
 // StartAnswer is /journeys/start's answer.
 type StartAnswer struct {
 	SessionToken  string `json:"session_token"`
@@ -64,13 +52,7 @@ type StartAnswer struct {
 // StartJourney posts /journeys/start and decodes its 200 answer.
 func (e *Env) StartJourney(body map[string]any) StartAnswer {
 	e.T.Helper()
-	r := e.Post("/journeys/start", body)
-	if r.Status != 200 {
-		e.T.Fatalf("start: %d %s", r.Status, r.Body)
-	}
-	var a StartAnswer
-	r.Decode(e.T, &a)
-	return a
+	return nodetest.OK[StartAnswer](e.T, "start", e.Post("/journeys/start", body))
 }
 
 // CapabilityOf is the person's capability in a journey endpoint (its

@@ -161,22 +161,24 @@ func (c *Cluster) Live() []int {
 // the failure through gossip.
 func (c *Cluster) Kill(i int) {
 	c.t.Helper()
-	c.mu.Lock()
-	c.down[i] = true
-	n := c.Nodes[i]
-	c.mu.Unlock()
+	n := c.markDown(i)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = n.Close(ctx)
 }
 
+// markDown takes node i out of Live and returns it.
+func (c *Cluster) markDown(i int) *node.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.down[i] = true
+	return c.Nodes[i]
+}
+
 // Leave makes node i leave gracefully, then closes it.
 func (c *Cluster) Leave(i int) {
 	c.t.Helper()
-	c.mu.Lock()
-	c.down[i] = true
-	n := c.Nodes[i]
-	c.mu.Unlock()
+	n := c.markDown(i)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := n.Leave(ctx); err != nil {

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustd/trustd/node"
 	"github.com/trustd/trustd/node/nodetest"
 	"github.com/trustd/trustd/platform/catalog"
 	"github.com/trustd/trustd/platform/token"
@@ -20,20 +19,12 @@ import (
 )
 
 // Env is a started --dev node and its dev workspace's credentials.
-type Env struct {
-	*nodetest.Node
-	Dev *node.DevCredentials
-}
+type Env struct{ *nodetest.DevNode }
 
 // Start starts a --dev node; it stops when the test ends.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	tn := nodetest.Start(t, func(c *node.Config) { c.Dev = true })
-	dev := tn.N.Dev()
-	if dev == nil {
-		t.Fatal("no dev credentials")
-	}
-	return &Env{Node: tn, Dev: dev}
+	return &Env{nodetest.StartDev(t)}
 }
 
 // Proof mints a step-up proof as an issuer (identity, journeys) would:
@@ -52,16 +43,6 @@ func MintProof(t testing.TB, cat *catalog.Catalog, workspace string, in trust.Pr
 		t.Fatal("no live key or workspace")
 	}
 	return trust.IssueProof(token.NewKey(sk.ID, sk.Secret), ws, in, time.Now())
-}
-
-// Post posts body to /v1+path with the dev site's secret in the body,
-// unless body names one.
-func (e *Env) Post(path string, body map[string]any) nodetest.Response {
-	e.T.Helper()
-	if _, ok := body["secret"]; !ok {
-		body["secret"] = e.Dev.Secret
-	}
-	return e.Do("POST", "/v1"+path, "", body)
 }
 
 // DecisionAnswer is a trust decision's answer (also an orchestration's).
@@ -103,13 +84,7 @@ func (d DecisionAnswer) Matched(reason string) bool {
 // Decide posts a trust decision and decodes its 200 answer.
 func (e *Env) Decide(body map[string]any) DecisionAnswer {
 	e.T.Helper()
-	r := e.Post("/trust/decision", body)
-	if r.Status != 200 {
-		e.T.Fatalf("decision: %d %s", r.Status, r.Body)
-	}
-	var d DecisionAnswer
-	r.Decode(e.T, &d)
-	return d
+	return nodetest.OK[DecisionAnswer](e.T, "decision", e.Post("/trust/decision", body))
 }
 
 // SiteverifyAnswer is /trust/siteverify's answer.
@@ -127,13 +102,7 @@ type SiteverifyAnswer struct {
 // Siteverify posts /trust/siteverify and decodes its 200 answer.
 func (e *Env) Siteverify(body map[string]any) SiteverifyAnswer {
 	e.T.Helper()
-	r := e.Post("/trust/siteverify", body)
-	if r.Status != 200 {
-		e.T.Fatalf("trust siteverify: %d %s", r.Status, r.Body)
-	}
-	var a SiteverifyAnswer
-	r.Decode(e.T, &a)
-	return a
+	return nodetest.OK[SiteverifyAnswer](e.T, "trust siteverify", e.Post("/trust/siteverify", body))
 }
 
 // ReceiptHeader is the JOSE header of a decision receipt.

@@ -148,6 +148,12 @@ func (o *options) validate() error {
 	if o.serveBaseline != "" {
 		return nil
 	}
+	switch {
+	case o.duration <= 0 || o.warmup < 0:
+		return errors.New("--duration must be positive and --warmup not negative")
+	case o.connections < 1:
+		return errors.New("--connections must be at least 1")
+	}
 	if o.suite || o.cluster != 0 {
 		switch {
 		case o.suite && o.cluster != 0:
@@ -164,8 +170,6 @@ func (o *options) validate() error {
 			return errors.New("--node-gomaxprocs must not be negative")
 		case o.openRate < 0:
 			return errors.New("--open-rate must not be negative")
-		case o.duration <= 0 || o.warmup < 0 || o.connections < 1:
-			return errors.New("--duration must be positive, --warmup not negative, --connections at least 1")
 		}
 		return o.keys.Validate()
 	}
@@ -174,10 +178,6 @@ func (o *options) validate() error {
 		return errors.New("--client-routing goes with the ratelimit and ratelimit-multi scenarios")
 	case !slices.Contains(scenarios, o.scenario):
 		return fmt.Errorf("unknown scenario %q (one of %s)", o.scenario, strings.Join(scenarios, ", "))
-	case o.duration <= 0 || o.warmup < 0:
-		return errors.New("--duration must be positive and --warmup not negative")
-	case o.connections < 1:
-		return errors.New("--connections must be at least 1")
 	case o.rate < 0:
 		return errors.New("--rate must not be negative")
 	case o.capacity < 1:
