@@ -42,7 +42,7 @@ type ServiceLinks struct {
 
 // Areas is the about area.
 func Areas(d Deps) []kernel.Area {
-	return []kernel.Area{{Name: AreaName, Routes: routes(d)}}
+	return []kernel.Area{{Name: AreaName, Routes: routes(d), Pages: &kernel.Pages{Prefix: "/favicon.ico", Serve: serveFavicon}}}
 }
 
 func routes(d Deps) []kernel.Route {

@@ -204,10 +204,6 @@ func (s *Server) serve(ctx *fasthttp.RequestCtx) {
 	// A view of the request's path: it does not outlive the routing below
 	// (the parameters matched in it are copied).
 	path := bstr(ctx.Path())
-	if path == "/favicon.ico" {
-		serveFavicon(ctx)
-		return
-	}
 	if p := s.pagesOf(path); p != nil {
 		s.servePages(p, ctx)
 		return

@@ -15,7 +15,8 @@ import (
 // they show and decide is the area's.
 type Pages struct {
 	// Prefix is where the pages live, ending in "/" ("/console/"); the
-	// path without its trailing slash is theirs too.
+	// path without its trailing slash is theirs too. A Prefix without a
+	// trailing slash is one exact path ("/favicon.ico").
 	Prefix string
 	// Serve answers one request.
 	Serve fasthttp.RequestHandler
@@ -23,6 +24,9 @@ type Pages struct {
 
 // owns reports whether path is under p.
 func (p *Pages) owns(path string) bool {
+	if !strings.HasSuffix(p.Prefix, "/") {
+		return path == p.Prefix
+	}
 	return strings.HasPrefix(path, p.Prefix) || path == strings.TrimSuffix(p.Prefix, "/")
 }
 

@@ -1,4 +1,4 @@
-package http
+package about
 
 import (
 	"bytes"
@@ -42,8 +42,8 @@ var favicon = sync.OnceValue(func() []byte {
 	return ico.Bytes()
 })
 
-// serveFavicon answers /favicon.ico (outside the API: no route, no
-// contract entry, no legacy-base headers).
+// serveFavicon answers /favicon.ico, the area's one page (outside the
+// API: no route, no contract entry, no legacy-base headers).
 func serveFavicon(ctx *fasthttp.RequestCtx) {
 	if !ctx.IsGet() && !ctx.IsHead() {
 		ctx.Response.Header.Set("Allow", "GET, HEAD")
