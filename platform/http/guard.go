@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,16 +26,21 @@ var errAmbiguousFraming = errors.New("both Content-Length and Transfer-Encoding"
 // a timeout, and trustd would exit; here the listener backs off (5 ms
 // doubling to 1 s) and retries until the listener is closed.
 //
-// It also bounds the connections of one client address (perIP; 0: no
-// bound): a connection over the bound is closed at once, so one address
-// cannot take every descriptor. (fasthttp's own MaxConnsPerIP races with
-// its shutdown under the race detector, hence this.)
+// It also bounds the connections served at once (total) and those of one
+// client address (perIP; 0: no bound). A connection over either bound is
+// answered 503 with Retry-After and closed at once, so one address cannot
+// take every descriptor and a client told "busy" knows when to come back.
+// (fasthttp's own MaxConnsPerIP races with its shutdown under the race
+// detector, and its Concurrency refusal carries no Retry-After: both are
+// here instead; fasthttp's Concurrency stays above total as a backstop.)
 type steadyListener struct {
 	net.Listener
 	log     *slog.Logger
 	retries *atomic.Uint64
+	total   int
 	perIP   int
 	mu      sync.Mutex
+	open    int
 	conns   map[netip.Addr]int
 }
 
@@ -62,32 +68,54 @@ func (l *steadyListener) Accept() (net.Conn, error) {
 	}
 }
 
-// admit counts c against its address's bound, or closes it and returns
-// nil when the address is at the bound.
+// admit counts c against the bounds, or refuses it and returns nil when
+// it is over one.
 func (l *steadyListener) admit(c net.Conn) net.Conn {
-	if l.perIP <= 0 {
+	if l.perIP <= 0 && l.total <= 0 {
 		return c
 	}
-	ap, err := netip.ParseAddrPort(c.RemoteAddr().String())
-	if err != nil {
-		return c
+	var ip netip.Addr
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		ip = ap.Addr().Unmap()
 	}
-	ip := ap.Addr().Unmap()
 	l.mu.Lock()
-	if l.conns[ip] >= l.perIP {
+	if (l.total > 0 && l.open >= l.total) || (l.perIP > 0 && ip.IsValid() && l.conns[ip] >= l.perIP) {
 		l.mu.Unlock()
-		c.Close()
+		refuseBusy(c)
 		return nil
 	}
-	l.conns[ip]++
+	l.open++
+	if ip.IsValid() {
+		l.conns[ip]++
+	}
 	l.mu.Unlock()
 	return &countedConn{Conn: c, release: func() {
 		l.mu.Lock()
-		if l.conns[ip]--; l.conns[ip] <= 0 {
-			delete(l.conns, ip)
+		l.open--
+		if ip.IsValid() {
+			if l.conns[ip]--; l.conns[ip] <= 0 {
+				delete(l.conns, ip)
+			}
 		}
 		l.mu.Unlock()
 	}}
+}
+
+// busyAnswer is the whole answer to a connection over a bound: the
+// ApiError of any 503, with the Retry-After every 503 carries.
+var busyAnswer = func() []byte {
+	body := `{"success":false,"error":"service-unavailable","message":"the node is serving as many connections as it allows (in all, or from this address); retry after Retry-After","request_id":""}`
+	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " +
+		strconv.Itoa(DefaultRetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+}()
+
+// refuseBusy answers c busyAnswer and closes it. The write goes into a
+// fresh socket's empty send buffer; the deadline only guards the accept
+// loop against a kernel that will not take it.
+func refuseBusy(c net.Conn) {
+	_ = c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	_, _ = c.Write(busyAnswer)
+	c.Close()
 }
 
 // countedConn gives its slot back once, on the first Close.

@@ -71,8 +71,9 @@ type Config struct {
 	// to them; nil outside a cluster.
 	Cluster summary.Peers
 	// MaxConns bounds the connections served at once (beyond it a new
-	// connection is answered 503 and closed, so its descriptor is freed at
-	// once); MaxConnsPerIP bounds one client address. Zero derives them from
+	// connection is answered 503 with Retry-After and closed, so its
+	// descriptor is freed at once); MaxConnsPerIP bounds one client
+	// address the same way. Zero derives them from
 	// the process's file-descriptor limit (3/4 of it, and half of that per
 	// address), leaving descriptors for Raft, peers and storage.
 	MaxConns, MaxConnsPerIP int
@@ -164,7 +165,7 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 		Handler:               s.serve,
 		Name:                  ServiceName,
 		MaxRequestBodySize:    s.table.maxBody(cfg.MaxBodyBytes),
-		Concurrency:           conns,
+		Concurrency:           conns + conns/8 + 8, // a backstop: the listener refuses past conns first
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           cfg.IdleTimeout,
@@ -181,8 +182,8 @@ func New(cfg Config, store Store, router *cluster.Router, reg prometheus.Registe
 // Serve accepts connections on ln until Shutdown. Accept errors that pass
 // (out of file descriptors) are retried with backoff, never fatal.
 func (s *Server) Serve(ln net.Listener) error {
-	_, perIP := connLimits(s.cfg.MaxConns, s.cfg.MaxConnsPerIP)
-	return s.fast.Serve(&steadyListener{Listener: ln, log: s.log, retries: &s.acceptRetries, perIP: perIP, conns: map[netip.Addr]int{}})
+	total, perIP := connLimits(s.cfg.MaxConns, s.cfg.MaxConnsPerIP)
+	return s.fast.Serve(&steadyListener{Listener: ln, log: s.log, retries: &s.acceptRetries, total: total, perIP: perIP, conns: map[netip.Addr]int{}})
 }
 
 // connLimits fills in the connection limits from the descriptor limit.
