@@ -34,13 +34,17 @@ func wantBusy(t *testing.T, c net.Conn) {
 	}
 }
 
-func TestConnectionsPastTheNodesBoundAreToldToRetry(t *testing.T) {
+// listenGuarded is a steadyListener with the bounds total and perIP on a
+// loopback port, accepting into the channel it returns until the test
+// ends.
+func listenGuarded(t *testing.T, total, perIP int) (net.Listener, chan net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &steadyListener{Listener: ln, log: slog.New(slog.DiscardHandler), retries: new(atomic.Uint64), total: 2, perIP: 5, conns: map[netip.Addr]int{}}
-	defer l.Close()
+	l := &steadyListener{Listener: ln, log: slog.New(slog.DiscardHandler), retries: new(atomic.Uint64), total: total, perIP: perIP, conns: map[netip.Addr]int{}}
+	t.Cleanup(func() { l.Close() })
 	accepted := make(chan net.Conn, 8)
 	go func() {
 		for {
@@ -51,6 +55,11 @@ func TestConnectionsPastTheNodesBoundAreToldToRetry(t *testing.T) {
 			accepted <- c
 		}
 	}()
+	return ln, accepted
+}
+
+func TestConnectionsPastTheNodesBoundAreToldToRetry(t *testing.T) {
+	ln, accepted := listenGuarded(t, 2, 5)
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
@@ -75,22 +84,7 @@ func TestConnectionsPastTheNodesBoundAreToldToRetry(t *testing.T) {
 }
 
 func TestOneAddressGetsAtMostItsShareOfConnections(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &steadyListener{Listener: ln, log: slog.New(slog.DiscardHandler), retries: new(atomic.Uint64), perIP: 2, conns: map[netip.Addr]int{}}
-	defer l.Close()
-	accepted := make(chan net.Conn, 8)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted <- c
-		}
-	}()
+	ln, accepted := listenGuarded(t, 0, 2)
 	var clients []net.Conn
 	for i := 0; i < 3; i++ {
 		c, err := net.Dial("tcp", ln.Addr().String())
