@@ -130,7 +130,7 @@ func TestCloseIsBoundedWhenRaftCannotStop(t *testing.T) {
 	release()
 	// The log store was released: the data dir opens again.
 	s2 := mustOpenStore(t, dir)
-	if s2.Catalog().Workspaces["ws"].Name != "a" {
+	if ws := s2.Catalog().Workspaces["ws"]; ws == nil || ws.Name != "a" {
 		t.Fatal("the workspace written before the forced stop is gone")
 	}
 	if err := s2.Close(); err != nil {

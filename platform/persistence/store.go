@@ -249,12 +249,20 @@ func (s *Store) RaftAddr() string { return string(s.trans.LocalAddr()) }
 
 // WaitReady blocks until a leader is known and this node has applied every
 // entry that was in its log when it started, or ctx ends.
+//
+// Raft's AppliedIndex moves when an entry is handed to the FSM goroutine,
+// not when the FSM has applied it, so the wait is also for the catalog to
+// reach the last command entry of that log: before it does, a restarted
+// node would serve a catalog that lacks its newest writes.
 func (s *Store) WaitReady(ctx context.Context) error {
 	target := s.raft.LastIndex()
+	want := s.lastCommandAtOrBefore(target)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
-		if addr, _ := s.raft.LeaderWithID(); addr != "" && s.raft.AppliedIndex() >= target {
+		addr, _ := s.raft.LeaderWithID()
+		applied := s.fsm.cur.Load().Index >= want || s.fsm.halted.Load() != nil
+		if addr != "" && s.raft.AppliedIndex() >= target && applied {
 			return nil
 		}
 		select {
@@ -264,6 +272,30 @@ func (s *Store) WaitReady(ctx context.Context) error {
 		}
 	}
 }
+
+// lastCommandAtOrBefore is the index of the last command entry (the ones
+// the FSM applies; configuration and no-op entries are Raft's own) at or
+// before index, or 0 when there is none in the log's last maxReadyScan
+// entries (then a snapshot holds what there is).
+func (s *Store) lastCommandAtOrBefore(index uint64) uint64 {
+	first, err := s.logs.FirstIndex()
+	if err != nil {
+		return 0
+	}
+	for i := index; i >= max(first, 1) && index-i < maxReadyScan; i-- {
+		var l raft.Log
+		if s.logs.GetLog(i, &l) != nil {
+			return 0
+		}
+		if l.Type == raft.LogCommand {
+			return i
+		}
+	}
+	return 0
+}
+
+// maxReadyScan bounds lastCommandAtOrBefore's walk back through the log.
+const maxReadyScan = 4096
 
 // Ready reports whether a leader is known and the catalog is loaded, and
 // this node has not halted on an entry of a newer format (format.go).

@@ -76,3 +76,30 @@ func TestConcurrentWritesArePackedAndSurviveRestart(t *testing.T) {
 		t.Fatalf("after restart ws-01 name = %q", c.Workspaces["ws-01"].Name)
 	}
 }
+
+// TestWaitReadyWaitsForTheCatalogNotOnlyRaft: a restarted store is ready
+// only once its catalog holds the last command of the log it started with
+// (Raft's applied index moves when an entry is handed to the FSM, before
+// the FSM has applied it).
+func TestWaitReadyWaitsForTheCatalogNotOnlyRaft(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpenStore(t, dir)
+	for i := range 20 {
+		ws := catalog.Workspace{ID: fmt.Sprintf("ws-%d", i), Name: fmt.Sprintf("w%d", i), Settings: catalog.DefaultSettings()}
+		if _, err := s.Apply(context.Background(), &catalog.CreateWorkspace{Workspace: ws}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := s.Catalog().Index
+	if got := s.lastCommandAtOrBefore(s.raft.LastIndex()); got != last {
+		t.Fatalf("last command entry = %d, want the catalog's index %d", got, last)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := mustOpenStore(t, dir)
+	defer s2.Close()
+	if c := s2.Catalog(); c.Index < last || len(c.Workspaces) != 20 {
+		t.Fatalf("ready with catalog index %d and %d workspaces, want index ≥ %d and 20", c.Index, len(c.Workspaces), last)
+	}
+}
