@@ -191,6 +191,8 @@ func TestOptions(t *testing.T) {
 		{"client routing in the suite is refused", []string{"--suite", "--client-routing"}, noEnv, false, "", 0},
 		{"a cluster of one is refused", []string{"--cluster", "1"}, noEnv, false, "", 0},
 		{"zero rounds are refused", []string{"--suite", "--rounds", "0"}, noEnv, false, "", 0},
+		{"a JSON file of the suite is refused (it prints a table only)", []string{"--suite", "--json-file", "x.json"}, noEnv, false, "", 0},
+		{"a plot of a cluster run is refused", []string{"--cluster", "3", "--plot", "x.png"}, noEnv, false, "", 0},
 		{"several server pids are accepted", []string{"--scenario", "baseline", "--server-pid", "12,34"}, noEnv, true, "", 0},
 		{"a server pid that is not a number is refused", []string{"--scenario", "baseline", "--server-pid", "12,x"}, noEnv, false, "", 0},
 	}

@@ -170,6 +170,8 @@ func (o *options) validate() error {
 			return errors.New("--node-gomaxprocs must not be negative")
 		case o.openRate < 0:
 			return errors.New("--open-rate must not be negative")
+		case o.json || o.jsonFile != "" || o.plot != "":
+			return errors.New("--suite and --cluster print their own table: --json, --json-file and --plot go with a scenario run")
 		}
 		return o.keys.Validate()
 	}
