@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -66,6 +67,9 @@ var codeNames = [numCodes]string{errcode.CodeInvalidResponse, errcode.CodeTimeou
 // The byte slices may be views of the request body; Siteverify keeps none
 // of them.
 type Request struct {
+	// Ctx is the request's context, when it has one: an ask forwarded to
+	// the token's owner continues its trace there.
+	Ctx                                        context.Context
 	Response, RemoteIP, Action, IdempotencyKey []byte
 	// Sandbox verifies a sandbox token (prefix, key and marker space of
 	// the sandbox) instead of a live one.
@@ -149,7 +153,7 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 		// first outcome when there was one: a Redeem whose expiry has
 		// passed only finds a stored outcome, it never consumes.
 		op := &actors.Redeem{ID: actors.MarkerKey(space, tok.ID), Expires: 1, Key: replayKey(q, site.ID)}
-		if err := m.ask.Ask(op.ID, op); err != nil {
+		if err := actors.AskIn(q.Ctx, m.ask, op.ID, op); err != nil {
 			return v, err
 		}
 		if op.Replayed {
@@ -190,7 +194,7 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 		op.Key = replayKey(q, site.ID)
 		op.Expires += replayGrace
 	}
-	if err := m.ask.Ask(op.ID, op); err != nil {
+	if err := actors.AskIn(q.Ctx, m.ask, op.ID, op); err != nil {
 		return v, err
 	}
 	switch {

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"regexp"
 	"slices"
 	"strings"
@@ -243,5 +244,39 @@ func TestRecaptchaScoreTreatsRemoteIPAsASignalOnly(t *testing.T) {
 		if m >= 500 && got < 0.5 {
 			t.Fatalf("a mismatch alone took %d below 0.5: %v", m, got)
 		}
+	}
+}
+
+// ctxRecorder is an Asker that takes contexts, as the cluster's router
+// does, and records the value of ctxKey{} in each context it is given.
+type ctxRecorder struct {
+	actors.PartitionAsker
+	seen []any
+}
+
+type ctxKey struct{}
+
+func (r *ctxRecorder) AskContext(ctx context.Context, key string, op actors.Op) error {
+	r.seen = append(r.seen, ctx.Value(ctxKey{}))
+	return r.Ask(key, op)
+}
+
+// TestSiteverifyAsksWithinTheRequestsContext: the ask that consumes the
+// token carries the request's context (its trace continues on the owner);
+// without a context it is a plain ask.
+func TestSiteverifyAsksWithinTheRequestsContext(t *testing.T) {
+	e := mustNewEnv(t)
+	rec := &ctxRecorder{PartitionAsker: e.m.ask}
+	m := New(rec, e, e.m.now, Config{})
+	ctx := context.WithValue(context.Background(), ctxKey{}, "request-1")
+	v, err := m.Siteverify(e.cat, e.site(), &Request{Ctx: ctx, Response: []byte(e.mint(nil))}, make([]byte, 512))
+	if err != nil || !v.Success() {
+		t.Fatalf("siteverify %+v %v", v, err)
+	}
+	if len(rec.seen) != 1 || rec.seen[0] != "request-1" {
+		t.Fatalf("contexts seen by the asker: %v, want the request's once", rec.seen)
+	}
+	if v, err := m.Siteverify(e.cat, e.site(), &Request{Response: []byte(e.mint(nil))}, make([]byte, 512)); err != nil || !v.Success() || len(rec.seen) != 1 {
+		t.Fatalf("without a context: %+v %v, contexts %v", v, err, rec.seen)
 	}
 }

@@ -435,12 +435,6 @@ func (m *Module) reserveRemote(r *Result, o *outcome) {
 	o.err = m.askIn(r.ctx, o.op.Key, &o.op)
 }
 
-// ctxAsker is an Asker that carries a request's context to an ask it
-// forwards (*cluster.Router: the request's trace continues on the owner).
-type ctxAsker interface {
-	AskContext(ctx context.Context, key string, op actors.Op) error
-}
-
 // askIn asks within the check's request context when the Asker takes
 // one (m.ctxAsk, resolved once in New).
 func (m *Module) askIn(ctx context.Context, key string, op actors.Op) error {

@@ -142,7 +142,7 @@ type Config struct {
 // Module decides rate-limit checks. It is safe for concurrent use.
 type Module struct {
 	ask    actors.Asker
-	ctxAsk ctxAsker // ask when it takes a context, else nil
+	ctxAsk actors.ContextAsker // ask when it takes a context, else nil
 	local  func(key string) bool
 	now    func() time.Time
 
@@ -157,7 +157,7 @@ type Module struct {
 // New returns a module.
 func New(cfg Config) *Module {
 	m := &Module{ask: cfg.Asker, local: cfg.Local, now: cfg.Now, stats: map[string]*stats{}}
-	m.ctxAsk, _ = cfg.Asker.(ctxAsker)
+	m.ctxAsk, _ = cfg.Asker.(actors.ContextAsker)
 	if m.now == nil {
 		m.now = time.Now
 	}

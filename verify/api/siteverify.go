@@ -166,7 +166,7 @@ func (a *verifyAPI) verifyResponse(c *kernel.Call, sandbox bool) {
 		fail(svMissingResponse)
 		return
 	}
-	q.Sandbox = sandbox
+	q.Sandbox, q.Ctx = sandbox, c.Context()
 	v, err := hv.Siteverify(c.Catalog(), site, &q.Request, b.tokenScratch())
 	if err != nil {
 		fail(kernel.ErrUnavailable)
@@ -224,7 +224,7 @@ func (a *verifyAPI) siteverifyCompat(d verify.Dialect) func(*kernel.Call) {
 			fail(svMissingResponse.Code)
 			return
 		}
-		q.RemoteIPSignal = true
+		q.RemoteIPSignal, q.Ctx = true, c.Context()
 		v, err := hv.Siteverify(c.Catalog(), site, &q.Request, b.tokenScratch())
 		if err != nil {
 			fail(kernel.ErrInternal.Code)

@@ -126,15 +126,40 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// waitForwarded waits until one of the traces sent (of operation op, each
+// under the caller's span parent) is a forwarded one (forwardedTrace), and
+// returns its id.
+func waitForwarded(t *testing.T, rcv *otlpReceiver, op string, sent []string, parent string) string {
+	t.Helper()
+	var forwarded string
+	Eventually(t, 20*time.Second, func() error {
+		for _, tid := range sent {
+			err := forwardedTrace(rcv.trace(tid), op, parent)
+			switch {
+			case err == nil:
+				forwarded = tid
+			case err != errNotForwarded:
+				return fmt.Errorf("trace %s: %w", tid, err)
+			}
+		}
+		if forwarded == "" {
+			return fmt.Errorf("no trace of the %d %s requests has spans from both nodes yet", len(sent), op)
+		}
+		return nil
+	})
+	return forwarded
+}
+
 // forwardedTrace finds, among the spans of tid, the request's server span
-// on node-0 under the caller's span parent, its forwarded ask on node-0
-// and the owner's span on node-1; nil when the check was not forwarded.
-func forwardedTrace(spans []otlpSpan, parent string) error {
+// (operation op) on node-0 under the caller's span parent, its forwarded
+// ask on node-0 and the owner's span on node-1; nil when the request was
+// not forwarded.
+func forwardedTrace(spans []otlpSpan, op, parent string) error {
 	var server, ask, serve *otlpSpan
 	for i := range spans {
 		s := &spans[i]
 		switch {
-		case s.name == "rateLimitCheck" && s.node == "node-0":
+		case s.name == op && s.node == "node-0":
 			server = s
 		case s.name == "cluster.ask" && s.node == "node-0":
 			ask = s
@@ -190,22 +215,7 @@ func TestACheckForwardedToTheOwnerIsOneTraceAcrossBothNodes(t *testing.T) {
 			t.Fatalf("check %d: %d %s %v", i, st, b, err)
 		}
 	}
-	var forwarded string
-	Eventually(t, 20*time.Second, func() error {
-		for _, tid := range sent {
-			err := forwardedTrace(rcv.trace(tid), parent)
-			switch {
-			case err == nil:
-				forwarded = tid
-			case err != errNotForwarded:
-				return fmt.Errorf("trace %s: %w", tid, err)
-			}
-		}
-		if forwarded == "" {
-			return fmt.Errorf("no trace of the %d checks has spans from both nodes yet", len(sent))
-		}
-		return nil
-	})
+	forwarded := waitForwarded(t, rcv, "rateLimitCheck", sent, parent)
 	t.Logf("trace %s: %d spans", forwarded, len(rcv.trace(forwarded)))
 	for _, s := range rcv.trace(forwarded) {
 		for k, v := range s.attrs {
@@ -214,6 +224,22 @@ func TestACheckForwardedToTheOwnerIsOneTraceAcrossBothNodes(t *testing.T) {
 			}
 		}
 	}
+
+	// A siteverify sent to the node that does not own its token is one
+	// trace too.
+	hv := setupSite(t, c)
+	var verified []string
+	for i := range 16 {
+		tok := c.mint(t, 0, hv)
+		tid := fmt.Sprintf("5cf92f3577b34da6a3ce929d0e%06x", i+1)
+		verified = append(verified, tid)
+		st, b, err := c.DoWith(0, "POST", "/v1/siteverify", "", []byte("secret="+hv.secret+"&response="+tok),
+			map[string]string{"traceparent": "00-" + tid + "-" + parent + "-01", "Content-Type": "application/x-www-form-urlencoded"})
+		if err != nil || st != 200 || !strings.Contains(string(b), `"success":true`) {
+			t.Fatalf("siteverify %d: %d %s %v", i, st, b, err)
+		}
+	}
+	waitForwarded(t, rcv, "siteverify", verified, parent)
 
 	// An admin request's log line carries its trace and span ids.
 	const adminTrace = "0af7651916cd43dd8448eb211c80319c"
