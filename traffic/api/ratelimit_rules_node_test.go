@@ -249,6 +249,7 @@ func TestRateLimitCheckErrors(t *testing.T) {
 		{"a custom policy without scope_key is invalid-scope_key", check, tn.secret, map[string]any{"action": "c"}, 400, "invalid-scope_key"},
 		{"a fractional cost is invalid-cost", check, tn.secret, `{"action":"a","cost":1.5}`, 400, "invalid-cost"},
 		{"a zero cost is invalid-cost", check, tn.secret, `{"action":"a","cost":0}`, 400, "invalid-cost"},
+		{"a cost past float64's range is invalid-cost", check, tn.secret, `{"action":"a","cost":1e700}`, 400, "invalid-cost"},
 		{"a bad method is invalid-method", check, tn.secret, map[string]any{"action": "a", "method": "GE T"}, 400, "invalid-method"},
 		{"a malformed assessment id is refused", check, tn.secret, map[string]any{"action": "a", "api_protection_assessment_id": "x"}, 400, "invalid-api_protection_assessment_id"},
 		{"malformed JSON is refused", check, tn.secret, `{"action":`, 400, "malformed-json"},
