@@ -48,6 +48,7 @@ type Config struct {
 // else lives in the catalog or in actors.
 type Module struct {
 	ask   actors.PartitionAsker
+	inCtx actors.InContext // ask within a request's context
 	store Store
 	now   func() time.Time
 	cfg   Config
@@ -71,7 +72,7 @@ type hostIndex struct {
 // New returns the module. now is read on every call, so a test may move
 // it; store takes detection feedback's tally updates.
 func New(ask actors.PartitionAsker, store Store, now func() time.Time, cfg Config) *Module {
-	return &Module{ask: ask, store: store, now: now, cfg: cfg}
+	return &Module{ask: ask, inCtx: actors.NewInContext(ask), store: store, now: now, cfg: cfg}
 }
 
 // errNoKey is a catalog without a signing key of the purpose yet.

@@ -153,7 +153,7 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 		// first outcome when there was one: a Redeem whose expiry has
 		// passed only finds a stored outcome, it never consumes.
 		op := &actors.Redeem{ID: actors.MarkerKey(space, tok.ID), Expires: 1, Key: replayKey(q, site.ID)}
-		if err := actors.AskIn(q.Ctx, m.ask, op.ID, op); err != nil {
+		if err := m.inCtx.Ask(q.Ctx, op.ID, op); err != nil {
 			return v, err
 		}
 		if op.Replayed {
@@ -194,7 +194,7 @@ func (m *Module) Siteverify(cat *catalog.Catalog, site *catalog.Site, q *Request
 		op.Key = replayKey(q, site.ID)
 		op.Expires += replayGrace
 	}
-	if err := actors.AskIn(q.Ctx, m.ask, op.ID, op); err != nil {
+	if err := m.inCtx.Ask(q.Ctx, op.ID, op); err != nil {
 		return v, err
 	}
 	switch {

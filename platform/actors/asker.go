@@ -23,11 +23,25 @@ type ContextAsker interface {
 	AskContext(ctx context.Context, key string, op Op) error
 }
 
-// AskIn asks a within ctx when a is a ContextAsker and ctx is set, else
-// plainly. A module on a hot path resolves the ContextAsker once instead.
-func AskIn(ctx context.Context, a Asker, key string, op Op) error {
-	if ca, ok := a.(ContextAsker); ok && ctx != nil {
-		return ca.AskContext(ctx, key, op)
+// InContext asks within a request's context when its Asker takes one,
+// else plainly. It is resolved once (NewInContext) so a hot path pays no
+// type assertion per ask.
+type InContext struct {
+	a  Asker
+	ca ContextAsker // nil when a takes no context
+}
+
+// NewInContext resolves a once.
+func NewInContext(a Asker) InContext {
+	ca, _ := a.(ContextAsker)
+	return InContext{a: a, ca: ca}
+}
+
+// Ask runs op on key's owner, within ctx when ctx is set and the Asker
+// takes contexts.
+func (x InContext) Ask(ctx context.Context, key string, op Op) error {
+	if x.ca != nil && ctx != nil {
+		return x.ca.AskContext(ctx, key, op)
 	}
-	return a.Ask(key, op)
+	return x.a.Ask(key, op)
 }

@@ -3,15 +3,16 @@ package http
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/go-json-experiment/json"
 	"github.com/valyala/fasthttp"
 )
 
@@ -102,11 +103,16 @@ func (l *steadyListener) admit(c net.Conn) net.Conn {
 }
 
 // busyAnswer is the whole answer to a connection over a bound: the
-// ApiError of any 503, with the Retry-After every 503 carries.
+// ApiError of any 503 (no request was read, so it has no request id),
+// with the Retry-After every 503 carries.
 var busyAnswer = func() []byte {
-	body := `{"success":false,"error":"service-unavailable","message":"the node is serving as many connections as it allows (in all, or from this address); retry after Retry-After","request_id":""}`
-	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: " +
-		strconv.Itoa(DefaultRetryAfter) + "\r\nConnection: close\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body)
+	body, err := json.Marshal(&APIError{Error: ErrUnavailable.Code,
+		Message: "the node is serving as many connections as it allows (in all, or from this address); retry after Retry-After"})
+	if err != nil {
+		panic(err) // a fixed value: cannot fail
+	}
+	return fmt.Appendf(nil, "HTTP/1.1 %d Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: %d\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+		ErrUnavailable.Status, DefaultRetryAfter, len(body), body)
 }()
 
 // refuseBusy answers c busyAnswer and closes it. The write goes into a

@@ -306,7 +306,7 @@ func (m *Module) reserve(r *Result) {
 	if aa == nil {
 		for i := range r.out {
 			if o := &r.out[i]; m.local == nil || m.local(o.op.Key) {
-				o.err = m.askIn(r.ctx, o.op.Key, &o.op)
+				o.err = m.inCtx.Ask(r.ctx, o.op.Key, &o.op)
 			}
 		}
 	} else {
@@ -329,7 +329,7 @@ func (m *Module) reserve(r *Result) {
 	}
 	if last >= 0 {
 		o := &r.out[last]
-		o.err = m.askIn(r.ctx, o.op.Key, &o.op)
+		o.err = m.inCtx.Ask(r.ctx, o.op.Key, &o.op)
 	}
 	r.wg.Wait()
 	for i := range r.out {
@@ -400,7 +400,7 @@ func (m *Module) refund(r *Result) {
 			r.add(i, o.refund.Key, &o.refund)
 			continue
 		}
-		o.refundErr = m.askIn(r.ctx, o.refund.Key, &o.refund)
+		o.refundErr = m.inCtx.Ask(r.ctx, o.refund.Key, &o.refund)
 	}
 	switch {
 	case len(r.ops) == 1:
@@ -413,7 +413,7 @@ func (m *Module) refund(r *Result) {
 	}
 	if last >= 0 {
 		o := &r.out[last]
-		o.refundErr = m.askIn(r.ctx, o.refund.Key, &o.refund)
+		o.refundErr = m.inCtx.Ask(r.ctx, o.refund.Key, &o.refund)
 	}
 	r.wg.Wait()
 	// A refund that timed out may still run on its shard and reads its
@@ -427,21 +427,12 @@ func (m *Module) refund(r *Result) {
 
 func (m *Module) refundRemote(r *Result, o *outcome) {
 	defer r.wg.Done()
-	o.refundErr = m.askIn(r.ctx, o.refund.Key, &o.refund)
+	o.refundErr = m.inCtx.Ask(r.ctx, o.refund.Key, &o.refund)
 }
 
 func (m *Module) reserveRemote(r *Result, o *outcome) {
 	defer r.wg.Done()
-	o.err = m.askIn(r.ctx, o.op.Key, &o.op)
-}
-
-// askIn asks within the check's request context when the Asker takes
-// one (m.ctxAsk, resolved once in New).
-func (m *Module) askIn(ctx context.Context, key string, op actors.Op) error {
-	if m.ctxAsk != nil {
-		return m.ctxAsk.AskContext(ctx, key, op)
-	}
-	return m.ask.Ask(key, op)
+	o.err = m.inCtx.Ask(r.ctx, o.op.Key, &o.op)
 }
 
 // refusal is what a refusing policy asks for in its mode.

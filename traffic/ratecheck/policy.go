@@ -141,10 +141,10 @@ type Config struct {
 
 // Module decides rate-limit checks. It is safe for concurrent use.
 type Module struct {
-	ask    actors.Asker
-	ctxAsk actors.ContextAsker // ask when it takes a context, else nil
-	local  func(key string) bool
-	now    func() time.Time
+	ask   actors.Asker
+	inCtx actors.InContext // m.ask within a check's request context
+	local func(key string) bool
+	now   func() time.Time
 
 	cur atomic.Pointer[matcherSet]
 	mu  sync.Mutex // serialises rebuilds and guards stats
@@ -156,8 +156,7 @@ type Module struct {
 
 // New returns a module.
 func New(cfg Config) *Module {
-	m := &Module{ask: cfg.Asker, local: cfg.Local, now: cfg.Now, stats: map[string]*stats{}}
-	m.ctxAsk, _ = cfg.Asker.(actors.ContextAsker)
+	m := &Module{ask: cfg.Asker, inCtx: actors.NewInContext(cfg.Asker), local: cfg.Local, now: cfg.Now, stats: map[string]*stats{}}
 	if m.now == nil {
 		m.now = time.Now
 	}

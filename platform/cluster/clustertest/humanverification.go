@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trustd/trustd/platform/actors"
+	"github.com/trustd/trustd/platform/errcode"
 	"github.com/trustd/trustd/platform/token"
 	"github.com/trustd/trustd/verify/pow"
 )
@@ -180,7 +181,7 @@ func SiteverifyRetried(apis []string, secret, response, idem string, deadline ti
 
 // Duplicate reports a refused replay.
 func (v Verdict) Duplicate() bool {
-	return !v.Success && len(v.ErrorCodes) == 1 && v.ErrorCodes[0] == "timeout-or-duplicate"
+	return !v.Success && len(v.ErrorCodes) == 1 && v.ErrorCodes[0] == errcode.CodeTimeoutOrDuplicate
 }
 
 // TokenMarkerKey is the router key under which siteverify redeems a live
