@@ -81,8 +81,12 @@ func TestCheckAnswersOnTheWireStayByteForByte(t *testing.T) {
 		if !strings.Contains(hdr, "X-Request-Id") {
 			hdr += "X-Request-Id: wire-" + strconv.Itoa(i) + "\r\n"
 		}
+		// The server answers an oversized body from its Content-Length
+		// alone and closes: sending all 2 MiB raced with that close (the
+		// write failed with ECONNRESET), so only a prefix is sent.
+		body := tc.body[:min(len(tc.body), 64<<10)]
 		req := tc.method + " " + tc.path + " HTTP/1.1\r\nHost: trustd.test\r\nContent-Type: application/json\r\n" + hdr +
-			"Content-Length: " + strconv.Itoa(len(tc.body)) + "\r\n\r\n" + tc.body
+			"Content-Length: " + strconv.Itoa(len(tc.body)) + "\r\n\r\n" + body
 		if _, err := conn.Write([]byte(req)); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
