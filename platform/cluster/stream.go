@@ -342,17 +342,25 @@ type stream struct {
 	next    uint64 // the last request id
 	wbuf    []byte // frames queued for the writer
 	wasks   int    // asks in wbuf
+	wfirst  uint64 // the request id of wbuf's first ask
 	spare   []byte
 	err     error // why the stream ended; set once
 
 	wake     chan struct{}
 	done     chan struct{}
 	lastRead atomic.Int64 // unix nanoseconds of the last frame read
+
+	// unacked is the first request id of the last write while none of its
+	// answers has arrived (0: none outstanding); acked tells the writer
+	// the reader cleared it.
+	unacked atomic.Uint64
+	acked   chan struct{}
 }
 
 func newStream(sp *streamPeer, conn net.Conn, br *bufio.Reader) *stream {
 	s := &stream{sp: sp, conn: conn, slots: make(chan struct{}, maxStreamInflight),
-		pending: map[uint64]pendingRef{}, wake: make(chan struct{}, 1), done: make(chan struct{})}
+		pending: map[uint64]pendingRef{}, wake: make(chan struct{}, 1), done: make(chan struct{}),
+		acked: make(chan struct{}, 1)}
 	s.lastRead.Store(time.Now().UnixNano())
 	sp.t.streamWG.Add(2)
 	go s.write()
@@ -388,6 +396,9 @@ func (s *stream) ask(p *pendingAsk, expired <-chan time.Time) (answered, abandon
 	id := s.next
 	s.pending[id] = pendingRef{p: p, gen: p.gen}
 	first := len(s.wbuf) == 0
+	if first {
+		s.wfirst = id
+	}
 	s.wbuf = appendFrame(s.wbuf, frameAsk, id, nil, p.body)
 	s.wasks++
 	s.mu.Unlock()
@@ -431,19 +442,47 @@ func (s *stream) failure() error {
 	return s.err
 }
 
+// streamLinger bounds how long the writer holds queued asks back while
+// its previous write is unanswered.
+const streamLinger = 500 * time.Microsecond
+
 // write is the stream's writer: it writes everything queued in one Write.
+//
+// Like TCP's Nagle algorithm, it does not write while its previous write
+// is still unanswered (for at most streamLinger): asks that arrive during
+// the peer's round trip then share one write, one TLS record and one
+// wake-up on each end, instead of a write each. An ask on an idle stream
+// is written at once: nothing is outstanding then.
 func (s *stream) write() {
 	defer s.sp.t.streamWG.Done()
 	t := s.sp.t
+	linger := time.NewTimer(t.linger)
+	linger.Stop()
+	defer linger.Stop()
 	for {
 		select {
 		case <-s.wake:
 		case <-s.done:
 			return
 		}
-		// As the HTTP sender did: let the checks already runnable queue
-		// their asks first, so that under load one write carries them all.
-		runtime.Gosched()
+		select {
+		case <-s.acked: // a stale signal: what it acknowledged is answered
+		default:
+		}
+		if s.unacked.Load() != 0 {
+			linger.Reset(t.linger)
+			select {
+			case <-s.acked:
+			case <-linger.C:
+			case <-s.done:
+				return
+			}
+			linger.Stop()
+		} else {
+			// As the HTTP sender did: let the checks already runnable
+			// queue their asks first.
+			runtime.Gosched()
+		}
 		s.mu.Lock()
 		if len(s.wbuf) == 0 {
 			// A wake-up whose frames an earlier write took already. The
@@ -453,13 +492,16 @@ func (s *stream) write() {
 			s.mu.Unlock()
 			continue
 		}
-		b, n := s.wbuf, s.wasks
+		b, n, first := s.wbuf, s.wasks, s.wfirst
 		s.wbuf, s.wasks = s.spare[:0], 0
 		s.mu.Unlock()
-		_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-		_, err := s.conn.Write(b)
+		s.unacked.Store(first)
+		// Counted before the write: its answers can settle the asks, and
+		// a caller read the counters, before Write returns here.
 		t.frames.Add(1)
 		t.asks.Add(uint64(n))
+		_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		_, err := s.conn.Write(b)
 		if err != nil {
 			s.fail(fmt.Errorf("%w: %s: peer stream write: %v", ErrUnavailable, s.sp.addr, err), true)
 			return
@@ -490,6 +532,12 @@ func (s *stream) read(r *frameReader) {
 			return
 		}
 		s.lastRead.Store(time.Now().UnixNano())
+		if u := s.unacked.Load(); u != 0 && f.id >= u && s.unacked.CompareAndSwap(u, 0) {
+			select {
+			case s.acked <- struct{}{}:
+			default:
+			}
+		}
 		s.mu.Lock()
 		ref, ok := s.pending[f.id]
 		delete(s.pending, f.id)

@@ -133,6 +133,7 @@ type Transport struct {
 
 	sc       streamCounters
 	streamWG sync.WaitGroup // the streams' readers and writers
+	linger   time.Duration  // streamLinger; tests lengthen it
 	log      atomic.Pointer[slog.Logger]
 
 	dialMu  sync.Mutex
@@ -159,7 +160,7 @@ func (t *Transport) Dials() uint64 { return t.dials.Load() }
 func NewTransport(clusterKey string, clientTLS *tls.Config) *Transport {
 	t := &Transport{token: peerToken(clusterKey), tls: clientTLS, clients: map[string]*fasthttp.HostClient{},
 		queues: map[string]*peerQueue{}, hosts: map[string]*fasthttp.HostClient{}, gone: map[string]bool{},
-		streams: map[string]*streamPeer{}, backoff: map[string]*dialState{}}
+		streams: map[string]*streamPeer{}, backoff: map[string]*dialState{}, linger: streamLinger}
 	t.pending.New = func() any { return &pendingAsk{done: make(chan struct{}, 1)} }
 	return t
 }
