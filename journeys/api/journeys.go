@@ -44,12 +44,6 @@ func (in *MobileJourneySiteverifyInput) Site() *JourneySiteverifyInput {
 func (in *MobileJourneySessionInput) Site() *JourneySessionInput   { return &in.JourneySessionInput }
 func (in *MobileJourneyEscalateInput) Site() *JourneyEscalateInput { return &in.JourneyEscalateInput }
 
-func (in *MobileJourneySiteverifyInput) MobileIdentity() (string, string) {
-	return in.Platform, in.AppID
-}
-func (in *MobileJourneySessionInput) MobileIdentity() (string, string)  { return in.Platform, in.AppID }
-func (in *MobileJourneyEscalateInput) MobileIdentity() (string, string) { return in.Platform, in.AppID }
-
 // JourneyTokenHeader carries the person's capability.
 const JourneyTokenHeader = "X-Service-Journey-Token"
 

@@ -122,8 +122,7 @@ type JourneySessionInput struct {
 
 // MobileJourneySessionInput is POST /mobile/journeys/status.
 type MobileJourneySessionInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios"`
-	AppID    string `json:"app_id" required:"true"`
+	kernel.AppIdentity
 	JourneySessionInput
 }
 
@@ -156,8 +155,7 @@ type JourneySiteverifyInput struct {
 
 // MobileJourneySiteverifyInput is POST /mobile/journeys/siteverify.
 type MobileJourneySiteverifyInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios"`
-	AppID    string `json:"app_id" required:"true"`
+	kernel.AppIdentity
 	JourneySiteverifyInput
 }
 
@@ -198,8 +196,7 @@ type JourneyEscalateInput struct {
 
 // MobileJourneyEscalateInput is POST /mobile/journeys/escalate.
 type MobileJourneyEscalateInput struct {
-	Platform string `json:"platform" required:"true" enum:"android|ios"`
-	AppID    string `json:"app_id" required:"true"`
+	kernel.AppIdentity
 	JourneyEscalateInput
 }
 
