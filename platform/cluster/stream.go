@@ -341,8 +341,7 @@ type stream struct {
 	pending map[uint64]pendingRef
 	next    uint64 // the last request id
 	wbuf    []byte // frames queued for the writer
-	wasks   int    // asks in wbuf
-	wfirst  uint64 // the request id of wbuf's first ask
+	wasks   int    // asks in wbuf: the last wasks request ids, in order
 	spare   []byte
 	err     error // why the stream ended; set once
 
@@ -396,9 +395,6 @@ func (s *stream) ask(p *pendingAsk, expired <-chan time.Time) (answered, abandon
 	id := s.next
 	s.pending[id] = pendingRef{p: p, gen: p.gen}
 	first := len(s.wbuf) == 0
-	if first {
-		s.wfirst = id
-	}
 	s.wbuf = appendFrame(s.wbuf, frameAsk, id, nil, p.body)
 	s.wasks++
 	s.mu.Unlock()
@@ -492,7 +488,7 @@ func (s *stream) write() {
 			s.mu.Unlock()
 			continue
 		}
-		b, n, first := s.wbuf, s.wasks, s.wfirst
+		b, n, first := s.wbuf, s.wasks, s.next-uint64(s.wasks)+1
 		s.wbuf, s.wasks = s.spare[:0], 0
 		s.mu.Unlock()
 		s.unacked.Store(first)

@@ -1,10 +1,8 @@
 package cluster
 
 import (
-	"bufio"
 	"crypto/tls"
 	"net"
-	nethttp "net/http"
 	"strconv"
 	"sync"
 	"testing"
@@ -43,12 +41,8 @@ func (o *gatedOwner) serve() {
 		return
 	}
 	defer conn.Close()
-	br := bufio.NewReader(conn)
-	req, err := nethttp.ReadRequest(br)
-	if err != nil || req.URL.Path != pathStream || req.Header.Get(streamHeader) != strconv.Itoa(StreamVersion) {
-		return
-	}
-	if _, err := conn.Write([]byte("HTTP/1.1 101 Switching Protocols\r\n" + streamHeader + ": 1\r\n\r\n")); err != nil {
+	r, ok := acceptStream(conn)
+	if !ok {
 		return
 	}
 	var mu sync.Mutex
@@ -68,28 +62,15 @@ func (o *gatedOwner) serve() {
 			}
 		}
 	}()
-	r := &frameReader{br: br}
 	for {
-		f, err := r.next()
+		id, out, err := nextReserve(r)
 		if err != nil {
 			return
 		}
-		var a askMsg
-		var ans answer
-		if !a.decode(f.payload) {
-			return
-		}
-		op, ok := streamTestDecoder.decodeOp(&a, &ans)
-		if !ok {
-			return
-		}
-		res := op.(*actors.Reserve)
-		res.OK, res.Remaining = true, res.Cost
-		ans.result, _ = op.AppendResult(nil)
 		mu.Lock()
-		held = append(held, ans.appendTo(appendFrameHeader(nil, frameAnswer, f.id, ans.size())))
+		held = append(held, out)
 		mu.Unlock()
-		o.got <- f.id
+		o.got <- id
 	}
 }
 

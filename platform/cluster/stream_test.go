@@ -328,26 +328,14 @@ func (o *fakeOwner) serve() {
 		go func() {
 			defer o.wg.Done()
 			defer conn.Close()
-			br := bufio.NewReader(conn)
-			req, err := nethttp.ReadRequest(br)
-			if err != nil || req.URL.Path != pathStream || req.Header.Get(streamHeader) != strconv.Itoa(StreamVersion) {
+			r, ok := acceptStream(conn)
+			if !ok {
 				return
 			}
-			_, _ = io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\n"+streamHeader+": 1\r\n\r\n")
-			r := &frameReader{br: br}
 			answered, held := 0, 0
 			for {
-				f, err := r.next()
+				_, out, err := nextReserve(r)
 				if err != nil {
-					return
-				}
-				var a askMsg
-				var ans answer
-				if !a.decode(f.payload) {
-					return
-				}
-				op, ok := streamTestDecoder.decodeOp(&a, &ans)
-				if !ok {
 					return
 				}
 				if (n == 1 || o.holdAll) && answered == o.answer {
@@ -357,16 +345,49 @@ func (o *fakeOwner) serve() {
 					continue
 				}
 				answered++
-				res := op.(*actors.Reserve)
-				res.OK, res.Remaining = true, res.Cost
-				ans.result, _ = op.AppendResult(nil)
-				out := appendFrameHeader(nil, frameAnswer, f.id, ans.size())
-				if _, err := conn.Write(ans.appendTo(out)); err != nil {
+				if _, err := conn.Write(out); err != nil {
 					return
 				}
 			}
 		}()
 	}
+}
+
+// acceptStream is the serving end of a stream's upgrade, by hand: it
+// reads the upgrade request and answers 101 when it is a stream of this
+// version.
+func acceptStream(conn net.Conn) (*frameReader, bool) {
+	br := bufio.NewReader(conn)
+	req, err := nethttp.ReadRequest(br)
+	if err != nil || req.URL.Path != pathStream || req.Header.Get(streamHeader) != strconv.Itoa(StreamVersion) {
+		return nil, false
+	}
+	if _, err := io.WriteString(conn, "HTTP/1.1 101 Switching Protocols\r\n"+streamHeader+": 1\r\n\r\n"); err != nil {
+		return nil, false
+	}
+	return &frameReader{br: br}, true
+}
+
+// nextReserve reads the next ask, a Reserve, and returns its request id
+// and the answer frame a fake owner sends: allowed, Remaining = Cost.
+func nextReserve(r *frameReader) (id uint64, out []byte, err error) {
+	f, err := r.next()
+	if err != nil {
+		return 0, nil, err
+	}
+	var a askMsg
+	var ans answer
+	if !a.decode(f.payload) {
+		return 0, nil, errFrameMalformed
+	}
+	op, ok := streamTestDecoder.decodeOp(&a, &ans)
+	if !ok {
+		return 0, nil, errFrameMalformed
+	}
+	res := op.(*actors.Reserve)
+	res.OK, res.Remaining = true, res.Cost
+	ans.result, _ = op.AppendResult(nil)
+	return f.id, ans.appendTo(appendFrameHeader(nil, frameAnswer, f.id, ans.size())), nil
 }
 
 // The stream breaks with asks in flight: every ask is answered exactly
